@@ -1,0 +1,72 @@
+# qchaos - build.  `make` builds ./qchaos; `make check` runs unit and
+# end-to-end tests (needs a PostgreSQL: scripts/pg-ephemeral.sh is used).
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+PKGS := libpq jansson inih check odbc
+VERSION := 0.1.0
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wformat=2 -Wvla
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) $(CFLAGS) \
+        -DQC_VERSION=\"$(VERSION)\" -DQC_DATADIR=\"$(PREFIX)/share/qchaos\" \
+        $(shell pkg-config --cflags libpq jansson inih) -pthread
+LIBS := $(shell pkg-config --libs libpq jansson inih) -pthread -lm
+CHECK_CFLAGS := $(shell pkg-config --cflags check)
+CHECK_LIBS := $(shell pkg-config --libs check)
+
+LIB_SRC := $(filter-out harness/main.c,$(wildcard harness/*.c)) $(wildcard backends/*.c) \
+           $(wildcard reports/*.c)
+LIB_OBJ := $(LIB_SRC:.c=.o)
+HDRS := $(wildcard harness/*.h backends/*.h reports/*.h)
+TEST_SRC := $(wildcard tests/check_*.c)
+TEST_BIN := $(TEST_SRC:.c=)
+
+.PHONY: all check test unit e2e asan tsan clean install format mutation
+
+all: qchaos
+
+%.o: %.c $(HDRS)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+libqchaos.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+qchaos: harness/main.o libqchaos.a
+	$(CC) $(ALL_CFLAGS) -o $@ harness/main.o libqchaos.a $(LIBS)
+
+tests/check_%: tests/check_%.c libqchaos.a $(HDRS)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< libqchaos.a $(LIBS) $(CHECK_LIBS)
+
+# Unit tests (libcheck).  Tests needing a database read QC_TEST_DSN and are
+# started with one by tests/run.sh.
+unit: $(TEST_BIN)
+	@set -e; for t in $(TEST_BIN); do echo "== $$t"; ./$$t; done
+
+# Everything: unit tests + end-to-end tests on an ephemeral PostgreSQL.
+check test: all $(TEST_BIN)
+	tests/run.sh
+
+e2e: all
+	tests/e2e.sh
+
+asan:
+	$(MAKE) clean
+	$(MAKE) all $(TEST_BIN) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" CC=clang
+
+tsan:
+	$(MAKE) clean
+	$(MAKE) all CFLAGS="-O1 -g -fsanitize=thread" CC=clang
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/qchaos
+	install -m 755 qchaos $(DESTDIR)$(PREFIX)/bin/qchaos
+	cp -r backends scenarios scripts $(DESTDIR)$(PREFIX)/share/qchaos/
+	find $(DESTDIR)$(PREFIX)/share/qchaos -name '*.[cho]' -delete
+
+format:
+	clang-format -i harness/*.[ch] backends/*.[ch] tests/*.c
+
+clean:
+	rm -f qchaos libqchaos.a harness/*.o backends/*.o reports/*.o $(TEST_BIN)

@@ -1,0 +1,88 @@
+/*
+ * driver.h - the driver interface: one struct of function pointers per
+ * database client library (Redis connection.h, SQLite VFS style).  Callers
+ * never know which driver runs.
+ *
+ * A driver only connects, runs one statement with bound parameters, controls
+ * transactions, aborts and closes.  Protocol logic (steps, parameter names,
+ * columns) lives in protocol.c; drivers never print and hold no global state
+ * (the ODBC driver's environment handle is created once by qc_odbc_global_init
+ * before any thread starts).
+ *
+ * Thread safety: a qc_conn belongs to one thread at a time.  Different
+ * connections may be used from different threads concurrently.
+ */
+#ifndef QC_DRIVER_H
+#define QC_DRIVER_H
+
+#include <stddef.h>
+#include "../harness/err.h"
+
+typedef struct qc_conn qc_conn;
+
+/* How named parameters are rewritten for a driver. */
+typedef enum {
+    QC_PARAM_DOLLAR = 0, /* libpq: $1, $2 ... one number per distinct name */
+    QC_PARAM_QMARK = 1   /* ODBC: ? per occurrence, names repeated in order */
+} qc_param_style;
+
+/* A statement's result, fully copied out of the client library's buffers.
+ * cells is row-major, nrows * ncols; a NULL cell is SQL NULL. */
+typedef struct qc_result {
+    int ncols;
+    int nrows;
+    char **cols;   /* ncols column names (lower-cased), owned */
+    char **cells;  /* nrows * ncols values as text, owned, NULL = SQL NULL */
+    long affected; /* rows affected by INSERT/UPDATE/DELETE; -1 when not reported */
+} qc_result;
+
+/* Index of column name (case-insensitive) or -1. */
+int qc_result_col(const qc_result *r, const char *name);
+/* Cell text at (row, column name), NULL when SQL NULL, absent column or row. */
+const char *qc_result_get(const qc_result *r, int row, const char *name);
+/* Frees everything a result owns and zeroes it; safe on a zeroed result. */
+void qc_result_clear(qc_result *r);
+/* Moves src into dst (dst cleared first); src is left zeroed. */
+void qc_result_move(qc_result *dst, qc_result *src);
+
+typedef struct qc_driver {
+    const char *name;     /* "pg" or "odbc" */
+    qc_param_style style; /* placeholder style the protocol loader must emit */
+
+    /* Connects with a libpq conninfo/URI or ODBC connection string.
+     * Errors: QC_ECONN with host and port named, password never shown. */
+    int (*open)(const char *conninfo, qc_conn **out, qc_err *err);
+
+    /* Runs one statement.  stmt_id is unique per protocol statement: the
+     * driver prepares sql on first use on this connection and reuses it
+     * (prepare == 0 runs it unprepared, for DDL).  params are text values,
+     * NULL = SQL NULL.  *out receives rows and the affected count.
+     * Errors: QC_EDB (statement failed, err->sqlstate set, connection still
+     * usable, the open transaction is aborted), QC_ECONN (connection lost:
+     * outcome unknown). */
+    int (*exec)(qc_conn *c, int stmt_id, int prepare, const char *sql, int nparams,
+                const char *const *params, qc_result *out, qc_err *err);
+
+    /* Transaction control.  begin starts an explicit transaction; commit and
+     * rollback end it.  Same errors as exec. */
+    int (*begin)(qc_conn *c, qc_err *err);
+    int (*commit)(qc_conn *c, qc_err *err);
+    int (*rollback)(qc_conn *c, qc_err *err);
+
+    /* Drops the socket abruptly, as a crashed process would: the server sees
+     * the connection vanish and rolls back any open transaction.  Frees c. */
+    void (*abort)(qc_conn *c);
+
+    /* Closes politely and frees c.  Accepts NULL. */
+    void (*close)(qc_conn *c);
+
+    /* Server product and version, e.g. "PostgreSQL 15.18", into buf. */
+    void (*server_version)(qc_conn *c, char *buf, size_t n);
+
+    /* Whether the connection is still usable (after QC_EDB it is). */
+    int (*is_ok)(qc_conn *c);
+} qc_driver;
+
+extern const qc_driver qc_driver_pg;
+
+#endif

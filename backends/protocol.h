@@ -1,0 +1,118 @@
+/*
+ * protocol.h - loads a protocol (backend) file and runs its steps.
+ *
+ * File format (yesql / sqlc convention), see README "Protocol files":
+ *
+ *   -- qchaos protocol            (free comment lines are allowed anywhere)
+ *   -- engine: postgres           header keys before the first "-- name:":
+ *   -- model: lease                 engine (postgres|mariadb|sqlserver|spanner),
+ *                                   model (lease|transaction), description
+ *   -- name: claim                starts a step; the known step names are the
+ *   -- autocommit: yes            QC_STEP_* below.  "-- key: value" lines right
+ *   WITH picked AS (...) ...;     after "-- name:" are step options
+ *                                   (autocommit: yes|no).
+ *
+ * A step holds one or more SQL statements separated by ';' (quotes, "ident",
+ * $tag$ dollar quotes $tag$, -- and block comments respected).  Named
+ * parameters :name are rewritten to $n (QC_PARAM_DOLLAR) or ? (QC_PARAM_QMARK);
+ * "::type" casts are left alone, as are ':' inside quotes and comments.
+ *
+ * Load-time checks (QC_EINVAL, message "file:line: ..."): unknown step name,
+ * unknown header/option key, a required step missing (setup, teardown,
+ * enqueue, claim, complete, snapshot), a parameter of a step's first statement
+ * that is not a known parameter (QC_PARAM_NAMES), a required result column not
+ * mentioned in the text of a step's last statement (claim: job_id token
+ * lease_until_ms now_ms attempt op_key payload; enqueue: job_id; snapshot:
+ * job_id state attempt token; monitor: ready inflight).
+ */
+#ifndef QC_PROTOCOL_H
+#define QC_PROTOCOL_H
+
+#include "driver.h"
+
+typedef enum {
+    QC_STEP_SETUP = 0,
+    QC_STEP_TEARDOWN,
+    QC_STEP_ENQUEUE,
+    QC_STEP_CLAIM,
+    QC_STEP_COMPLETE,
+    QC_STEP_RENEW,
+    QC_STEP_FAIL,
+    QC_STEP_REAP,
+    QC_STEP_SNAPSHOT,
+    QC_STEP_MONITOR,
+    QC_STEP_SERVER_PID,
+    QC_STEP_KILL_SESSION,
+    QC_STEP_COUNT
+} qc_step_id;
+
+/* Parameter names a step's first statement may use (space separated). Later
+ * statements of a step may also use any column name of an earlier
+ * statement's first row. */
+#define QC_PARAM_NAMES \
+    "job_id token lease_ms worker batch payload group_key error delay_ms max_attempts pid op_key"
+
+typedef struct qc_stmt {
+    int id;          /* unique within the protocol: the driver's prepared name */
+    int line;        /* first line of the statement in the file (1-based) */
+    char *sql;       /* rewritten SQL text, no trailing ';' */
+    int nparams;     /* entries in params */
+    char **params;   /* parameter name of $1..$n (DOLLAR) or of each ? (QMARK) */
+} qc_stmt;
+
+typedef struct qc_step {
+    int present;     /* 0 when the file has no such step */
+    int line;        /* line of its "-- name:" */
+    int autocommit;  /* 1: statements run without an enclosing transaction */
+    int nstmts;
+    qc_stmt *stmts;
+} qc_step;
+
+typedef struct qc_protocol {
+    char *path;
+    char *engine;      /* "postgres" when the header does not say */
+    char *model;       /* "lease" (default) or "transaction" */
+    char *description; /* header "description:", may be NULL */
+    qc_param_style style;
+    qc_step steps[QC_STEP_COUNT];
+} qc_protocol;
+
+/* Step name as written in files ("claim"), for messages and the ledger. */
+const char *qc_step_name(qc_step_id id);
+
+/* Loads and checks path for a driver with placeholder style.  On success
+ * *out is a new protocol the caller frees with qc_protocol_destroy.
+ * Errors: QC_EINVAL "path:line: what was expected", QC_EIO, QC_ENOMEM. */
+int qc_protocol_load(const char *path, qc_param_style style, qc_protocol **out, qc_err *err);
+
+/* Same, from text in memory; path is only used in messages. */
+int qc_protocol_parse(const char *path, const char *text, qc_param_style style,
+                      qc_protocol **out, qc_err *err);
+
+void qc_protocol_destroy(qc_protocol *p);
+
+/* Named parameter values for one step run.  Borrowed pointers. */
+#define QC_MAX_PARAMS 32
+typedef struct qc_params {
+    int n;
+    const char *name[QC_MAX_PARAMS];
+    const char *value[QC_MAX_PARAMS]; /* NULL = SQL NULL */
+} qc_params;
+
+/* Sets (or replaces) name = value in p; value is borrowed. */
+void qc_params_set(qc_params *p, const char *name, const char *value);
+
+/* Runs a step on c.  Statements run in order inside one transaction (begin /
+ * commit by the driver) unless the step is autocommit or has one statement.
+ * Parameters come from in, then from the columns of each earlier statement's
+ * first result row (later wins).  An empty result of an earlier statement
+ * ends the step with that empty result (the transaction commits).  *out gets
+ * the last executed statement's result; affected is that statement's count.
+ * A step that is not present returns QC_EINVAL.
+ * Errors: QC_EDB (rolled back, connection usable), QC_ECONN (connection lost
+ * mid-step: outcome unknown), QC_ESTATE (a parameter has no value).
+ * Thread safety: as the connection. */
+int qc_protocol_run(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
+                    const qc_params *in, qc_result *out, qc_err *err);
+
+#endif

@@ -1,0 +1,121 @@
+/*
+ * history.h - a run's ledger read back into memory, the only input of the
+ * checkers (a checker never talks to the database).
+ *
+ * Ledger line format (JSON Lines, one object per line; see README "Ledger"):
+ *
+ *   {"type":"header","seed":42,"scenario":"default","protocol":"...",
+ *    "model":"lease","lease_ms":5000,"max_attempts":3,"workers":16,"jobs":20000,
+ *    "reaper_interval_ms":500,"recovery_slack_ms":2000,"qchaos":"0.1.0","server":"..."}
+ *   {"seq":7,"t":12.345,"type":"invoke","op":"claim","worker":3,"inc":0,"req":55}
+ *   {"seq":9,"t":13.001,"type":"ok","op":"claim","worker":3,"inc":0,"req":55,
+ *    "rows":1,"job":17,"token":"5b1e...","lease_until":1764470000123.0,
+ *    "now":1764469995123.0,"attempt":1,"op_key":"17"}
+ *   {"seq":10,"type":"effect","job":17,"op_key":"17","token":"..","worker":3,"inc":0,"applied":true}
+ *   {"seq":11,"type":"invoke","op":"complete","job":17,"token":"..",...}
+ *   {"seq":12,"type":"ok","op":"complete","job":17,"token":"..","rows":1,"now":...}
+ *   {"seq":13,"type":"fail","op":"complete",...,"error":"40001 ..."}
+ *   {"seq":14,"type":"info","op":"complete",...,"error":"connection lost"}
+ *   {"seq":15,"type":"fault","fault":"kill_after_claim","job":17,"worker":3,"inc":0}
+ *   {"seq":16,"type":"snapshot","job":17,"state":"done","attempt":1,"token":".."}
+ *   {"seq":17,"type":"end","drained":true}
+ *
+ * "seq" is a global order consistent with real time (assigned when an event
+ * is appended); "t" is the client's CLOCK_MONOTONIC in milliseconds since the
+ * run started; "now" and "lease_until" are epoch milliseconds of the database
+ * server's clock.  A claim's completion is one line per claimed job, each
+ * carrying "rows" = number of jobs that claim returned; an empty claim is one
+ * line with rows 0 and no job.  The reaper is worker -1.
+ */
+#ifndef QC_HISTORY_H
+#define QC_HISTORY_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "err.h"
+
+typedef enum {
+    QC_EV_OTHER = 0,
+    QC_EV_INVOKE,   /* a request was sent */
+    QC_EV_OK,       /* it completed and the answer arrived */
+    QC_EV_FAIL,     /* it definitely did not take effect (statement error) */
+    QC_EV_INFO,     /* unknown: connection lost / answer thrown away */
+    QC_EV_EFFECT,   /* an effect delivered to the sink */
+    QC_EV_FAULT,    /* the harness injected a fault */
+    QC_EV_SNAPSHOT, /* one row of the final snapshot */
+    QC_EV_MONITOR,  /* a monitor sample */
+    QC_EV_END       /* end of run marker */
+} qc_ev_type;
+
+typedef enum {
+    QC_OP_NONE = 0,
+    QC_OP_ENQUEUE,
+    QC_OP_CLAIM,
+    QC_OP_COMPLETE,
+    QC_OP_RENEW,
+    QC_OP_FAIL,
+    QC_OP_REAP
+} qc_op;
+
+#define QC_NO_JOB INT64_MIN  /* job field absent */
+#define QC_NO_TIME (-1.0)    /* server time absent (times are >= 0) */
+
+typedef struct qc_event {
+    int64_t seq;
+    double t;             /* client monotonic ms since run start */
+    qc_ev_type type;
+    qc_op op;
+    int worker;           /* -1 reaper / control */
+    int inc;              /* incarnation of the worker */
+    int64_t req;          /* request id pairing invoke and completion; -1 none */
+    int64_t job;          /* QC_NO_JOB when absent */
+    long rows;            /* affected / returned rows; -1 when absent */
+    double now;           /* server epoch ms, QC_NO_TIME when absent */
+    double lease_until;   /* server epoch ms, QC_NO_TIME when absent */
+    int attempt;          /* -1 when absent */
+    int applied;          /* effect: 1 applied by the sink, 0 deduplicated */
+    int drained;          /* end: 1 when every job reached done/dead */
+    const char *token;    /* interned strings, owned by the history; NULL absent */
+    const char *new_token;/* renew that rotated the token */
+    const char *op_key;
+    const char *state;    /* snapshot: ready|inflight|done|dead */
+    const char *fault;    /* fault kind */
+    const char *error;    /* error text of fail/info, or kept error of snapshot */
+    int line;             /* line in its ledger file */
+} qc_event;
+
+/* Header values the checkers need (from the first line of the ledger). */
+typedef struct qc_run_info {
+    uint64_t seed;
+    long lease_ms;
+    long max_attempts;       /* -1 when unknown */
+    long reaper_interval_ms;
+    long recovery_slack_ms;
+    long workers;
+    long jobs;
+    char model[32];          /* "lease" or "transaction" */
+} qc_run_info;
+
+typedef struct qc_history {
+    qc_run_info info;
+    qc_event *ev;     /* sorted by seq */
+    size_t n;
+    size_t torn;      /* torn / unparsable lines skipped (reported) */
+    void *strings;    /* interned string storage (private) */
+} qc_history;
+
+/* Reads one or more ledgers (several harness processes merge by seq order,
+ * ties by file order) into h, which the caller zero-initialises and frees
+ * with qc_history_fini.  A torn last line is skipped and counted in h->torn;
+ * a bad line elsewhere is QC_EINVAL "file:line: ...".  Errors: QC_EIO,
+ * QC_EINVAL, QC_ENOMEM. */
+int qc_history_load(qc_history *h, const char *const *paths, int npaths, qc_err *err);
+
+/* Builds a history from ledger text in memory (tests use this). */
+int qc_history_parse(qc_history *h, const char *text, qc_err *err);
+
+void qc_history_fini(qc_history *h);
+
+const char *qc_op_name(qc_op op);
+
+#endif
