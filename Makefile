@@ -51,13 +51,14 @@ check test: all $(TEST_BIN)
 e2e: all
 	tests/e2e.sh
 
-asan:
-	$(MAKE) clean
-	$(MAKE) all $(TEST_BIN) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" CC=clang
-
-tsan:
-	$(MAKE) clean
-	$(MAKE) all CFLAGS="-O1 -g -fsanitize=thread" CC=clang
+# Sanitizer builds go to their own binaries so they never disturb ./qchaos.
+SAN_CFLAGS := $(filter-out -O2,$(ALL_CFLAGS)) -O1 -g -fno-omit-frame-pointer
+asan: qchaos-asan
+tsan: qchaos-tsan
+qchaos-asan: harness/main.c $(LIB_SRC) $(HDRS)
+	clang $(SAN_CFLAGS) -fsanitize=address,undefined -o $@ harness/main.c $(LIB_SRC) $(LIBS)
+qchaos-tsan: harness/main.c $(LIB_SRC) $(HDRS)
+	clang $(SAN_CFLAGS) -fsanitize=thread -o $@ harness/main.c $(LIB_SRC) $(LIBS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/qchaos
@@ -69,4 +70,4 @@ format:
 	clang-format -i harness/*.[ch] backends/*.[ch] tests/*.c
 
 clean:
-	rm -f qchaos libqchaos.a harness/*.o backends/*.o reports/*.o $(TEST_BIN)
+	rm -f qchaos qchaos-asan qchaos-tsan libqchaos.a harness/*.o backends/*.o reports/*.o $(TEST_BIN)

@@ -62,4 +62,41 @@ void qc__check_violation(qc_check *c, int64_t job, const int64_t *seqs, int nseq
 /* Sets c->verdict from violations and opportunities. */
 void qc__check_finish(qc_check *c);
 
+/* ---- shared by the checker files only (not for other modules) ---- */
+
+/* The job an event is about: its own "job", else (a completion whose line
+ * lacks it) its invoke's; QC_NO_JOB when neither has one. */
+int64_t qc__event_job(const qc_history *h, const qc_event *e);
+
+/* The token an event carried: its own "token", else its invoke's; NULL when
+ * neither has one. */
+const char *qc__event_token(const qc_history *h, const qc_event *e);
+
+/* Flags, one per event of h: 1 for an invoke that some completion (ok,
+ * fail or info) answers.  An invoke left unanswered (the harness stopped, or
+ * the worker died mid-request) has an unknown outcome, like info.  Returns
+ * a new array (free it) or NULL when out of memory. */
+unsigned char *qc__answered_invokes(const qc_history *h);
+
+/* An event of h (index ev) about job; sorted by job, then ev (= seq order). */
+typedef struct qc__jobref {
+    int64_t job;
+    size_t ev;
+} qc__jobref;
+
+void qc__jobrefs_sort(qc__jobref *r, size_t n);
+
+/* The final snapshot: the last snapshot row (by seq) of each job. */
+typedef struct qc__snapshot {
+    qc__jobref *row;  /* sorted by job, one per job */
+    size_t n;
+    size_t nevents;   /* snapshot events in the ledger; 0 means no snapshot */
+} qc__snapshot;
+
+/* Builds s (caller-allocated) from h.  Returns 0 or QC_ENOMEM. */
+int qc__snapshot_build(const qc_history *h, qc__snapshot *s);
+/* The job's final snapshot row, or NULL when the job is not in it. */
+const qc_event *qc__snapshot_find(const qc_history *h, const qc__snapshot *s, int64_t job);
+void qc__snapshot_fini(qc__snapshot *s);
+
 #endif

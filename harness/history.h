@@ -26,6 +26,12 @@
  * server's clock.  A claim's completion is one line per claimed job, each
  * carrying "rows" = number of jobs that claim returned; an empty claim is one
  * line with rows 0 and no job.  The reaper is worker -1.
+ *
+ * Absent fields read back as: t QC_NO_TIME, worker -1, inc 0, req -1,
+ * job QC_NO_JOB, rows -1, now / lease_until QC_NO_TIME, attempt -1,
+ * applied / drained 0, strings NULL; JSON null counts as absent.  Every
+ * event but the header must carry "seq".  Header defaults: seed 0,
+ * lease_ms 0, max_attempts -1, model "lease", other numbers 0.
  */
 #ifndef QC_HISTORY_H
 #define QC_HISTORY_H
@@ -82,6 +88,13 @@ typedef struct qc_event {
     const char *fault;    /* fault kind */
     const char *error;    /* error text of fail/info, or kept error of snapshot */
     int line;             /* line in its ledger file */
+    int file;             /* index of its ledger in the paths given to
+                             qc_history_load; 0 for qc_history_parse */
+    long invoke;          /* completion (ok/fail/info) of a request: index in
+                             h->ev of its invoke event (same ledger, worker,
+                             inc and req; without req, that worker
+                             incarnation's latest invoke; the op must match);
+                             -1 when none or not a completion */
 } qc_event;
 
 /* Header values the checkers need (from the first line of the ledger). */

@@ -1,0 +1,431 @@
+/*
+ * pg.c - the libpq driver (qc_driver_pg).
+ *
+ * Each qc_conn owns one PGconn and a table of the statements prepared on it,
+ * indexed by the protocol's statement id.  A statement is prepared with
+ * PQprepare on its first use (no parameter type OIDs: the server infers
+ * them) and then run with PQexecPrepared; parameters always travel as text,
+ * never pasted into SQL.  Unprepared statements (setup, teardown, DDL) use
+ * PQexecParams, i.e. the extended protocol, so one call is one command.
+ *
+ * Invariants:
+ *   - a table entry exists only for a statement the server has confirmed
+ *     prepared under entry.name on this connection, with exactly entry.sql;
+ *     the same id with different SQL (another protocol on the same
+ *     connection) gets a fresh name, so a name never means two texts;
+ *   - every PGresult is copied into a qc_result and cleared before return;
+ *   - nothing is printed: the notice processor is silenced at open, and
+ *     messages only go to qc_err; no message carries the password (the
+ *     conninfo is redacted and the password value is scrubbed from libpq's
+ *     text);
+ *   - no global state: connections are independent and may be used from
+ *     different threads, each by one thread at a time.
+ */
+#include "driver.h"
+
+#include <ctype.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+typedef struct prep {
+    char *sql;     /* text prepared under name; NULL = not prepared */
+    char name[32]; /* server-side statement name, "qc<id>" or "qc<id>_<n>" */
+} prep;
+
+struct qc_conn {
+    PGconn *pg;
+    prep *preps; /* indexed by statement id */
+    int npreps;
+    int renames; /* counter for fresh names when an id changes text */
+};
+
+static void notice_ignore(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
+/* Copies the first line of s into buf. */
+static void first_line(const char *s, char *buf, size_t n)
+{
+    size_t len;
+
+    if (s == NULL)
+        s = "";
+    len = strcspn(s, "\r\n");
+    snprintf(buf, n, "%.*s", (int)len, s);
+}
+
+/* Replaces every occurrence of secret (when non-empty) in buf by "***";
+ * buf stays NUL-terminated within n bytes. */
+static void scrub(char *buf, size_t n, const char *secret)
+{
+    size_t slen, len, tail;
+    char *hit;
+
+    if (secret == NULL || (slen = strlen(secret)) == 0 || n < 4)
+        return;
+    while ((hit = strstr(buf, secret)) != NULL) {
+        len = strlen(buf);
+        tail = len - (size_t)(hit - buf) - slen;
+        if ((size_t)(hit - buf) + 3 + tail >= n)
+            tail = n - 1 - (size_t)(hit - buf) - 3;
+        memmove(hit + 3, hit + slen, tail);
+        hit[3 + tail] = '\0';
+        memcpy(hit, "***", 3);
+    }
+}
+
+static void free_conn(qc_conn *c)
+{
+    int i;
+
+    if (c == NULL)
+        return;
+    for (i = 0; i < c->npreps; i++)
+        free(c->preps[i].sql);
+    free(c->preps);
+    free(c);
+}
+
+static int pg_open(const char *conninfo, qc_conn **out, qc_err *err)
+{
+    static const char *const keys[] = {"dbname", "fallback_application_name", NULL};
+    const char *vals[] = {conninfo, "qchaos", NULL};
+    PQconninfoOption *opts = NULL, *o;
+    const char *host = NULL, *port = NULL, *password = NULL;
+    char *perr = NULL;
+    char line[512], redacted[512], msg[768];
+    qc_conn *c = NULL;
+    int rc = 0;
+
+    *out = NULL;
+    opts = PQconninfoParse(conninfo ? conninfo : "", &perr);
+    if (opts == NULL) {
+        qc_redact_conninfo(conninfo, redacted, sizeof redacted);
+        first_line(perr ? perr : "out of memory", line, sizeof line);
+        rc = qc_err_set(err, QC_EINVAL, "invalid connection string '%s': %s", redacted, line);
+        goto out;
+    }
+    for (o = opts; o->keyword != NULL; o++) {
+        if (strcmp(o->keyword, "host") == 0 && o->val && *o->val)
+            host = o->val;
+        else if (strcmp(o->keyword, "hostaddr") == 0 && o->val && *o->val && host == NULL)
+            host = o->val;
+        else if (strcmp(o->keyword, "port") == 0 && o->val && *o->val)
+            port = o->val;
+        else if (strcmp(o->keyword, "password") == 0 && o->val && *o->val)
+            password = o->val;
+    }
+    c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        rc = qc_err_set(err, QC_ENOMEM, "out of memory opening a connection");
+        goto out;
+    }
+    c->pg = PQconnectdbParams(keys, vals, 1);
+    if (c->pg == NULL) {
+        rc = qc_err_set(err, QC_ENOMEM, "out of memory opening a connection");
+        goto out;
+    }
+    PQsetNoticeProcessor(c->pg, notice_ignore, NULL);
+    if (PQstatus(c->pg) != CONNECTION_OK) {
+        const char *h = PQhost(c->pg), *p = PQport(c->pg);
+
+        if (h == NULL || *h == '\0')
+            h = host ? host : "localhost";
+        if (p == NULL || *p == '\0')
+            p = port ? port : "5432";
+        first_line(PQerrorMessage(c->pg), line, sizeof line);
+        snprintf(msg, sizeof msg, "cannot connect to %s:%s: ", h, p);
+        strncat(msg, line, sizeof msg - strlen(msg) - 1);
+        scrub(msg, sizeof msg, password);
+        rc = qc_err_set(err, QC_ECONN, "%s", msg);
+        goto out;
+    }
+    *out = c;
+    c = NULL;
+out:
+    if (c != NULL) {
+        PQfinish(c->pg);
+        free_conn(c);
+    }
+    PQconninfoFree(opts);
+    PQfreemem(perr);
+    return rc;
+}
+
+/* Maps a failed (or NULL) result to QC_EDB or QC_ECONN; clears res. */
+static int map_error(qc_conn *c, PGresult *res, qc_err *err)
+{
+    char line[512];
+    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+    int rc;
+
+    if (primary != NULL)
+        first_line(primary, line, sizeof line);
+    else
+        first_line(res ? PQresultErrorMessage(res) : PQerrorMessage(c->pg), line, sizeof line);
+    if (line[0] == '\0')
+        first_line(PQerrorMessage(c->pg), line, sizeof line);
+    if (PQstatus(c->pg) == CONNECTION_OK && res != NULL) {
+        rc = qc_err_set(err, QC_EDB, "%s %s", state ? state : "XX000", line);
+    } else {
+        rc = qc_err_set(err, QC_ECONN, "connection lost: %s%s%s", state ? state : "",
+                        state ? " " : "", line);
+    }
+    if (err != NULL && state != NULL)
+        snprintf(err->sqlstate, sizeof err->sqlstate, "%s", state);
+    PQclear(res);
+    return rc;
+}
+
+/* Copies a successful result into out (lower-cased column names) and clears
+ * res. */
+static int copy_result(PGresult *res, qc_result *out, qc_err *err)
+{
+    const char *tag = PQcmdTuples(res);
+    int r, col, rc = 0;
+
+    out->ncols = PQnfields(res);
+    out->nrows = PQntuples(res);
+    out->affected = (tag != NULL && *tag) ? strtol(tag, NULL, 10) : -1;
+    if (out->ncols > 0) {
+        out->cols = calloc((size_t)out->ncols, sizeof *out->cols);
+        if (out->cols == NULL)
+            goto oom;
+    }
+    if (out->ncols > 0 && out->nrows > 0) {
+        out->cells = calloc((size_t)out->ncols * (size_t)out->nrows, sizeof *out->cells);
+        if (out->cells == NULL)
+            goto oom;
+    }
+    for (col = 0; col < out->ncols; col++) {
+        char *s = strdup(PQfname(res, col));
+        if (s == NULL)
+            goto oom;
+        for (out->cols[col] = s; *s; s++)
+            *s = (char)tolower((unsigned char)*s);
+    }
+    for (r = 0; r < out->nrows; r++) {
+        for (col = 0; col < out->ncols; col++) {
+            char **cell = &out->cells[(size_t)r * (size_t)out->ncols + (size_t)col];
+            if (PQgetisnull(res, r, col))
+                continue;
+            *cell = strdup(PQgetvalue(res, r, col));
+            if (*cell == NULL)
+                goto oom;
+        }
+    }
+    goto out;
+oom:
+    /* Cells not yet filled are NULL, so clearing a partial result is safe
+     * as long as nrows is 0 when cells were never allocated. */
+    if (out->cells == NULL)
+        out->nrows = 0;
+    qc_result_clear(out);
+    rc = qc_err_set(err, QC_ENOMEM, "out of memory copying a result");
+out:
+    PQclear(res);
+    return rc;
+}
+
+/* Takes ownership of res: a command or rows go to out, anything else to
+ * err. */
+static int finish(qc_conn *c, PGresult *res, qc_result *out, qc_err *err)
+{
+    ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK || st == PGRES_EMPTY_QUERY)
+        return copy_result(res, out, err);
+    return map_error(c, res, err);
+}
+
+static const char *result_sqlstate(const PGresult *res)
+{
+    const char *s = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    return s ? s : "";
+}
+
+/* Makes sure statement id is prepared with sql; returns its name via *name. */
+static int ensure_prepared(qc_conn *c, int id, const char *sql, int nparams, const char **name,
+                           qc_err *err)
+{
+    prep *e;
+    PGresult *res;
+    char *copy;
+
+    if (id >= c->npreps) {
+        int n = id + 16, i;
+        prep *np = realloc(c->preps, (size_t)n * sizeof *np);
+        if (np == NULL)
+            return qc_err_set(err, QC_ENOMEM, "out of memory preparing statement %d", id);
+        for (i = c->npreps; i < n; i++)
+            memset(&np[i], 0, sizeof np[i]);
+        c->preps = np;
+        c->npreps = n;
+    }
+    e = &c->preps[id];
+    *name = e->name;
+    if (e->sql != NULL && strcmp(e->sql, sql) == 0)
+        return 0;
+    if (e->sql == NULL && e->name[0] == '\0')
+        snprintf(e->name, sizeof e->name, "qc%d", id);
+    else
+        snprintf(e->name, sizeof e->name, "qc%d_%d", id, ++c->renames);
+    free(e->sql);
+    e->sql = NULL;
+    copy = strdup(sql);
+    if (copy == NULL)
+        return qc_err_set(err, QC_ENOMEM, "out of memory preparing statement %d", id);
+    res = PQprepare(c->pg, e->name, sql, nparams, NULL);
+    if (res != NULL && PQresultStatus(res) != PGRES_COMMAND_OK &&
+        strcmp(result_sqlstate(res), "42P05") == 0 && PQtransactionStatus(c->pg) == PQTRANS_IDLE) {
+        /* Already prepared on this backend (a pooler handed us a session
+         * that has it): drop it and prepare our text. */
+        char dealloc[64];
+        PQclear(res);
+        snprintf(dealloc, sizeof dealloc, "DEALLOCATE %s", e->name);
+        PQclear(PQexec(c->pg, dealloc));
+        res = PQprepare(c->pg, e->name, sql, nparams, NULL);
+    }
+    if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
+        free(copy);
+        return map_error(c, res, err);
+    }
+    PQclear(res);
+    e->sql = copy;
+    return 0;
+}
+
+static int pg_exec(qc_conn *c, int stmt_id, int prepare, const char *sql, int nparams,
+                   const char *const *params, qc_result *out, qc_err *err)
+{
+    PGresult *res;
+    const char *name = NULL;
+    int rc, attempt;
+
+    qc_result_clear(out);
+    if (!prepare || stmt_id < 0) {
+        res = PQexecParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0);
+        return finish(c, res, out, err);
+    }
+    for (attempt = 0;; attempt++) {
+        rc = ensure_prepared(c, stmt_id, sql, nparams, &name, err);
+        if (rc != 0)
+            return rc;
+        res = PQexecPrepared(c->pg, name, nparams, params, NULL, NULL, 0);
+        if (res != NULL && PQresultStatus(res) == PGRES_FATAL_ERROR &&
+            strcmp(result_sqlstate(res), "26000") == 0) {
+            /* The server lost the statement (a pooler swapped backends,
+             * DEALLOCATE ALL, DISCARD): forget it; re-prepare once, which
+             * only works outside a transaction (inside, the error aborted
+             * it). */
+            free(c->preps[stmt_id].sql);
+            c->preps[stmt_id].sql = NULL;
+            if (attempt == 0 && PQtransactionStatus(c->pg) == PQTRANS_IDLE) {
+                PQclear(res);
+                continue;
+            }
+        }
+        return finish(c, res, out, err);
+    }
+}
+
+/* Runs a transaction-control command; COMMIT that the server turned into a
+ * ROLLBACK (the transaction had failed) is reported as QC_EDB. */
+static int simple(qc_conn *c, const char *cmd, qc_err *err)
+{
+    PGresult *res = PQexec(c->pg, cmd);
+    qc_result r = {0};
+    int rc;
+
+    if (res != NULL && PQresultStatus(res) == PGRES_COMMAND_OK && strcmp(cmd, "COMMIT") == 0 &&
+        strcmp(PQcmdStatus(res), "ROLLBACK") == 0) {
+        PQclear(res);
+        rc = qc_err_set(err, QC_EDB, "25P02 COMMIT rolled back an aborted transaction");
+        if (err != NULL)
+            snprintf(err->sqlstate, sizeof err->sqlstate, "25P02");
+        return rc;
+    }
+    rc = finish(c, res, &r, err);
+    qc_result_clear(&r);
+    return rc;
+}
+
+static int pg_begin(qc_conn *c, qc_err *err)
+{
+    return simple(c, "BEGIN", err);
+}
+
+static int pg_commit(qc_conn *c, qc_err *err)
+{
+    return simple(c, "COMMIT", err);
+}
+
+static int pg_rollback(qc_conn *c, qc_err *err)
+{
+    return simple(c, "ROLLBACK", err);
+}
+
+static void pg_abort(qc_conn *c)
+{
+    int fd;
+
+    if (c == NULL)
+        return;
+    /* Shut the socket down first: PQfinish's Terminate message then cannot
+     * reach the server, which sees the connection vanish mid-session. */
+    fd = PQsocket(c->pg);
+    if (fd >= 0)
+        shutdown(fd, SHUT_RDWR);
+    PQfinish(c->pg);
+    free_conn(c);
+}
+
+static void pg_close(qc_conn *c)
+{
+    if (c == NULL)
+        return;
+    PQfinish(c->pg);
+    free_conn(c);
+}
+
+static void pg_server_version(qc_conn *c, char *buf, size_t n)
+{
+    const char *v = c ? PQparameterStatus(c->pg, "server_version") : NULL;
+    int num = c ? PQserverVersion(c->pg) : 0;
+
+    if (n == 0)
+        return;
+    if (v != NULL && *v)
+        snprintf(buf, n, "PostgreSQL %.*s", (int)strcspn(v, " "), v);
+    else if (num >= 100000)
+        snprintf(buf, n, "PostgreSQL %d.%d", num / 10000, num % 10000);
+    else if (num > 0)
+        snprintf(buf, n, "PostgreSQL %d.%d.%d", num / 10000, num / 100 % 100, num % 100);
+    else
+        snprintf(buf, n, "PostgreSQL");
+}
+
+static int pg_is_ok(qc_conn *c)
+{
+    return c != NULL && PQstatus(c->pg) == CONNECTION_OK;
+}
+
+const qc_driver qc_driver_pg = {
+    .name = "pg",
+    .style = QC_PARAM_DOLLAR,
+    .open = pg_open,
+    .exec = pg_exec,
+    .begin = pg_begin,
+    .commit = pg_commit,
+    .rollback = pg_rollback,
+    .abort = pg_abort,
+    .close = pg_close,
+    .server_version = pg_server_version,
+    .is_ok = pg_is_ok,
+};

@@ -1,0 +1,813 @@
+/*
+ * protocol.c - loads a protocol (backend) file into steps of rewritten SQL
+ * statements, checks it, and runs one step on a driver connection.
+ *
+ * The loader makes one pass over the text.  A lexer cuts it into units
+ * (whitespace, a comment, a quoted string / identifier / dollar quote, or
+ * one code character); directives ("-- name: claim", "-- engine: x",
+ * "-- autocommit: yes") are only recognised on a line that starts outside
+ * any quote or comment, so "-- name:" inside a dollar-quoted body is text.
+ * Code characters ';' end a statement and ":name" becomes a placeholder;
+ * everything else is copied verbatim, so the SQL a driver sees is the file's
+ * SQL minus the comments before each statement.
+ *
+ * Invariants: every error names "path:line" of the offending construct and
+ * leaves nothing allocated; checks that need a whole statement run when it
+ * ends, checks that need a whole step when the next "-- name:" or the end of
+ * the file arrives, so errors come out in file order.  A loaded protocol is
+ * immutable and may be shared by every worker thread.
+ */
+#include "protocol.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const step_names[QC_STEP_COUNT] = {
+    "setup", "teardown", "enqueue",  "claim",   "complete",   "renew",
+    "fail",  "reap",     "snapshot", "monitor", "server_pid", "kill_session"};
+
+/* Columns the last statement of a step must mention, space separated. */
+static const char *const required_cols[QC_STEP_COUNT] = {
+    [QC_STEP_CLAIM] = "job_id token lease_until_ms now_ms attempt op_key payload",
+    [QC_STEP_ENQUEUE] = "job_id",
+    [QC_STEP_SNAPSHOT] = "job_id state attempt token",
+    [QC_STEP_MONITOR] = "ready inflight"};
+
+static const qc_step_id required_steps[] = {QC_STEP_SETUP, QC_STEP_TEARDOWN, QC_STEP_ENQUEUE,
+                                            QC_STEP_CLAIM, QC_STEP_COMPLETE, QC_STEP_SNAPSHOT};
+
+const char *qc_step_name(qc_step_id id)
+{
+    return ((int)id < 0 || id >= QC_STEP_COUNT) ? "unknown" : step_names[id];
+}
+
+/* ---- small helpers ---------------------------------------------------- */
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+} sbuf;
+
+static int sb_add(sbuf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        char *np;
+
+        while (b->len + n + 1 > cap)
+            cap *= 2;
+        np = realloc(b->p, cap);
+        if (np == NULL)
+            return QC_ENOMEM;
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return 0;
+}
+
+static int is_ident(int c)
+{
+    return isalnum((unsigned char)c) || c == '_';
+}
+
+static int is_ident_start(int c)
+{
+    return isalpha((unsigned char)c) || c == '_';
+}
+
+/* Whether word occurs in text, case-insensitively, not inside a longer
+ * identifier. */
+static int has_word(const char *text, const char *word, size_t wlen)
+{
+    const char *s;
+
+    for (s = text; *s; s++) {
+        if (strncasecmp(s, word, wlen) != 0)
+            continue;
+        if ((s == text || !is_ident(s[-1])) && !is_ident(s[wlen]))
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether name is one of the space-separated words of list. */
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    const char *s = list;
+
+    while (*s) {
+        size_t w = strcspn(s, " ");
+        if (w == n && strncmp(s, name, n) == 0)
+            return 1;
+        s += w;
+        s += strspn(s, " ");
+    }
+    return 0;
+}
+
+/* Copies the space-separated list into buf as "a, b, c". */
+static void comma_list(const char *list, char *buf, size_t n)
+{
+    size_t o = 0;
+
+    for (; *list && o + 3 < n; list++) {
+        if (*list == ' ') {
+            buf[o++] = ',';
+            buf[o++] = ' ';
+        } else {
+            buf[o++] = *list;
+        }
+    }
+    buf[o] = '\0';
+}
+
+void qc_protocol_destroy(qc_protocol *p)
+{
+    int s, i, k;
+
+    if (p == NULL)
+        return;
+    for (s = 0; s < QC_STEP_COUNT; s++) {
+        for (i = 0; i < p->steps[s].nstmts; i++) {
+            qc_stmt *st = &p->steps[s].stmts[i];
+            for (k = 0; k < st->nparams; k++)
+                free(st->params[k]);
+            free(st->params);
+            free(st->sql);
+        }
+        free(p->steps[s].stmts);
+    }
+    free(p->path);
+    free(p->engine);
+    free(p->model);
+    free(p->description);
+    free(p);
+}
+
+/* ---- the parser ------------------------------------------------------- */
+
+typedef enum { PH_HEADER, PH_OPTIONS, PH_BODY } phase;
+enum { U_SPACE, U_COMMENT, U_QUOTED, U_CODE };
+
+typedef struct parser {
+    const char *path;
+    const char *text;
+    size_t len, pos;
+    int line;
+    qc_protocol *p;
+    qc_err *err;
+    phase ph;
+    int cur;       /* step being read, -1 before the first "-- name:" */
+    int nest;      /* block comments nest (PostgreSQL, SQL Server) */
+    int backslash; /* quotes honour backslash escapes (MariaDB, Spanner) */
+    int next_id;
+    /* the statement being built */
+    sbuf sql;
+    int started, first_line;
+    char **names; /* parameter names, as qc_stmt.params */
+    int *name_lines;
+    int nnames, capnames;
+} parser;
+
+/* Sets err to QC_EINVAL "path:line: <fmt...>" and returns QC_EINVAL. */
+__attribute__((format(printf, 3, 4))) static int fail(parser *ps, int line, const char *fmt, ...)
+{
+    char msg[640];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return qc_err_set(ps->err, QC_EINVAL, "%s:%d: %s", ps->path, line, msg);
+}
+
+static int oom(parser *ps)
+{
+    return qc_err_set(ps->err, QC_ENOMEM, "%s: out of memory", ps->path);
+}
+
+/* Lexes one unit at ps->pos (see the file comment) and returns its kind, or
+ * QC_EINVAL for a quote or comment that never ends (named at its first
+ * line). */
+static int lex_unit(parser *ps)
+{
+    const char *t = ps->text;
+    size_t i = ps->pos, n = ps->len;
+    int open = ps->line, kind = U_CODE;
+    char c = t[i];
+
+    if (isspace((unsigned char)c)) {
+        ps->line += c == '\n';
+        i++;
+        kind = U_SPACE;
+    } else if (c == '-' && i + 1 < n && t[i + 1] == '-') {
+        while (i < n && t[i] != '\n')
+            i++;
+        kind = U_COMMENT;
+    } else if (c == '/' && i + 1 < n && t[i + 1] == '*') {
+        int depth = 1;
+        for (i += 2; i < n && depth > 0; i++) {
+            ps->line += t[i] == '\n';
+            if (t[i] == '*' && i + 1 < n && t[i + 1] == '/') {
+                depth--;
+                i++;
+            } else if (ps->nest && t[i] == '/' && i + 1 < n && t[i + 1] == '*') {
+                depth++;
+                i++;
+            }
+        }
+        if (depth > 0)
+            return fail(ps, open, "unterminated block comment");
+        kind = U_COMMENT;
+    } else if (c == '\'' || c == '"' || c == '`') {
+        int bs = ps->backslash && c != '`';
+        if (c == '\'' && i > 0 && (t[i - 1] == 'E' || t[i - 1] == 'e') &&
+            (i < 2 || !is_ident(t[i - 2])))
+            bs = 1; /* PostgreSQL E'...' escape string */
+        for (i++; i < n; i++) {
+            ps->line += t[i] == '\n';
+            if (bs && t[i] == '\\' && i + 1 < n) {
+                i++;
+                ps->line += t[i] == '\n';
+            } else if (t[i] == c && i + 1 < n && t[i + 1] == c) {
+                i++;
+            } else if (t[i] == c) {
+                break;
+            }
+        }
+        if (i >= n)
+            return fail(ps, open,
+                        c == '\'' ? "unterminated quoted string"
+                                  : "unterminated quoted identifier");
+        i++;
+        kind = U_QUOTED;
+    } else if (c == '$' && (i == 0 || (!is_ident(t[i - 1]) && t[i - 1] != '$'))) {
+        size_t j = i + 1, k, tl;
+        if (j < n && is_ident_start(t[j]))
+            while (j < n && is_ident(t[j]))
+                j++;
+        if (j < n && t[j] == '$') {
+            tl = j - i + 1;
+            for (k = j + 1; k + tl <= n && memcmp(t + k, t + i, tl) != 0; k++)
+                ps->line += t[k] == '\n';
+            if (k + tl > n)
+                return fail(ps, open, "unterminated dollar-quoted string %.*s", (int)tl, t + i);
+            i = k + tl;
+            kind = U_QUOTED;
+        } else {
+            i++;
+        }
+    } else {
+        i++;
+    }
+    ps->pos = i;
+    return kind;
+}
+
+static int add_param(parser *ps, const char *name, size_t len, int line)
+{
+    char num[16];
+    int k;
+
+    if (ps->p->style == QC_PARAM_DOLLAR) {
+        for (k = 0; k < ps->nnames; k++) {
+            if (strlen(ps->names[k]) == len && memcmp(ps->names[k], name, len) == 0) {
+                snprintf(num, sizeof num, "$%d", k + 1);
+                return sb_add(&ps->sql, num, strlen(num)) ? oom(ps) : 0;
+            }
+        }
+    }
+    if (ps->nnames == ps->capnames) {
+        int cap = ps->capnames ? ps->capnames * 2 : 8;
+        char **nn = realloc(ps->names, (size_t)cap * sizeof *nn);
+        int *nl;
+        if (nn == NULL)
+            return oom(ps);
+        ps->names = nn;
+        nl = realloc(ps->name_lines, (size_t)cap * sizeof *nl);
+        if (nl == NULL)
+            return oom(ps);
+        ps->name_lines = nl;
+        ps->capnames = cap;
+    }
+    ps->names[ps->nnames] = strndup(name, len);
+    if (ps->names[ps->nnames] == NULL)
+        return oom(ps);
+    ps->name_lines[ps->nnames++] = line;
+    if (ps->p->style == QC_PARAM_DOLLAR)
+        snprintf(num, sizeof num, "$%d", ps->nnames);
+    else
+        snprintf(num, sizeof num, "?");
+    return sb_add(&ps->sql, num, strlen(num)) ? oom(ps) : 0;
+}
+
+/* Checks the parameters of the statement being finished (index idx of the
+ * current step). */
+static int check_params(parser *ps, const qc_step *st, int idx)
+{
+    char known[256];
+    int k, j, ok;
+    size_t i;
+
+    for (k = 0; k < ps->nnames; k++) {
+        const char *name = ps->names[k];
+
+        if (ps->cur == QC_STEP_SETUP || ps->cur == QC_STEP_TEARDOWN) {
+            return fail(ps, ps->name_lines[k],
+                        "step '%s' may not use parameters (found :%s); setup and teardown run "
+                        "unprepared",
+                        step_names[ps->cur], name);
+        }
+        if (in_list(QC_PARAM_NAMES, name))
+            continue;
+        for (ok = 0, j = 0; j < idx && !ok; j++) {
+            ok = has_word(st->stmts[j].sql, name, strlen(name));
+            for (i = 0; !ok && i < (size_t)st->stmts[j].nparams; i++)
+                ok = strcmp(st->stmts[j].params[i], name) == 0;
+        }
+        if (ok)
+            continue;
+        comma_list(QC_PARAM_NAMES, known, sizeof known);
+        if (idx == 0)
+            return fail(ps, ps->name_lines[k],
+                        "unknown parameter :%s in step '%s' (expected one of %s)", name,
+                        step_names[ps->cur], known);
+        return fail(ps, ps->name_lines[k],
+                    "unknown parameter :%s in step '%s' statement %d (neither one of %s nor a "
+                    "column mentioned by an earlier statement)",
+                    name, step_names[ps->cur], idx + 1, known);
+    }
+    return 0;
+}
+
+static void reset_stmt(parser *ps)
+{
+    int k;
+
+    for (k = 0; k < ps->nnames; k++)
+        free(ps->names[k]);
+    ps->nnames = 0;
+    ps->sql.len = 0;
+    if (ps->sql.p != NULL)
+        ps->sql.p[0] = '\0';
+    ps->started = 0;
+}
+
+/* Ends the statement being built: checks it and appends it to the step.
+ * Whitespace- or comment-only statements are dropped. */
+static int end_statement(parser *ps)
+{
+    qc_step *st;
+    qc_stmt *ns, *s;
+    int rc;
+
+    if (!ps->started || ps->cur < 0) {
+        reset_stmt(ps);
+        return 0;
+    }
+    st = &ps->p->steps[ps->cur];
+    rc = check_params(ps, st, st->nstmts);
+    if (rc != 0)
+        return rc;
+    while (ps->sql.len > 0 && isspace((unsigned char)ps->sql.p[ps->sql.len - 1]))
+        ps->sql.p[--ps->sql.len] = '\0';
+    ns = realloc(st->stmts, (size_t)(st->nstmts + 1) * sizeof *ns);
+    if (ns == NULL)
+        return oom(ps);
+    st->stmts = ns;
+    s = &st->stmts[st->nstmts];
+    memset(s, 0, sizeof *s);
+    s->sql = strdup(ps->sql.p ? ps->sql.p : "");
+    s->params = ps->nnames ? malloc((size_t)ps->nnames * sizeof *s->params) : NULL;
+    if (s->sql == NULL || (ps->nnames && s->params == NULL)) {
+        free(s->sql);
+        free(s->params);
+        return oom(ps);
+    }
+    /* The names move into the statement; reset_stmt must not free them. */
+    if (ps->nnames > 0)
+        memcpy(s->params, ps->names, (size_t)ps->nnames * sizeof *s->params);
+    s->nparams = ps->nnames;
+    ps->nnames = 0;
+    s->id = ++ps->next_id;
+    s->line = ps->first_line;
+    st->nstmts++;
+    reset_stmt(ps);
+    return 0;
+}
+
+/* Ends the current step: its last statement must mention the required
+ * result columns. */
+static int end_step(parser *ps)
+{
+    const qc_step *st;
+    const qc_stmt *last;
+    const char *cols, *c;
+    int rc;
+
+    if (ps->cur < 0)
+        return 0;
+    rc = end_statement(ps);
+    if (rc != 0)
+        return rc;
+    st = &ps->p->steps[ps->cur];
+    if (st->nstmts == 0)
+        return fail(ps, st->line, "step '%s' has no statement", step_names[ps->cur]);
+    last = &st->stmts[st->nstmts - 1];
+    cols = required_cols[ps->cur] ? required_cols[ps->cur] : "";
+    for (c = cols; *c; c += strspn(c, " ")) {
+        size_t w = strcspn(c, " ");
+        if (!has_word(last->sql, c, w))
+            return fail(ps, last->line, "statement '%s' must return column '%.*s'",
+                        step_names[ps->cur], (int)w, c);
+        c += w;
+    }
+    ps->cur = -1;
+    return 0;
+}
+
+static int set_string(parser *ps, char **dst, const char *v)
+{
+    char *s = strdup(v);
+
+    if (s == NULL)
+        return oom(ps);
+    free(*dst);
+    *dst = s;
+    return 0;
+}
+
+/* Handles "-- key: value"; key and value are NUL-terminated copies. */
+static int directive(parser *ps, const char *key, const char *val)
+{
+    int i;
+
+    if (strcasecmp(key, "name") == 0) {
+        int rc = end_step(ps);
+        if (rc != 0)
+            return rc;
+        for (i = 0; i < QC_STEP_COUNT && strcmp(step_names[i], val) != 0; i++)
+            ;
+        if (i == QC_STEP_COUNT)
+            return fail(ps, ps->line,
+                        "unknown step '%s' (expected setup, teardown, enqueue, claim, complete, "
+                        "renew, fail, reap, snapshot, monitor, server_pid, kill_session)",
+                        val);
+        if (ps->p->steps[i].present)
+            return fail(ps, ps->line, "duplicate step '%s' (first at line %d)", val,
+                        ps->p->steps[i].line);
+        ps->p->steps[i].present = 1;
+        ps->p->steps[i].line = ps->line;
+        ps->cur = i;
+        ps->ph = PH_OPTIONS;
+        return 0;
+    }
+    if (ps->ph == PH_HEADER) {
+        if (strcasecmp(key, "engine") == 0) {
+            if (!in_list("postgres mariadb sqlserver spanner", val))
+                return fail(ps, ps->line,
+                            "unknown engine '%s' (expected postgres, mariadb, sqlserver, spanner)",
+                            val);
+            ps->nest = strcmp(val, "postgres") == 0 || strcmp(val, "sqlserver") == 0;
+            ps->backslash = strcmp(val, "mariadb") == 0 || strcmp(val, "spanner") == 0;
+            return set_string(ps, &ps->p->engine, val);
+        }
+        if (strcasecmp(key, "model") == 0) {
+            if (!in_list("lease transaction", val))
+                return fail(ps, ps->line, "unknown model '%s' (expected lease, transaction)", val);
+            return set_string(ps, &ps->p->model, val);
+        }
+        if (strcasecmp(key, "description") == 0)
+            return set_string(ps, &ps->p->description, val);
+        return fail(ps, ps->line, "unknown header key '%s' (expected engine, model, description)",
+                    key);
+    }
+    if (strcasecmp(key, "autocommit") == 0 && ps->ph == PH_BODY)
+        return fail(ps, ps->line, "option '%s' must come right after '-- name: %s'", key,
+                    step_names[ps->cur]);
+    if (strcasecmp(key, "autocommit") == 0) {
+        static const char *const yes[] = {"yes", "true", "1"}, *const no[] = {"no", "false", "0"};
+        for (i = 0; i < 3; i++) {
+            if (strcasecmp(val, yes[i]) == 0 || strcasecmp(val, no[i]) == 0) {
+                ps->p->steps[ps->cur].autocommit = strcasecmp(val, yes[i]) == 0;
+                return 0;
+            }
+        }
+        return fail(ps, ps->line, "bad autocommit value '%s' (expected yes, no, true, false, 1, 0)",
+                    val);
+    }
+    return fail(ps, ps->line, "unknown option '%s' for step '%s' (expected autocommit)", key,
+                step_names[ps->cur]);
+}
+
+/* At the start of a line outside quotes and comments: consumes the line and
+ * returns 1 when it is a directive, 0 when it is anything else (left for the
+ * lexer), or an error. */
+static int line_start(parser *ps)
+{
+    const char *t = ps->text + ps->pos, *end = ps->text + ps->len;
+    const char *eol = memchr(t, '\n', (size_t)(end - t)), *s = t, *k, *v, *ve;
+    char key[64], val[512];
+    int rc;
+
+    if (eol == NULL)
+        eol = end;
+    while (s < eol && (*s == ' ' || *s == '\t'))
+        s++;
+    if (eol - s < 2 || s[0] != '-' || s[1] != '-')
+        return 0;
+    for (s += 2; s < eol && (*s == ' ' || *s == '\t'); s++)
+        ;
+    k = s;
+    if (s >= eol || !is_ident_start(*s))
+        return 0;
+    while (s < eol && is_ident(*s))
+        s++;
+    if (s >= eol || *s != ':' || s - k >= (long)sizeof key)
+        return 0;
+    snprintf(key, sizeof key, "%.*s", (int)(s - k), k);
+    s++;
+    if (s < eol && !isspace((unsigned char)*s) && strcasecmp(key, "name") != 0)
+        return 0; /* "-- see http://..." is a comment, not a key */
+    if (ps->ph == PH_BODY && strcasecmp(key, "name") != 0 && strcasecmp(key, "autocommit") != 0)
+        return 0; /* a free comment inside a step body */
+    for (v = s; v < eol && isspace((unsigned char)*v); v++)
+        ;
+    for (ve = eol; ve > v && isspace((unsigned char)ve[-1]); ve--)
+        ;
+    snprintf(val, sizeof val, "%.*s", (int)(ve - v), v);
+    rc = directive(ps, key, val);
+    if (rc != 0)
+        return rc;
+    ps->pos = (size_t)(eol - ps->text) + (eol < end);
+    ps->line += eol < end;
+    return 1;
+}
+
+/* A code character or quoted unit: SQL text must be inside a step. */
+static int significant(parser *ps, int line)
+{
+    if (ps->ph == PH_HEADER)
+        return fail(ps, line, "SQL outside a step (expected -- name: before it)");
+    ps->ph = PH_BODY;
+    if (!ps->started) {
+        ps->started = 1;
+        ps->first_line = line;
+    }
+    return 0;
+}
+
+static int parse_units(parser *ps)
+{
+    const char *t = ps->text;
+    int rc = 0;
+
+    while (rc == 0 && ps->pos < ps->len) {
+        size_t start = ps->pos;
+        int line = ps->line, kind;
+
+        if (start == 0 || t[start - 1] == '\n') {
+            rc = line_start(ps);
+            if (rc != 0) { /* 1: a directive line was consumed */
+                rc = rc > 0 ? 0 : rc;
+                continue;
+            }
+        }
+        kind = lex_unit(ps);
+        if (kind < 0)
+            return kind;
+        if (kind == U_CODE && t[start] == ';') {
+            rc = end_statement(ps);
+            continue;
+        }
+        if (kind == U_QUOTED || kind == U_CODE)
+            rc = significant(ps, line);
+        else if (!ps->started)
+            continue;
+        if (rc == 0 && kind == U_CODE && t[start] == ':' && (start == 0 || t[start - 1] != ':') &&
+            start + 1 < ps->len && t[start + 1] != ':' && is_ident_start(t[start + 1])) {
+            size_t e = start + 1;
+            while (e < ps->len && is_ident(t[e]))
+                e++;
+            ps->pos = e;
+            rc = add_param(ps, t + start + 1, e - start - 1, line);
+        } else if (rc == 0 && sb_add(&ps->sql, t + start, ps->pos - start) != 0) {
+            rc = oom(ps);
+        }
+    }
+    return rc;
+}
+
+int qc_protocol_parse(const char *path, const char *text, qc_param_style style, qc_protocol **out,
+                      qc_err *err)
+{
+    parser ps;
+    int rc, last_line = 1;
+    size_t i, k;
+
+    *out = NULL;
+    memset(&ps, 0, sizeof ps);
+    ps.path = path ? path : "(protocol)";
+    ps.text = text ? text : "";
+    ps.len = strlen(ps.text);
+    ps.line = 1;
+    ps.err = err;
+    ps.cur = -1;
+    ps.nest = 1; /* PH_HEADER; PostgreSQL rules until "-- engine:" says otherwise */
+    ps.p = calloc(1, sizeof *ps.p);
+    if (ps.p == NULL) {
+        rc = oom(&ps);
+        goto out;
+    }
+    ps.p->style = style;
+    ps.p->path = strdup(ps.path);
+    ps.p->engine = strdup("postgres");
+    ps.p->model = strdup("lease");
+    if (ps.p->path == NULL || ps.p->engine == NULL || ps.p->model == NULL) {
+        rc = oom(&ps);
+        goto out;
+    }
+    rc = parse_units(&ps);
+    if (rc == 0)
+        rc = end_step(&ps);
+    if (rc != 0)
+        goto out;
+    for (i = 0; i < ps.len; i++)
+        last_line += ps.text[i] == '\n' && i + 1 < ps.len;
+    for (k = 0; k < sizeof required_steps / sizeof required_steps[0]; k++) {
+        const char *name = step_names[required_steps[k]];
+        if (!ps.p->steps[required_steps[k]].present) {
+            rc = fail(&ps, last_line, "missing required statement '%s' (expected -- name: %s)",
+                      name, name);
+            goto out;
+        }
+    }
+    *out = ps.p;
+    ps.p = NULL;
+out:
+    reset_stmt(&ps);
+    free(ps.sql.p);
+    free(ps.names);
+    free(ps.name_lines);
+    qc_protocol_destroy(ps.p);
+    return rc;
+}
+
+int qc_protocol_load(const char *path, qc_param_style style, qc_protocol **out, qc_err *err)
+{
+    FILE *f = NULL;
+    sbuf b = {NULL, 0, 0};
+    char chunk[8192];
+    size_t n;
+    int rc = 0;
+
+    *out = NULL;
+    f = fopen(path, "rb");
+    if (f == NULL) {
+        rc = qc_err_set(err, QC_EIO, "cannot open protocol '%s': %s", path, strerror(errno));
+        goto out;
+    }
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (memchr(chunk, '\0', n) != NULL) {
+            rc = qc_err_set(err, QC_EINVAL, "%s: binary file (NUL byte)", path);
+            goto out;
+        }
+        if (sb_add(&b, chunk, n) != 0) {
+            rc = qc_err_set(err, QC_ENOMEM, "%s: out of memory", path);
+            goto out;
+        }
+    }
+    if (ferror(f)) {
+        rc = qc_err_set(err, QC_EIO, "cannot read protocol '%s': %s", path, strerror(errno));
+        goto out;
+    }
+    rc = qc_protocol_parse(path, b.p ? b.p : "", style, out, err);
+out:
+    if (f != NULL)
+        fclose(f);
+    free(b.p);
+    return rc;
+}
+
+/* ---- running a step --------------------------------------------------- */
+
+void qc_params_set(qc_params *p, const char *name, const char *value)
+{
+    int i;
+
+    if (p == NULL || name == NULL)
+        return;
+    for (i = 0; i < p->n && i < QC_MAX_PARAMS; i++) {
+        if (strcmp(p->name[i], name) == 0) {
+            p->value[i] = value;
+            return;
+        }
+    }
+    /* A full table drops the name: the step then fails with QC_ESTATE
+     * "no value for parameter", which names it. */
+    if (p->n < QC_MAX_PARAMS) {
+        p->name[p->n] = name;
+        p->value[p->n] = value;
+        p->n++;
+    }
+}
+
+/* Finds name among the first rows of res[0..upto) (latest first), then in
+ * in.  Returns 1 and sets *val (NULL = SQL NULL) when found. */
+static int lookup(const qc_result *res, int upto, const qc_params *in, const char *name,
+                  const char **val)
+{
+    int j, col;
+
+    for (j = upto - 1; j >= 0; j--) {
+        col = qc_result_col(&res[j], name);
+        if (col >= 0 && res[j].nrows > 0) {
+            *val = res[j].cells[col];
+            return 1;
+        }
+    }
+    for (j = 0; in != NULL && j < in->n && j < QC_MAX_PARAMS; j++) {
+        if (in->name[j] != NULL && strcmp(in->name[j], name) == 0) {
+            *val = in->value[j];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int qc_protocol_run(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
+                    const qc_params *in, qc_result *out, qc_err *err)
+{
+    const qc_step *st;
+    qc_result *res = NULL;
+    const char **vals = NULL;
+    qc_err ignored;
+    int rc = 0, i, k, last = 0, began = 0, prepare, maxp = 1;
+
+    qc_result_clear(out);
+    if ((int)step < 0 || step >= QC_STEP_COUNT || !p->steps[step].present) {
+        return qc_err_set(err, QC_EINVAL, "step '%s' is not in protocol %s", qc_step_name(step),
+                          p->path);
+    }
+    st = &p->steps[step];
+    prepare = step != QC_STEP_SETUP && step != QC_STEP_TEARDOWN;
+    for (i = 0; i < st->nstmts; i++)
+        maxp = st->stmts[i].nparams > maxp ? st->stmts[i].nparams : maxp;
+    res = calloc((size_t)st->nstmts, sizeof *res);
+    vals = calloc((size_t)maxp, sizeof *vals);
+    if (res == NULL || vals == NULL) {
+        rc = qc_err_set(err, QC_ENOMEM, "%s: out of memory", step_names[step]);
+        goto out;
+    }
+    if (st->nstmts > 1 && !st->autocommit) {
+        rc = d->begin(c, err);
+        if (rc != 0)
+            goto fail;
+        began = 1;
+    }
+    for (i = 0; i < st->nstmts; i++) {
+        const qc_stmt *s = &st->stmts[i];
+
+        for (k = 0; k < s->nparams; k++) {
+            if (!lookup(res, i, in, s->params[k], &vals[k])) {
+                rc = qc_err_set(err, QC_ESTATE,
+                                "step '%s' statement %d (line %d): no value for parameter :%s",
+                                step_names[step], i + 1, s->line, s->params[k]);
+                goto fail;
+            }
+        }
+        rc = d->exec(c, s->id, prepare, s->sql, s->nparams, vals, &res[i], err);
+        if (rc != 0)
+            goto fail;
+        last = i;
+        if (i + 1 < st->nstmts && res[i].ncols > 0 && res[i].nrows == 0)
+            break; /* nothing to work on: the step ends here */
+    }
+    if (began) {
+        rc = d->commit(c, err);
+        if (rc != 0)
+            goto fail;
+    }
+    qc_result_move(out, &res[last]);
+    goto out;
+fail:
+    if (began && rc != QC_ECONN)
+        d->rollback(c, &ignored);
+    if (rc == QC_EDB || rc == QC_ECONN)
+        qc_err_prefix(err, "%s", step_names[step]);
+out:
+    for (i = 0; res != NULL && i < st->nstmts; i++)
+        qc_result_clear(&res[i]);
+    free(res);
+    free(vals);
+    return rc;
+}

@@ -1,0 +1,65 @@
+/*
+ * result.c - accessors for qc_result, the driver-neutral copy of one
+ * statement's rows.
+ *
+ * Invariants: a qc_result either is all zero (no columns, no rows, affected
+ * 0) or owns ncols column names and nrows * ncols cells, every one allocated
+ * with malloc (a NULL cell is SQL NULL).  Nothing here allocates, so none of
+ * these functions can fail; all are thread-safe on distinct results.
+ */
+#include "driver.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int qc_result_col(const qc_result *r, const char *name)
+{
+    int i;
+
+    if (r == NULL || name == NULL || r->cols == NULL)
+        return -1;
+    for (i = 0; i < r->ncols; i++)
+        if (r->cols[i] != NULL && strcasecmp(r->cols[i], name) == 0)
+            return i;
+    return -1;
+}
+
+const char *qc_result_get(const qc_result *r, int row, const char *name)
+{
+    int col = qc_result_col(r, name);
+
+    if (col < 0 || row < 0 || row >= r->nrows || r->cells == NULL)
+        return NULL;
+    return r->cells[(size_t)row * (size_t)r->ncols + (size_t)col];
+}
+
+void qc_result_clear(qc_result *r)
+{
+    size_t i, ncells;
+
+    if (r == NULL)
+        return;
+    if (r->cols != NULL)
+        for (i = 0; i < (size_t)(r->ncols > 0 ? r->ncols : 0); i++)
+            free(r->cols[i]);
+    if (r->cells != NULL && r->ncols > 0 && r->nrows > 0) {
+        ncells = (size_t)r->nrows * (size_t)r->ncols;
+        for (i = 0; i < ncells; i++)
+            free(r->cells[i]);
+    }
+    free(r->cols);
+    free(r->cells);
+    memset(r, 0, sizeof *r);
+}
+
+void qc_result_move(qc_result *dst, qc_result *src)
+{
+    if (dst == src)
+        return;
+    qc_result_clear(dst);
+    if (src == NULL)
+        return;
+    *dst = *src;
+    memset(src, 0, sizeof *src);
+}

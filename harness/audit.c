@@ -1,0 +1,116 @@
+/*
+ * audit.c - from ledgers to a verdict.  A report never re-derives a verdict:
+ * it is computed here once and written to results.json.
+ */
+#include "audit.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+int qc_audit_exit_code(const qc_check *c, size_t n)
+{
+    int inconclusive = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].verdict == QC_FAIL)
+            return 1;
+        if (c[i].verdict == QC_INCONCLUSIVE)
+            inconclusive = 1;
+    }
+    return inconclusive ? 4 : 0;
+}
+
+static json_t *check_json(const qc_check *c)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(c->name));
+    json_object_set_new(o, "verdict", json_string(qc_verdict_name(c->verdict)));
+    json_object_set_new(o, "opportunities", json_integer(c->opportunities));
+    json_object_set_new(o, "violations_total", json_integer(c->nviolations));
+    json_object_set_new(o, "summary", json_string(c->summary));
+    json_t *vs = json_array();
+    for (size_t i = 0; i < c->nstored; i++) {
+        const qc_violation *v = &c->v[i];
+        json_t *vo = json_object();
+        if (v->job != QC_NO_JOB)
+            json_object_set_new(vo, "job", json_integer(v->job));
+        json_t *seqs = json_array();
+        for (int k = 0; k < v->nseq; k++)
+            json_array_append_new(seqs, json_integer(v->seq[k]));
+        json_object_set_new(vo, "seq", seqs);
+        json_object_set_new(vo, "explanation", json_string(v->msg));
+        json_array_append_new(vs, vo);
+    }
+    json_object_set_new(o, "violations", vs);
+    return o;
+}
+
+static void print_table(FILE *out, const qc_check *c, size_t n)
+{
+    fprintf(out, "%-22s %-14s %13s %10s  %s\n", "checker", "verdict", "opportunities",
+            "violations", "summary");
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%-22s %-14s %13ld %10ld  %s\n", c[i].name, qc_verdict_name(c[i].verdict),
+                c[i].opportunities, c[i].nviolations, c[i].summary);
+    for (size_t i = 0; i < n; i++) {
+        size_t shown = c[i].nstored < 5 ? c[i].nstored : 5;
+        for (size_t k = 0; k < shown; k++) {
+            const qc_violation *v = &c[i].v[k];
+            fprintf(out, "  %s: %s [seq", c[i].name, v->msg);
+            for (int s = 0; s < v->nseq; s++)
+                fprintf(out, " %" PRId64, v->seq[s]);
+            fprintf(out, "]\n");
+        }
+        if (c[i].nviolations > (long)shown)
+            fprintf(out, "  %s: ... %ld more violations in results.json\n", c[i].name,
+                    c[i].nviolations - (long)shown);
+    }
+}
+
+int qc_audit(const char *const *ledgers, int n, const char *out_dir, json_t *metrics, FILE *out,
+             qc_err *err)
+{
+    qc_history h = {0};
+    int rc = qc_history_load(&h, ledgers, n, err);
+    if (rc != 0) {
+        qc_history_fini(&h);
+        return rc == QC_EINVAL ? 2 : 3;
+    }
+    if (h.torn)
+        fprintf(stderr, "qchaos: skipped %zu torn line(s) at the end of the ledger\n", h.torn);
+    qc_check *c = NULL;
+    size_t nc = 0;
+    if (qc_check_all(&h, &c, &nc) != 0) {
+        qc_history_fini(&h);
+        qc_err_set(err, QC_ENOMEM, "out of memory while auditing");
+        return 3;
+    }
+    print_table(out, c, nc);
+    int code = qc_audit_exit_code(c, nc);
+    if (out_dir) {
+        json_t *root = json_object();
+        json_object_set_new(root, "schema", json_string("qchaos-results/1"));
+        json_object_set_new(root, "seed", json_integer((json_int_t)h.info.seed));
+        json_object_set_new(root, "events", json_integer((json_int_t)h.n));
+        json_object_set_new(root, "torn_lines", json_integer((json_int_t)h.torn));
+        json_t *arr = json_array();
+        for (size_t i = 0; i < nc; i++)
+            json_array_append_new(arr, check_json(&c[i]));
+        json_object_set_new(root, "checkers", arr);
+        json_object_set_new(root, "exit_code", json_integer(code));
+        json_object_set_new(root, "verdict",
+                            json_string(code == 0 ? "PASS" : code == 1 ? "FAIL" : "INCONCLUSIVE"));
+        if (metrics)
+            json_object_update(root, metrics);
+        char path[2048];
+        snprintf(path, sizeof path, "%s/results.json", out_dir);
+        if (json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) != 0) {
+            qc_err_set(err, QC_EIO, "cannot write '%s'", path);
+            code = 3;
+        }
+        json_decref(root);
+    }
+    qc_checks_free(c, nc);
+    qc_history_fini(&h);
+    return code;
+}

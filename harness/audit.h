@@ -1,0 +1,24 @@
+/*
+ * audit.h - checkers over saved ledgers, verdict table, results.json.
+ * Used by `qchaos run` (on the ledger it has just written, read back from
+ * disk, so the run and `qchaos audit` always agree) and `qchaos audit`.
+ */
+#ifndef QC_AUDIT_H
+#define QC_AUDIT_H
+
+#include <jansson.h>
+#include <stdio.h>
+#include "checkers.h"
+
+/* Loads ledgers, runs every checker, prints the verdict table to out, and
+ * writes results.json into out_dir when it is not NULL (run metrics taken
+ * from metrics, borrowed, may be NULL).  Returns the exit code (0/1/4) or
+ * 2 / 3 with err set when the ledgers cannot be read. */
+int qc_audit(const char *const *ledgers, int n, const char *out_dir, json_t *metrics, FILE *out,
+             qc_err *err);
+
+/* Exit code for a set of checks: 1 if any FAIL, else 4 if any
+ * INCONCLUSIVE, else 0. */
+int qc_audit_exit_code(const qc_check *c, size_t n);
+
+#endif

@@ -1,0 +1,445 @@
+/*
+ * check_claims.c - the exclusive_claim checker: no job may have two live
+ * leases at once (DESIGN.md "Checkers"), judged on the server times the
+ * ledger recorded, never on the workers' hopes.
+ *
+ * Model.  Each OK claim event with a job opens a lease: start = its "now",
+ * end = its "lease_until" (server epoch ms).  Events of the same job are
+ * then read in seq order:
+ *   - an OK renew with rows > 0 whose token is the lease's (first or
+ *     current, rotated) token sets the end to the renew's lease_until, and
+ *     a "new_token" becomes the lease's current token.  When the renew came
+ *     after the lease had lapsed, the lease is live again only from the
+ *     renew on: a second live interval (segment) [renew time, lease_until);
+ *   - an OK complete or fail with rows > 0 (or unknown rows), or one whose
+ *     outcome is unknown (INFO, or an invoke never answered), ends the lease
+ *     no later than its server time: "now" when the answer carried it, else
+ *     the lower bound
+ *         start + (t of its invoke - t of the claim's answer)
+ *     (client monotonic ms: the server cannot have run it earlier);
+ *   - a reap does not end a lease: a reap of a live lease followed by a new
+ *     claim is exactly the overlap this checker exists to find.
+ * Two leases of one job from different claim events overlap when, taking
+ * the segment x that starts first and the other y, y.start < x.end.  Each
+ * overlapping pair of leases is reported once.
+ *
+ * No false alarm.  Every unknown is resolved in the system's favour: a lease
+ * whose claim has no "now" cannot be placed and is not checked (nor counted
+ * as an opportunity); a claim without lease_until is live only at its
+ * start; an INFO renew, a renew with unknown rows or an unknown lease_until
+ * extends nothing; a renew after a (possible) release extends nothing; a
+ * renew without "now" is placed at the latest moment it can have run,
+ *     start + (t of its answer - t of the claim's invoke);
+ * a complete or fail whose token matches no lease of the job (no token, or
+ * a token the ledger never saw) is assumed to have ended every lease of the
+ * job, each at the lower bound above.
+ *
+ * Cost: O(n log n) (one sort of the relevant events by job); per job,
+ * O(k log k + pairs) in its k segments.
+ */
+#include "checkers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SEGS 4 /* live intervals of one lease; more lapses are dropped */
+
+enum end_kind {
+    END_CLAIM,         /* the claim's lease_until (or none: a point) */
+    END_RENEW,         /* a renew's lease_until */
+    END_RELEASE,       /* a complete / fail, at its "now" */
+    END_RELEASE_BOUND  /* a complete / fail, at a lower bound of its time */
+};
+
+typedef struct seg {
+    double s, e;          /* server ms, live on [s, e) */
+    long s_ev;            /* event that opened it: the claim, or a renew */
+    long e_ev;            /* event that set e, -1 for the opener's own */
+    enum end_kind kind;
+} seg;
+
+typedef struct lease {
+    long claim;           /* the claim's OK event */
+    const char *token0;   /* token the claim returned */
+    const char *token;    /* current token (after rotations) */
+    int worker, inc;
+    int placed;           /* the claim carried "now" */
+    int released;         /* a complete / fail ended it, or may have */
+    double start;         /* server ms */
+    double t_ok;          /* client ms of the claim's answer, QC_NO_TIME */
+    double t_inv;         /* client ms of the claim's invoke, QC_NO_TIME */
+    int nseg;
+    seg seg[MAX_SEGS];
+} lease;
+
+/* One segment of one lease, for the per-job sweep. */
+typedef struct item {
+    double s, e;
+    size_t lease;
+    int seg;
+} item;
+
+typedef struct job_scan {
+    lease *l;
+    size_t nl, capl;
+    item *it;
+    size_t capit;
+    size_t *pair;         /* reported lease pairs (a, b), two entries each */
+    size_t npair, cappair;
+} job_scan;
+
+static int has_time(double t)
+{
+    return t >= 0.0;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t cap2 = *cap ? *cap : 8;
+    while (cap2 < need)
+        cap2 *= 2;
+    void *q = realloc(*p, cap2 * size);
+    if (q == NULL)
+        return QC_ENOMEM;
+    *p = q;
+    *cap = cap2;
+    return 0;
+}
+
+static int is_claim(const qc_event *e)
+{
+    return e->type == QC_EV_OK && e->op == QC_OP_CLAIM && e->job != QC_NO_JOB && e->rows != 0;
+}
+
+/* Renew, complete or fail events that may change a lease: answers (ok or
+ * info), and complete / fail invokes left unanswered (outcome unknown). */
+static int is_lease_change(const qc_event *e, int answered)
+{
+    if (e->op == QC_OP_RENEW)
+        return e->type == QC_EV_OK;
+    if (e->op != QC_OP_COMPLETE && e->op != QC_OP_FAIL)
+        return 0;
+    return e->type == QC_EV_OK || e->type == QC_EV_INFO || (e->type == QC_EV_INVOKE && !answered);
+}
+
+/* Client time at which the request of event e was sent. */
+static double invoke_t(const qc_history *h, const qc_event *e)
+{
+    if (e->type == QC_EV_INVOKE)
+        return e->t;
+    return e->invoke >= 0 ? h->ev[e->invoke].t : QC_NO_TIME;
+}
+
+static int add_lease(job_scan *js, const qc_history *h, size_t i)
+{
+    const qc_event *e = &h->ev[i];
+    lease *l;
+
+    if (grow((void **)&js->l, &js->capl, js->nl + 1, sizeof *js->l) != 0)
+        return QC_ENOMEM;
+    l = &js->l[js->nl++];
+    memset(l, 0, sizeof *l);
+    l->claim = (long)i;
+    l->token0 = l->token = e->token;
+    l->worker = e->worker;
+    l->inc = e->inc;
+    l->placed = has_time(e->now);
+    l->start = e->now;
+    l->t_ok = e->t;
+    l->t_inv = invoke_t(h, e);
+    if (l->placed) {
+        l->nseg = 1;
+        l->seg[0].s = e->now;
+        l->seg[0].e = has_time(e->lease_until) ? e->lease_until : e->now;
+        l->seg[0].s_ev = (long)i;
+        l->seg[0].e_ev = -1;
+        l->seg[0].kind = END_CLAIM;
+    }
+    return 0;
+}
+
+static int token_is(const lease *l, const char *token)
+{
+    return (l->token != NULL && strcmp(l->token, token) == 0) ||
+           (l->token0 != NULL && strcmp(l->token0, token) == 0);
+}
+
+/* The lease an event's token names: the newest one with that token, the
+ * sender's own first. */
+static lease *find_lease(job_scan *js, const char *token, const qc_event *e)
+{
+    if (token == NULL)
+        return NULL;
+    for (size_t k = js->nl; k-- > 0;)
+        if (js->l[k].worker == e->worker && js->l[k].inc == e->inc && token_is(&js->l[k], token))
+            return &js->l[k];
+    for (size_t k = js->nl; k-- > 0;)
+        if (token_is(&js->l[k], token))
+            return &js->l[k];
+    return NULL;
+}
+
+static void renew_lease(lease *l, const qc_history *h, size_t i)
+{
+    const qc_event *e = &h->ev[i];
+    seg *last;
+    double at;
+
+    if (l->released)
+        return;
+    if (e->new_token != NULL)
+        l->token = e->new_token;
+    if (!l->placed || !has_time(e->lease_until))
+        return;
+    last = &l->seg[l->nseg - 1];
+    if (has_time(e->now))
+        at = e->now;
+    else if (has_time(e->t) && has_time(l->t_inv))
+        at = l->start + (e->t - l->t_inv); /* the latest it can have run */
+    else
+        return;
+    if (at < last->e) {
+        last->e = e->lease_until;
+        last->e_ev = (long)i;
+        last->kind = END_RENEW;
+    } else if (at < e->lease_until && l->nseg < MAX_SEGS) {
+        /* The lease had lapsed: live again from the renew on. */
+        seg *s = &l->seg[l->nseg++];
+        s->s = at;
+        s->e = e->lease_until;
+        s->s_ev = (long)i;
+        s->e_ev = -1;
+        s->kind = END_CLAIM;
+    }
+}
+
+static void release_lease(lease *l, const qc_history *h, size_t i)
+{
+    const qc_event *e = &h->ev[i];
+    int exact = e->type == QC_EV_OK && has_time(e->now);
+    double at, t_inv = invoke_t(h, e);
+
+    l->released = 1;
+    if (!l->placed)
+        return;
+    if (exact)
+        at = e->now;
+    else if (has_time(t_inv) && has_time(l->t_ok) && t_inv > l->t_ok)
+        at = l->start + (t_inv - l->t_ok);
+    else
+        at = l->start;
+    for (int k = 0; k < l->nseg; k++) {
+        if (l->seg[k].e > at) {
+            l->seg[k].e = at;
+            l->seg[k].e_ev = (long)i;
+            l->seg[k].kind = exact ? END_RELEASE : END_RELEASE_BOUND;
+        }
+    }
+}
+
+static void change_lease(job_scan *js, const qc_history *h, size_t i)
+{
+    const qc_event *e = &h->ev[i];
+    lease *l = find_lease(js, qc__event_token(h, e), e);
+
+    if (e->op == QC_OP_RENEW) {
+        if (e->type == QC_EV_OK && e->rows > 0 && l != NULL)
+            renew_lease(l, h, i);
+        return;
+    }
+    if (e->type == QC_EV_OK && e->rows == 0)
+        return; /* the server says nothing changed */
+    if (l != NULL) {
+        release_lease(l, h, i);
+        return;
+    }
+    for (size_t k = 0; k < js->nl; k++)
+        release_lease(&js->l[k], h, i);
+}
+
+static int cmp_item(const void *pa, const void *pb)
+{
+    const item *a = pa, *b = pb;
+
+    if (a->s != b->s)
+        return a->s < b->s ? -1 : 1;
+    if (a->lease != b->lease)
+        return a->lease < b->lease ? -1 : 1;
+    return a->seg - b->seg;
+}
+
+/* Says how segment x came to end, for the message. */
+static void describe_end(char *buf, size_t n, const qc_history *h, const lease *a, const seg *x)
+{
+    const qc_event *opener = &h->ev[x->s_ev];
+    const qc_event *ender = x->e_ev >= 0 ? &h->ev[x->e_ev] : NULL;
+    char from[64] = "";
+    double rel = x->e - a->start;
+
+    if (x->s_ev != a->claim)
+        snprintf(from, sizeof from, "live again from renew seq %lld, ", (long long)opener->seq);
+    switch (x->kind) {
+    case END_CLAIM:
+        if (x->s_ev == a->claim && !has_time(opener->lease_until))
+            snprintf(buf, n, "%sno lease_until", from);
+        else
+            snprintf(buf, n, "%slease until +%.0f ms", from, rel);
+        break;
+    case END_RENEW:
+        snprintf(buf, n, "%srenewed at seq %lld until +%.0f ms", from, (long long)ender->seq, rel);
+        break;
+    case END_RELEASE:
+        snprintf(buf, n, "%sreleased by %s seq %lld at +%.0f ms", from, qc_op_name(ender->op),
+                 (long long)ender->seq, rel);
+        break;
+    case END_RELEASE_BOUND:
+        snprintf(buf, n, "%sreleased by %s seq %lld no earlier than +%.0f ms", from,
+                 qc_op_name(ender->op), (long long)ender->seq, rel);
+        break;
+    }
+}
+
+static void report_overlap(qc_check *c, const qc_history *h, int64_t job, const lease *a,
+                           const seg *x, const lease *b, const seg *y)
+{
+    int64_t seqs[5];
+    int ns = 0;
+    char end[160], begin[80];
+    const qc_event *ca = &h->ev[a->claim], *cb = &h->ev[b->claim];
+
+    seqs[ns++] = ca->seq;
+    seqs[ns++] = cb->seq;
+    seqs[ns++] = h->ev[x->s_ev].seq;
+    seqs[ns++] = h->ev[y->s_ev].seq;
+    if (x->e_ev >= 0)
+        seqs[ns++] = h->ev[x->e_ev].seq;
+    describe_end(end, sizeof end, h, a, x);
+    if (y->s_ev == b->claim)
+        snprintf(begin, sizeof begin, "at +%.0f ms", y->s - a->start);
+    else
+        snprintf(begin, sizeof begin, "renewed at seq %lld, +%.0f ms",
+                 (long long)h->ev[y->s_ev].seq, y->s - a->start);
+    qc__check_violation(c, job, seqs, ns,
+                        "job %lld claimed by worker %d (seq %lld, %s) and by worker %d "
+                        "(seq %lld, %s) while the first lease was live",
+                        (long long)job, ca->worker, (long long)ca->seq, end, cb->worker,
+                        (long long)cb->seq, begin);
+}
+
+/* Was the pair of leases (a, b) already reported for this job? */
+static int seen_pair(job_scan *js, size_t a, size_t b, int *err)
+{
+    size_t lo = a < b ? a : b, hi = a < b ? b : a;
+
+    for (size_t k = 0; k < js->npair; k++)
+        if (js->pair[2 * k] == lo && js->pair[2 * k + 1] == hi)
+            return 1;
+    if (grow((void **)&js->pair, &js->cappair, 2 * (js->npair + 1), sizeof *js->pair) != 0) {
+        *err = QC_ENOMEM;
+        return 1;
+    }
+    js->pair[2 * js->npair] = lo;
+    js->pair[2 * js->npair + 1] = hi;
+    js->npair++;
+    return 0;
+}
+
+/* Sweeps the segments of one job's leases for overlaps. */
+static int sweep_job(job_scan *js, const qc_history *h, int64_t job, qc_check *c)
+{
+    size_t n = 0;
+    int rc = 0;
+
+    for (size_t k = 0; k < js->nl; k++)
+        n += (size_t)js->l[k].nseg;
+    if (grow((void **)&js->it, &js->capit, n, sizeof *js->it) != 0)
+        return QC_ENOMEM;
+    n = 0;
+    for (size_t k = 0; k < js->nl; k++)
+        for (int s = 0; s < js->l[k].nseg; s++)
+            js->it[n++] = (item){js->l[k].seg[s].s, js->l[k].seg[s].e, k, s};
+    qsort(js->it, n, sizeof *js->it, cmp_item);
+    js->npair = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const item *x = &js->it[i];
+        for (size_t j = i + 1; j < n && js->it[j].s < x->e && rc == 0; j++) {
+            const item *y = &js->it[j];
+            if (y->lease == x->lease || seen_pair(js, x->lease, y->lease, &rc))
+                continue;
+            const lease *a = &js->l[x->lease], *b = &js->l[y->lease];
+            report_overlap(c, h, job, a, &a->seg[x->seg], b, &b->seg[y->seg]);
+        }
+    }
+    return rc;
+}
+
+int qc_check_exclusive_claim(const qc_history *h, qc_check *out)
+{
+    qc__jobref *r = NULL;
+    unsigned char *answered = NULL;
+    job_scan js;
+    size_t n = 0, jobs = 0;
+    long unplaced = 0;
+    int rc = 0;
+
+    memset(out, 0, sizeof *out);
+    memset(&js, 0, sizeof js);
+    out->name = "exclusive_claim";
+    answered = qc__answered_invokes(h);
+    r = malloc((h->n + 1) * sizeof *r);
+    if (answered == NULL || r == NULL) {
+        rc = QC_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        int64_t job;
+        if (is_claim(e))
+            r[n++] = (qc__jobref){e->job, i};
+        else if (is_lease_change(e, answered[i]) && (job = qc__event_job(h, e)) != QC_NO_JOB)
+            r[n++] = (qc__jobref){job, i};
+    }
+    qc__jobrefs_sort(r, n);
+    for (size_t a = 0, b; a < n && rc == 0; a = b) {
+        js.nl = 0;
+        for (b = a; b < n && r[b].job == r[a].job && rc == 0; b++) {
+            const qc_event *e = &h->ev[r[b].ev];
+            if (!is_claim(e)) {
+                change_lease(&js, h, r[b].ev);
+                continue;
+            }
+            rc = add_lease(&js, h, r[b].ev);
+            if (has_time(e->now))
+                out->opportunities++;
+            else
+                unplaced++;
+        }
+        if (rc == 0 && js.nl > 0) {
+            jobs++;
+            rc = sweep_job(&js, h, r[a].job, out);
+        }
+    }
+out:
+    free(r);
+    free(answered);
+    free(js.l);
+    free(js.it);
+    free(js.pair);
+    if (rc != 0) {
+        free(out->v);
+        out->v = NULL;
+        out->nstored = 0;
+        return rc;
+    }
+    int len = snprintf(out->summary, sizeof out->summary,
+                       "%ld claims with a server time on %zu jobs, %ld overlapping lease pairs",
+                       out->opportunities, jobs, out->nviolations);
+    if (unplaced > 0 && len > 0 && (size_t)len < sizeof out->summary)
+        snprintf(out->summary + len, sizeof out->summary - (size_t)len,
+                 ", %ld claims without a server time not checked", unplaced);
+    qc__check_finish(out);
+    return 0;
+}

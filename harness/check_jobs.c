@@ -1,0 +1,250 @@
+/*
+ * check_jobs.c - the checkers that judge the final snapshot against the
+ * ledger: no_lost_jobs (every enqueued job ends done or dead, and nothing
+ * appears that was never enqueued) and acked_durable (every complete
+ * acknowledged with rows > 0 is done in the final snapshot).
+ *
+ * Invariants:
+ *   - the final snapshot is the last snapshot row (by seq) of each job; a
+ *     ledger without snapshot events gives these checkers no evidence:
+ *     zero opportunities, INCONCLUSIVE, summary "no final snapshot in the
+ *     ledger", never a violation;
+ *   - a job is enqueued when an OK enqueue event names it; an enqueue whose
+ *     outcome is unknown (INFO, an invoke never answered, or OK without a
+ *     job id) may have created a job the ledger cannot name, so each one
+ *     excuses one snapshot job that no enqueue produced;
+ *   - an acknowledged complete is an OK complete with rows > 0; rows
+ *     unknown proves nothing and is not counted.
+ */
+#include "checkers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *type_name(qc_ev_type t)
+{
+    switch (t) {
+    case QC_EV_INVOKE:
+        return "invoke";
+    case QC_EV_OK:
+        return "ok";
+    case QC_EV_FAIL:
+        return "fail";
+    case QC_EV_INFO:
+        return "info";
+    case QC_EV_EFFECT:
+        return "effect";
+    case QC_EV_FAULT:
+        return "fault";
+    case QC_EV_SNAPSHOT:
+        return "snapshot";
+    case QC_EV_MONITOR:
+        return "monitor";
+    case QC_EV_END:
+        return "end";
+    case QC_EV_OTHER:
+        break;
+    }
+    return "event";
+}
+
+/* "ok complete", "invoke claim", "fault kill_after_claim", "effect". */
+static void describe_event(char *buf, size_t n, const qc_event *e)
+{
+    if (e->type == QC_EV_FAULT && e->fault != NULL)
+        snprintf(buf, n, "fault %s", e->fault);
+    else if (e->op != QC_OP_NONE)
+        snprintf(buf, n, "%s %s", type_name(e->type), qc_op_name(e->op));
+    else
+        snprintf(buf, n, "%s", type_name(e->type));
+}
+
+static int is_final(const char *state)
+{
+    return state != NULL && (strcmp(state, "done") == 0 || strcmp(state, "dead") == 0);
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+
+    return a < b ? -1 : a > b;
+}
+
+/* Checks one enqueued job (its ledger events r[0..n), in seq order, the
+ * first OK enqueue at enq) against the final snapshot. */
+static void check_enqueued(qc_check *c, const qc_history *h, const qc__snapshot *snap,
+                           const qc__jobref *r, size_t n, const qc_event *enq, long *missing,
+                           long *unfinished)
+{
+    const qc_event *last = &h->ev[r[n - 1].ev];
+    const qc_event *row = qc__snapshot_find(h, snap, r[0].job);
+    char what[64];
+
+    describe_event(what, sizeof what, last);
+    if (row == NULL) {
+        int64_t seqs[] = {enq->seq, last->seq};
+        (*missing)++;
+        qc__check_violation(c, r[0].job, seqs, 2,
+                            "job %lld was enqueued (seq %lld) but is missing from the final "
+                            "snapshot; its last ledger event is seq %lld (%s)",
+                            (long long)r[0].job, (long long)enq->seq, (long long)last->seq, what);
+    } else if (!is_final(row->state)) {
+        int64_t seqs[] = {enq->seq, last->seq, row->seq};
+        (*unfinished)++;
+        qc__check_violation(c, r[0].job, seqs, 3,
+                            "job %lld is %s in the final snapshot (seq %lld), not done or dead; "
+                            "enqueued at seq %lld, its last ledger event is seq %lld (%s)",
+                            (long long)r[0].job, row->state != NULL ? row->state : "without a state",
+                            (long long)row->seq, (long long)enq->seq, (long long)last->seq, what);
+    }
+}
+
+int qc_check_no_lost_jobs(const qc_history *h, qc_check *out)
+{
+    qc__snapshot snap;
+    qc__jobref *r = NULL;
+    int64_t *enqueued = NULL;
+    size_t *unexpected = NULL;
+    unsigned char *answered = NULL;
+    size_t n = 0, nenq = 0, nunexp = 0;
+    long unknown = 0, missing = 0, unfinished = 0;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    out->name = "no_lost_jobs";
+    rc = qc__snapshot_build(h, &snap);
+    if (rc != 0)
+        return rc;
+    if (snap.nevents == 0) {
+        snprintf(out->summary, sizeof out->summary, "no final snapshot in the ledger");
+        goto done;
+    }
+    r = malloc(h->n * sizeof *r);
+    enqueued = malloc(h->n * sizeof *enqueued);
+    unexpected = malloc((snap.n > 0 ? snap.n : 1) * sizeof *unexpected);
+    answered = qc__answered_invokes(h);
+    if (r == NULL || enqueued == NULL || unexpected == NULL || answered == NULL) {
+        rc = QC_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        int64_t job = qc__event_job(h, e);
+        if (e->type == QC_EV_SNAPSHOT)
+            continue;
+        if (e->op == QC_OP_ENQUEUE &&
+            (e->type == QC_EV_INFO || (e->type == QC_EV_OK && job == QC_NO_JOB) ||
+             (e->type == QC_EV_INVOKE && !answered[i])))
+            unknown++;
+        if (job != QC_NO_JOB)
+            r[n++] = (qc__jobref){job, i};
+    }
+    qc__jobrefs_sort(r, n);
+    for (size_t a = 0, b; a < n; a = b) {
+        const qc_event *enq = NULL;
+        for (b = a; b < n && r[b].job == r[a].job; b++) {
+            const qc_event *e = &h->ev[r[b].ev];
+            if (enq == NULL && e->type == QC_EV_OK && e->op == QC_OP_ENQUEUE)
+                enq = e;
+        }
+        if (enq == NULL)
+            continue;
+        enqueued[nenq++] = r[a].job; /* ascending */
+        out->opportunities++;
+        check_enqueued(out, h, &snap, r + a, b - a, enq, &missing, &unfinished);
+    }
+    for (size_t k = 0; k < snap.n; k++)
+        if (bsearch(&snap.row[k].job, enqueued, nenq, sizeof *enqueued, cmp_i64) == NULL)
+            unexpected[nunexp++] = snap.row[k].ev;
+    /* Each enqueue of unknown outcome excuses one unexpected job; which ones
+     * cannot be told apart, so the report names the last ones by job id. */
+    for (size_t k = unknown > 0 ? (size_t)unknown : 0; k < nunexp; k++) {
+        const qc_event *row = &h->ev[unexpected[k]];
+        if (unknown > 0)
+            qc__check_violation(out, row->job, &row->seq, 1,
+                                "job %lld appears in the final snapshot (seq %lld, state %s) but "
+                                "was never enqueued (%zu such jobs, %ld enqueues with an unknown "
+                                "outcome)",
+                                (long long)row->job, (long long)row->seq,
+                                row->state != NULL ? row->state : "none", nunexp, unknown);
+        else
+            qc__check_violation(out, row->job, &row->seq, 1,
+                                "job %lld appears in the final snapshot (seq %lld, state %s) but "
+                                "was never enqueued",
+                                (long long)row->job, (long long)row->seq,
+                                row->state != NULL ? row->state : "none");
+    }
+    snprintf(out->summary, sizeof out->summary,
+             "%ld enqueued jobs, %zu jobs in the final snapshot, %ld not done or dead, "
+             "%ld missing, %zu never enqueued (%ld enqueues with an unknown outcome)",
+             out->opportunities, snap.n, unfinished, missing, nunexp, unknown);
+done:
+    qc__check_finish(out);
+out:
+    free(r);
+    free(enqueued);
+    free(unexpected);
+    free(answered);
+    qc__snapshot_fini(&snap);
+    if (rc != 0) {
+        free(out->v);
+        out->v = NULL;
+        out->nstored = 0;
+    }
+    return rc;
+}
+
+int qc_check_acked_durable(const qc_history *h, qc_check *out)
+{
+    qc__snapshot snap;
+    long bad = 0;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    out->name = "acked_durable";
+    rc = qc__snapshot_build(h, &snap);
+    if (rc != 0)
+        return rc;
+    if (snap.nevents == 0) {
+        snprintf(out->summary, sizeof out->summary, "no final snapshot in the ledger");
+        goto out;
+    }
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        int64_t job;
+        if (e->type != QC_EV_OK || e->op != QC_OP_COMPLETE || e->rows <= 0)
+            continue;
+        if ((job = qc__event_job(h, e)) == QC_NO_JOB)
+            continue;
+        out->opportunities++;
+        const qc_event *row = qc__snapshot_find(h, &snap, job);
+        if (row == NULL) {
+            bad++;
+            qc__check_violation(out, job, &e->seq, 1,
+                                "job %lld: complete acknowledged with rows %ld (seq %lld, worker "
+                                "%d) but the job is missing from the final snapshot",
+                                (long long)job, e->rows, (long long)e->seq, e->worker);
+        } else if (row->state == NULL || strcmp(row->state, "done") != 0) {
+            int64_t seqs[] = {e->seq, row->seq};
+            bad++;
+            qc__check_violation(out, job, seqs, 2,
+                                "job %lld: complete acknowledged with rows %ld (seq %lld, worker "
+                                "%d) but the job is %s in the final snapshot (seq %lld)",
+                                (long long)job, e->rows, (long long)e->seq, e->worker,
+                                row->state != NULL ? row->state : "without a state",
+                                (long long)row->seq);
+        }
+    }
+    if (out->opportunities == 0)
+        snprintf(out->summary, sizeof out->summary, "no complete acknowledged with rows > 0");
+    else
+        snprintf(out->summary, sizeof out->summary,
+                 "%ld completes acknowledged with rows > 0, %ld not done in the final snapshot",
+                 out->opportunities, bad);
+out:
+    qc__snapshot_fini(&snap);
+    qc__check_finish(out);
+    return 0;
+}

@@ -1,0 +1,308 @@
+/*
+ * checkers.c - what every checker shares (verdicts, recording violations,
+ * running them all, job-indexed views of a history) and the
+ * double_complete checker.  exclusive_claim lives in check_claims.c,
+ * no_lost_jobs and acked_durable (the final-snapshot checkers) in
+ * check_jobs.c.
+ *
+ * Invariants shared by every checker:
+ *   - a checker is a pure function of the history: events are read in seq
+ *     order and every grouping is sorted by (job, event index), so the same
+ *     ledger always yields the same verdict, counts and messages;
+ *   - the harness never raises a false alarm: a violation is recorded only
+ *     when the ledger proves it; where an event's outcome or a time is
+ *     unknown, the checker assumes whatever makes the system innocent;
+ *   - a verdict is FAIL when nviolations > 0, else PASS when opportunities
+ *     > 0, else INCONCLUSIVE, never PASS with zero opportunities;
+ *   - nviolations is exact; at most QC_MAX_STORED_VIOLATIONS are kept, each
+ *     with its job, up to QC_MAX_EVIDENCE ascending distinct ledger seqs and
+ *     a one-line message.
+ */
+#include "checkers.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *qc_verdict_name(qc_verdict v)
+{
+    switch (v) {
+    case QC_PASS:
+        return "PASS";
+    case QC_FAIL:
+        return "FAIL";
+    case QC_INCONCLUSIVE:
+        return "INCONCLUSIVE";
+    case QC_NOT_APPLICABLE:
+        return "NOT_APPLICABLE";
+    }
+    return "UNKNOWN";
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+
+    return a < b ? -1 : a > b;
+}
+
+void qc__check_violation(qc_check *c, int64_t job, const int64_t *seqs, int nseq,
+                         const char *fmt, ...)
+{
+    int64_t sorted[64];
+    qc_violation *v;
+    va_list ap;
+    int n = 0;
+
+    c->nviolations++;
+    if (c->nstored >= QC_MAX_STORED_VIOLATIONS)
+        return;
+    if (c->v == NULL) {
+        /* All at once: a few tens of kB, only for a failing checker.  When
+         * it cannot be had the violation is still counted, so the verdict
+         * stays right. */
+        c->v = calloc(QC_MAX_STORED_VIOLATIONS, sizeof *c->v);
+        if (c->v == NULL)
+            return;
+    }
+    v = &c->v[c->nstored++];
+    memset(v, 0, sizeof *v);
+    v->job = job;
+    if (nseq > (int)(sizeof sorted / sizeof sorted[0]))
+        nseq = (int)(sizeof sorted / sizeof sorted[0]);
+    if (seqs != NULL && nseq > 0) {
+        memcpy(sorted, seqs, (size_t)nseq * sizeof *seqs);
+        qsort(sorted, (size_t)nseq, sizeof *sorted, cmp_i64);
+        for (int i = 0; i < nseq && n < QC_MAX_EVIDENCE; i++)
+            if (n == 0 || sorted[i] != v->seq[n - 1])
+                v->seq[n++] = sorted[i];
+    }
+    v->nseq = n;
+    va_start(ap, fmt);
+    vsnprintf(v->msg, sizeof v->msg, fmt, ap);
+    va_end(ap);
+    /* One line, whatever a token or an error text held. */
+    for (char *p = v->msg; *p != '\0'; p++)
+        if (*p == '\n' || *p == '\r' || *p == '\t')
+            *p = ' ';
+}
+
+void qc__check_finish(qc_check *c)
+{
+    if (c->nviolations > 0)
+        c->verdict = QC_FAIL;
+    else if (c->opportunities > 0)
+        c->verdict = QC_PASS;
+    else
+        c->verdict = QC_INCONCLUSIVE;
+}
+
+/* ---- job-indexed views ------------------------------------------------ */
+
+int64_t qc__event_job(const qc_history *h, const qc_event *e)
+{
+    if (e->job != QC_NO_JOB)
+        return e->job;
+    if (e->invoke >= 0 && (size_t)e->invoke < h->n)
+        return h->ev[e->invoke].job;
+    return QC_NO_JOB;
+}
+
+const char *qc__event_token(const qc_history *h, const qc_event *e)
+{
+    if (e->token != NULL)
+        return e->token;
+    if (e->invoke >= 0 && (size_t)e->invoke < h->n)
+        return h->ev[e->invoke].token;
+    return NULL;
+}
+
+unsigned char *qc__answered_invokes(const qc_history *h)
+{
+    unsigned char *a = calloc(h->n + 1, 1);
+
+    for (size_t i = 0; a != NULL && i < h->n; i++)
+        if (h->ev[i].invoke >= 0 && (size_t)h->ev[i].invoke < h->n)
+            a[h->ev[i].invoke] = 1;
+    return a;
+}
+
+static int cmp_jobref(const void *pa, const void *pb)
+{
+    const qc__jobref *a = pa, *b = pb;
+
+    if (a->job != b->job)
+        return a->job < b->job ? -1 : 1;
+    return a->ev < b->ev ? -1 : a->ev > b->ev;
+}
+
+void qc__jobrefs_sort(qc__jobref *r, size_t n)
+{
+    if (n > 1)
+        qsort(r, n, sizeof *r, cmp_jobref);
+}
+
+int qc__snapshot_build(const qc_history *h, qc__snapshot *s)
+{
+    size_t n = 0, k = 0;
+
+    memset(s, 0, sizeof *s);
+    for (size_t i = 0; i < h->n; i++) {
+        if (h->ev[i].type != QC_EV_SNAPSHOT)
+            continue;
+        s->nevents++;
+        n += h->ev[i].job != QC_NO_JOB;
+    }
+    if (n == 0)
+        return 0;
+    s->row = malloc(n * sizeof *s->row);
+    if (s->row == NULL)
+        return QC_ENOMEM;
+    for (size_t i = 0; i < h->n; i++)
+        if (h->ev[i].type == QC_EV_SNAPSHOT && h->ev[i].job != QC_NO_JOB)
+            s->row[k++] = (qc__jobref){h->ev[i].job, i};
+    qc__jobrefs_sort(s->row, n);
+    /* Keep the last row of each job: a later snapshot is the final one. */
+    k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k > 0 && s->row[k - 1].job == s->row[i].job)
+            k--;
+        s->row[k++] = s->row[i];
+    }
+    s->n = k;
+    return 0;
+}
+
+const qc_event *qc__snapshot_find(const qc_history *h, const qc__snapshot *s, int64_t job)
+{
+    size_t lo = 0, hi = s->n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->row[mid].job < job)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->n && s->row[lo].job == job ? &h->ev[s->row[lo].ev] : NULL;
+}
+
+void qc__snapshot_fini(qc__snapshot *s)
+{
+    if (s == NULL)
+        return;
+    free(s->row);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- double_complete -------------------------------------------------- */
+
+/* Appends a short form of a token (the first 8 characters) to buf. */
+static void short_token(char *buf, size_t n, const char *token)
+{
+    if (token == NULL)
+        snprintf(buf, n, "no token");
+    else if (strlen(token) > 8)
+        snprintf(buf, n, "token %.8s..", token);
+    else
+        snprintf(buf, n, "token %s", token);
+}
+
+static void report_double(qc_check *c, const qc_history *h, const qc__jobref *r, size_t n)
+{
+    int64_t seqs[QC_MAX_EVIDENCE];
+    char list[200];
+    size_t len = 0;
+    int ns = 0;
+
+    list[0] = '\0';
+    for (size_t i = 0; i < n && ns < QC_MAX_EVIDENCE; i++) {
+        const qc_event *e = &h->ev[r[i].ev];
+        char tok[32];
+        seqs[ns++] = e->seq;
+        short_token(tok, sizeof tok, qc__event_token(h, e));
+        if (len < sizeof list)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%sseq %lld (worker %d, %s)",
+                                    i > 0 ? ", " : "", (long long)e->seq, e->worker, tok);
+    }
+    qc__check_violation(c, r[0].job, seqs, ns, "job %lld completed %zu times with rows > 0: %s%s",
+                        (long long)r[0].job, n, list,
+                        n > (size_t)ns || len >= sizeof list ? ", ..." : "");
+}
+
+int qc_check_double_complete(const qc_history *h, qc_check *out)
+{
+    qc__jobref *r = NULL;
+    size_t n = 0;
+    long jobs = 0;
+
+    memset(out, 0, sizeof *out);
+    out->name = "double_complete";
+    if (h->n > 0 && (r = malloc(h->n * sizeof *r)) == NULL)
+        return QC_ENOMEM;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        int64_t job;
+        if (e->type != QC_EV_OK || e->op != QC_OP_COMPLETE)
+            continue;
+        if ((job = qc__event_job(h, e)) == QC_NO_JOB)
+            continue;
+        out->opportunities++;
+        if (e->rows > 0)
+            r[n++] = (qc__jobref){job, i};
+    }
+    qc__jobrefs_sort(r, n);
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && r[b].job == r[a].job; b++)
+            ;
+        jobs++;
+        if (b - a > 1)
+            report_double(out, h, r + a, b - a);
+    }
+    free(r);
+    snprintf(out->summary, sizeof out->summary,
+             "%ld acknowledged completes, %ld jobs completed with rows > 0, "
+             "%ld completed more than once",
+             out->opportunities, jobs, out->nviolations);
+    qc__check_finish(out);
+    return 0;
+}
+
+/* ---- all checkers ----------------------------------------------------- */
+
+int qc_check_all(const qc_history *h, qc_check **out, size_t *n)
+{
+    static int (*const run[])(const qc_history *, qc_check *) = {
+        qc_check_exclusive_claim,
+        qc_check_double_complete,
+        qc_check_no_lost_jobs,
+        qc_check_acked_durable,
+    };
+    size_t count = sizeof run / sizeof run[0];
+    qc_check *c = calloc(count, sizeof *c);
+    int rc = 0;
+
+    *out = NULL;
+    *n = 0;
+    if (c == NULL)
+        return QC_ENOMEM;
+    for (size_t i = 0; i < count && rc == 0; i++)
+        rc = run[i](h, &c[i]);
+    if (rc != 0) {
+        qc_checks_free(c, count);
+        return rc;
+    }
+    *out = c;
+    *n = count;
+    return 0;
+}
+
+void qc_checks_free(qc_check *c, size_t n)
+{
+    if (c == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(c[i].v);
+    free(c);
+}

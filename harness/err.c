@@ -1,0 +1,270 @@
+/*
+ * err.c - the shared error struct, connection-string redaction and the
+ * mapping from error codes to exit codes.
+ *
+ * Invariants: every function here touches only its arguments (no global
+ * state, thread-safe); err->msg is always NUL-terminated and never longer
+ * than its buffer; qc_redact_conninfo never lets a password character reach
+ * out, even when out is too small or the input is malformed (an unterminated
+ * quote or brace redacts to the end of the string).
+ *
+ * Redaction understands three syntaxes:
+ *   - libpq key=value: "host=h password=secret", "password = 'a b\' c'";
+ *   - libpq URIs: "postgres[ql]://user:secret@host:port/db?password=secret";
+ *   - ODBC strings: "Driver={X};Server=h;PWD={a;b}}c};Uid=u" where a braced
+ *     value may hold ';' and '}}' stands for '}'.
+ * A string is treated as ODBC when it has a key that only ODBC uses (driver,
+ * dsn, uid, pwd, server, database); libpq rejects those keys, so the two
+ * syntaxes cannot be confused on a string that either library accepts.
+ */
+#include "err.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+int qc_err_set(qc_err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err == NULL)
+        return code;
+    err->code = code;
+    err->sqlstate[0] = '\0';
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void qc_err_prefix(qc_err *err, const char *fmt, ...)
+{
+    char prefix[256];
+    size_t plen, mlen, cap = sizeof err->msg - 1;
+    va_list ap;
+
+    if (err == NULL)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix - 2, fmt, ap);
+    va_end(ap);
+    strcat(prefix, ": ");
+    plen = strlen(prefix);
+    mlen = strnlen(err->msg, cap);
+    /* Shift the old message right (losing its tail if it no longer fits)
+     * and put the prefix in front. */
+    if (mlen > cap - plen)
+        mlen = cap - plen;
+    memmove(err->msg + plen, err->msg, mlen);
+    err->msg[plen + mlen] = '\0';
+    memcpy(err->msg, prefix, plen);
+}
+
+int qc_err_exit_code(int code)
+{
+    if (code == 0)
+        return 0;
+    if (code == QC_EINVAL)
+        return 2;
+    return 3;
+}
+
+/* Bounded output buffer: appends while there is room, always terminated. */
+typedef struct outbuf {
+    char *p;
+    size_t n;
+    size_t len;
+} outbuf;
+
+static void put(outbuf *o, const char *s, size_t len)
+{
+    size_t room;
+
+    if (o->n == 0)
+        return;
+    room = o->n - 1 - o->len;
+    if (len > room)
+        len = room;
+    memcpy(o->p + o->len, s, len);
+    o->len += len;
+    o->p[o->len] = '\0';
+}
+
+static int is_password_key(const char *k, size_t len)
+{
+    while (len > 0 && isspace((unsigned char)k[len - 1]))
+        len--;
+    while (len > 0 && isspace((unsigned char)*k)) {
+        k++;
+        len--;
+    }
+    return (len == 8 && strncasecmp(k, "password", 8) == 0) ||
+           (len == 3 && strncasecmp(k, "pwd", 3) == 0);
+}
+
+/* Whether in has, at a key position (start, after ';' or whitespace), one of
+ * the keys only ODBC connection strings use. */
+static int looks_like_odbc(const char *in)
+{
+    static const char *const keys[] = {"driver", "dsn", "uid", "pwd", "server", "database"};
+    const char *s;
+    size_t i, k;
+
+    for (s = in; *s; s++) {
+        if (s != in && s[-1] != ';' && !isspace((unsigned char)s[-1]))
+            continue;
+        for (k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            i = strlen(keys[k]);
+            if (strncasecmp(s, keys[k], i) != 0)
+                continue;
+            while (s[i] == ' ' || s[i] == '\t')
+                i++;
+            if (s[i] == '=')
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* ODBC: attributes separated by ';', values optionally braced. */
+static void redact_odbc(const char *s, outbuf *o)
+{
+    while (*s) {
+        const char *key = s, *val;
+        size_t keylen;
+
+        while (*s && *s != '=' && *s != ';')
+            s++;
+        keylen = (size_t)(s - key);
+        put(o, key, keylen);
+        if (*s != '=') {
+            if (*s == ';')
+                put(o, s++, 1);
+            continue;
+        }
+        put(o, s++, 1);
+        val = s;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (*s == '{') {
+            for (s++; *s; s++) {
+                if (*s == '}' && s[1] == '}')
+                    s++;
+                else if (*s == '}')
+                    break;
+            }
+            if (*s == '}')
+                s++;
+        }
+        while (*s && *s != ';')
+            s++;
+        if (is_password_key(key, keylen))
+            put(o, "***", 3);
+        else
+            put(o, val, (size_t)(s - val));
+    }
+}
+
+/* libpq key = value pairs separated by whitespace; values may be
+ * single-quoted, and backslash escapes the next character either way. */
+static void redact_keyvalue(const char *s, outbuf *o)
+{
+    while (*s) {
+        const char *key, *val;
+        size_t keylen;
+
+        while (isspace((unsigned char)*s))
+            put(o, s++, 1);
+        key = s;
+        while (*s && *s != '=' && !isspace((unsigned char)*s))
+            s++;
+        keylen = (size_t)(s - key);
+        put(o, key, keylen);
+        while (isspace((unsigned char)*s))
+            put(o, s++, 1);
+        if (*s != '=')
+            continue;
+        put(o, s++, 1);
+        while (isspace((unsigned char)*s))
+            put(o, s++, 1);
+        val = s;
+        if (*s == '\'') {
+            for (s++; *s && *s != '\''; s++)
+                if (*s == '\\' && s[1])
+                    s++;
+            if (*s == '\'')
+                s++;
+        } else {
+            for (; *s && !isspace((unsigned char)*s); s++)
+                if (*s == '\\' && s[1])
+                    s++;
+        }
+        if (is_password_key(key, keylen))
+            put(o, "***", 3);
+        else
+            put(o, val, (size_t)(s - val));
+    }
+}
+
+/* postgres://user:pass@hosts/db?k=v&password=x */
+static void redact_uri(const char *s, const char *rest, outbuf *o)
+{
+    const char *query = strchr(rest, '?');
+    const char *end = query ? query : rest + strlen(rest);
+    const char *at = NULL, *colon, *p;
+
+    /* The userinfo ends at the last '@' before the query, so a password
+     * holding an unencoded '/' or '@' is still covered. */
+    for (p = rest; p < end; p++)
+        if (*p == '@')
+            at = p;
+    put(o, s, (size_t)(rest - s));
+    if (at != NULL) {
+        colon = memchr(rest, ':', (size_t)(at - rest));
+        if (colon != NULL) {
+            put(o, rest, (size_t)(colon - rest) + 1);
+            put(o, "***", 3);
+            rest = at;
+        }
+    }
+    put(o, rest, (size_t)(end - rest));
+    if (query == NULL)
+        return;
+    put(o, query, 1);
+    for (p = query + 1; *p;) {
+        const char *k = p, *eq;
+
+        while (*p && *p != '&')
+            p++;
+        eq = memchr(k, '=', (size_t)(p - k));
+        if (eq != NULL && is_password_key(k, (size_t)(eq - k))) {
+            put(o, k, (size_t)(eq - k) + 1);
+            put(o, "***", 3);
+        } else {
+            put(o, k, (size_t)(p - k));
+        }
+        if (*p == '&')
+            put(o, p++, 1);
+    }
+}
+
+void qc_redact_conninfo(const char *in, char *out, size_t n)
+{
+    outbuf o = {out, n, 0};
+
+    if (n == 0)
+        return;
+    out[0] = '\0';
+    if (in == NULL)
+        return;
+    if (strncasecmp(in, "postgresql://", 13) == 0)
+        redact_uri(in, in + 13, &o);
+    else if (strncasecmp(in, "postgres://", 11) == 0)
+        redact_uri(in, in + 11, &o);
+    else if (looks_like_odbc(in))
+        redact_odbc(in, &o);
+    else
+        redact_keyvalue(in, &o);
+}

@@ -1,0 +1,995 @@
+/*
+ * history.c - reads ledgers (JSON Lines, format in history.h) back into a
+ * qc_history, the only input of the checkers.
+ *
+ * Design: each ledger is read whole into memory and cut into lines; every
+ * line is parsed on its own with jansson (json_loadb), so one bad line is
+ * named by file:line and a torn tail (the harness was killed mid-write) costs
+ * only that line.  jansson's parse is most of the cost of a load (about 3 us
+ * a line here), so a big ledger is cut at line boundaries into one part per
+ * CPU, parsed by a thread each, and the parts are merged back in file order.
+ * Strings are interned: each part owns a string table (the tables together
+ * are the history's one string store, freed at once), so a part interns
+ * without a lock.  Events are then sorted by seq (lines of one ledger may be
+ * out of seq order across writer buffers; several ledgers merge, ties
+ * keeping load order), and each completion is paired with its invoke
+ * through a hash table keyed by (ledger, worker, inc, req).
+ *
+ * Invariants:
+ *   - after a successful load, h->ev[0..n) is sorted by seq and every string
+ *     pointer in it points into h->strings, which lives until
+ *     qc_history_fini;
+ *   - the only line skipped (and counted in h->torn) is the last
+ *     line of a ledger that does not end with '\n' and is not a JSON object;
+ *     any other bad line fails the whole load with QC_EINVAL, and h is left
+ *     empty (fini-safe);
+ *   - all headers of one load agree on the seed; the first header fills
+ *     h->info, missing values keep the documented defaults;
+ *   - work is O(n log n) in the number of lines (O(n) when already sorted).
+ */
+#include "history.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- interned strings ------------------------------------------------- */
+
+#define CHUNK_SIZE 65536
+
+typedef struct chunk {
+    struct chunk *next;
+    size_t used, cap;
+    char data[];
+} chunk;
+
+typedef struct strtab {
+    chunk *chunks;       /* newest first; strings never move */
+    const char **slot;   /* open addressing, NULL = empty */
+    uint32_t *hash;      /* hash of slot[i] */
+    size_t cap, count;   /* cap is a power of two; count <= cap / 2 */
+} strtab;
+
+static uint32_t str_hash(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u;
+
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 16777619u;
+    }
+    return h;
+}
+
+static void strtab_free(strtab *st)
+{
+    if (st == NULL)
+        return;
+    for (chunk *c = st->chunks, *next; c != NULL; c = next) {
+        next = c->next;
+        free(c);
+    }
+    free(st->slot);
+    free(st->hash);
+    free(st);
+}
+
+static int strtab_grow(strtab *st)
+{
+    size_t cap = st->cap ? st->cap * 2 : 1024;
+    const char **slot = calloc(cap, sizeof *slot);
+    uint32_t *hash = calloc(cap, sizeof *hash);
+
+    if (slot == NULL || hash == NULL) {
+        free(slot);
+        free(hash);
+        return QC_ENOMEM;
+    }
+    for (size_t i = 0; i < st->cap; i++) {
+        if (st->slot[i] == NULL)
+            continue;
+        size_t j = st->hash[i] & (cap - 1);
+        while (slot[j] != NULL)
+            j = (j + 1) & (cap - 1);
+        slot[j] = st->slot[i];
+        hash[j] = st->hash[i];
+    }
+    free(st->slot);
+    free(st->hash);
+    st->slot = slot;
+    st->hash = hash;
+    st->cap = cap;
+    return 0;
+}
+
+/* Copies s[0..len) (no NUL inside) into the arena. */
+static const char *arena_copy(strtab *st, const char *s, size_t len)
+{
+    chunk *c = st->chunks;
+
+    if (c == NULL || c->cap - c->used < len + 1) {
+        size_t cap = len + 1 > CHUNK_SIZE ? len + 1 : CHUNK_SIZE;
+        chunk *n = malloc(sizeof *n + cap);
+        if (n == NULL)
+            return NULL;
+        n->used = 0;
+        n->cap = cap;
+        if (c != NULL && len + 1 > CHUNK_SIZE) {
+            /* A big string gets its own chunk behind the current one, so
+             * the current chunk's free space is not wasted. */
+            n->next = c->next;
+            c->next = n;
+        } else {
+            n->next = c;
+            st->chunks = n;
+        }
+        c = n;
+    }
+    char *p = c->data + c->used;
+    memcpy(p, s, len);
+    p[len] = '\0';
+    c->used += len + 1;
+    return p;
+}
+
+/* Returns the interned copy of s[0..len), or NULL when out of memory. */
+static const char *intern(strtab *st, const char *s, size_t len)
+{
+    uint32_t h = str_hash(s, len);
+
+    if ((st->count + 1) * 2 > st->cap && strtab_grow(st) != 0)
+        return NULL;
+    size_t j = h & (st->cap - 1);
+    while (st->slot[j] != NULL) {
+        if (st->hash[j] == h && strncmp(st->slot[j], s, len) == 0 && st->slot[j][len] == '\0')
+            return st->slot[j];
+        j = (j + 1) & (st->cap - 1);
+    }
+    const char *p = arena_copy(st, s, len);
+    if (p == NULL)
+        return NULL;
+    st->slot[j] = p;
+    st->hash[j] = h;
+    st->count++;
+    return p;
+}
+
+/* ---- loading ---------------------------------------------------------- */
+
+/* All string storage of one history: one strtab per parsed part, so parts
+ * can be parsed in parallel without a lock.  Equal strings from different
+ * parts may be different pointers: compare strings with strcmp. */
+typedef struct strpool {
+    strtab **tab;
+    size_t n, cap;
+} strpool;
+
+/* Where a line came from, for messages. */
+typedef struct where {
+    const char *file;
+    int line;
+} where;
+
+/* One header line, parsed by a part and applied in file order. */
+typedef struct hdr_rec {
+    where w;
+    int have_seed;
+    uint64_t seed;
+    qc_run_info info; /* documented defaults where the header is silent */
+} hdr_rec;
+
+/* A run of whole lines of one ledger, parsed by one thread. */
+typedef struct part {
+    const char *buf;   /* borrowed; ends after a '\n' unless it is the file's end */
+    size_t len;
+    const char *name;  /* ledger name for messages (borrowed) */
+    int file;          /* ledger index */
+    int line0;         /* lines of the file before buf */
+    strtab *st;        /* owned by the pool */
+    qc_event *ev;      /* owned until merged */
+    size_t n, cap;
+    hdr_rec *hdr;      /* owned until merged */
+    size_t nhdr;
+    size_t torn;
+    int rc;
+    qc_err err;
+} part;
+
+typedef struct loader {
+    qc_history *h;
+    strpool *pool;
+    size_t cap;        /* capacity of h->ev */
+    int have_header;   /* h->info was filled from a header */
+    int have_seed;
+    uint64_t seed;
+    where seed_at;     /* the header the seed came from */
+} loader;
+
+static int bad_field(qc_err *err, where w, const char *key, const char *what)
+{
+    return qc_err_set(err, QC_EINVAL, "%s:%d: field \"%s\" is not %s", w.file, w.line, key,
+                      what);
+}
+
+/* Integer field: JSON integer, or a real with an integral value.
+ * Returns 1 set, 0 absent (null), <0 error. */
+static int get_int64(json_t *v, int64_t *out)
+{
+    if (json_is_null(v))
+        return 0;
+    if (json_is_integer(v)) {
+        *out = (int64_t)json_integer_value(v);
+        return 1;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (d == floor(d) && d >= -9.2e18 && d <= 9.2e18) {
+            *out = (int64_t)d;
+            return 1;
+        }
+    }
+    return QC_EINVAL;
+}
+
+static int get_double(json_t *v, double *out)
+{
+    if (json_is_null(v))
+        return 0;
+    if (json_is_number(v)) {
+        *out = json_number_value(v);
+        return 1;
+    }
+    return QC_EINVAL;
+}
+
+static int get_bool(json_t *v, int *out)
+{
+    if (json_is_null(v))
+        return 0;
+    if (json_is_boolean(v)) {
+        *out = json_is_true(v);
+        return 1;
+    }
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v) != 0;
+        return 1;
+    }
+    return QC_EINVAL;
+}
+
+/* String field; a number (a token some protocols return as an integer) is
+ * kept as its decimal text.  Returns 1 set, 0 absent, QC_EINVAL, QC_ENOMEM. */
+static int get_str(strtab *st, json_t *v, const char **out)
+{
+    char buf[32];
+    const char *s;
+    size_t len;
+
+    if (json_is_null(v))
+        return 0;
+    if (json_is_string(v)) {
+        s = json_string_value(v);
+        len = json_string_length(v);
+        if (memchr(s, '\0', len) != NULL)
+            return QC_EINVAL;
+    } else if (json_is_integer(v)) {
+        len = (size_t)snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        s = buf;
+    } else {
+        return QC_EINVAL;
+    }
+    *out = intern(st, s, len);
+    return *out != NULL ? 1 : QC_ENOMEM;
+}
+
+static int get_int(json_t *v, int *out)
+{
+    int64_t x;
+    int rc = get_int64(v, &x);
+
+    if (rc == 1) {
+        if (x < -2147483647 - 1 || x > 2147483647)
+            return QC_EINVAL;
+        *out = (int)x;
+    }
+    return rc;
+}
+
+static qc_ev_type parse_type(const char *s)
+{
+    static const struct {
+        const char *name;
+        qc_ev_type type;
+    } map[] = {
+        {"invoke", QC_EV_INVOKE},   {"ok", QC_EV_OK},         {"fail", QC_EV_FAIL},
+        {"info", QC_EV_INFO},       {"effect", QC_EV_EFFECT}, {"fault", QC_EV_FAULT},
+        {"snapshot", QC_EV_SNAPSHOT}, {"monitor", QC_EV_MONITOR}, {"end", QC_EV_END},
+    };
+    for (size_t i = 0; s != NULL && i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(s, map[i].name) == 0)
+            return map[i].type;
+    return QC_EV_OTHER;
+}
+
+static qc_op parse_op(const char *s)
+{
+    for (int op = QC_OP_ENQUEUE; s != NULL && op <= QC_OP_REAP; op++)
+        if (strcmp(s, qc_op_name((qc_op)op)) == 0)
+            return (qc_op)op;
+    return QC_OP_NONE;
+}
+
+/* A header number: integer or real (truncated).  1 set, 0 absent, <0 bad. */
+static int get_long_num(json_t *v, long *out)
+{
+    if (v == NULL || json_is_null(v))
+        return 0;
+    if (json_is_integer(v)) {
+        *out = (long)json_integer_value(v);
+        return 1;
+    }
+    if (json_is_real(v) && fabs(json_real_value(v)) < 9.2e18) {
+        *out = (long)json_real_value(v);
+        return 1;
+    }
+    return QC_EINVAL;
+}
+
+static void info_defaults(qc_run_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->max_attempts = -1;
+    snprintf(info->model, sizeof info->model, "lease");
+}
+
+/* Parses a header line into a record (applied later, in file order). */
+static int parse_header(part *pt, json_t *o, where w, qc_err *err)
+{
+    static const char *const nums[] = {"lease_ms", "max_attempts", "reaper_interval_ms",
+                                       "recovery_slack_ms", "workers", "jobs"};
+    hdr_rec r;
+    long *dst[] = {&r.info.lease_ms, &r.info.max_attempts, &r.info.reaper_interval_ms,
+                   &r.info.recovery_slack_ms, &r.info.workers, &r.info.jobs};
+    json_t *v;
+
+    memset(&r, 0, sizeof r);
+    r.w = w;
+    info_defaults(&r.info);
+    v = json_object_get(o, "seed");
+    if (v != NULL && !json_is_null(v)) {
+        if (json_is_integer(v)) {
+            /* A writer may store a uint64 seed as its int64 bit pattern. */
+            r.seed = (uint64_t)json_integer_value(v);
+        } else if (json_is_string(v)) {
+            const char *s = json_string_value(v);
+            char *end;
+            errno = 0;
+            r.seed = strtoull(s, &end, 10);
+            if (*s == '\0' || *s == '-' || *end != '\0' || errno != 0)
+                return bad_field(err, w, "seed", "an unsigned integer");
+        } else {
+            return bad_field(err, w, "seed", "an unsigned integer");
+        }
+        r.have_seed = 1;
+        r.info.seed = r.seed;
+    }
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        if (get_long_num(json_object_get(o, nums[i]), dst[i]) < 0)
+            return bad_field(err, w, nums[i], "a number");
+    v = json_object_get(o, "model");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_string(v) || json_string_length(v) >= sizeof r.info.model ||
+            json_string_length(v) == 0)
+            return bad_field(err, w, "model", "a short string (\"lease\" or \"transaction\")");
+        snprintf(r.info.model, sizeof r.info.model, "%s", json_string_value(v));
+    }
+    if (pt->nhdr % 4 == 0) {
+        hdr_rec *n = realloc(pt->hdr, (pt->nhdr + 4) * sizeof *n);
+        if (n == NULL)
+            return qc_err_set(err, QC_ENOMEM, "%s:%d: out of memory", w.file, w.line);
+        pt->hdr = n;
+    }
+    pt->hdr[pt->nhdr++] = r;
+    return 0;
+}
+
+/* The first header describes the run; every header must agree on the seed. */
+static int apply_header(loader *ld, const hdr_rec *r, qc_err *err)
+{
+    if (r->have_seed && ld->have_seed && r->seed != ld->seed)
+        return qc_err_set(err, QC_EINVAL,
+                          "%s:%d: header seed %" PRIu64 " differs from seed %" PRIu64
+                          " of %s:%d (ledgers of different runs)",
+                          r->w.file, r->w.line, r->seed, ld->seed, ld->seed_at.file,
+                          ld->seed_at.line);
+    if (!ld->have_header) {
+        ld->h->info = r->info;
+        ld->have_header = 1;
+    }
+    if (r->have_seed && !ld->have_seed) {
+        ld->have_seed = 1;
+        ld->seed = r->seed;
+        ld->seed_at = r->w;
+        ld->h->info.seed = r->seed;
+    }
+    return 0;
+}
+
+static void event_init(qc_event *e)
+{
+    memset(e, 0, sizeof *e);
+    e->t = QC_NO_TIME;
+    e->worker = -1;
+    e->req = -1;
+    e->job = QC_NO_JOB;
+    e->rows = -1;
+    e->now = QC_NO_TIME;
+    e->lease_until = QC_NO_TIME;
+    e->attempt = -1;
+    e->invoke = -1;
+}
+
+enum field_kind { F_INT64, F_INT, F_LONG, F_DOUBLE, F_BOOL, F_STR, F_OP };
+
+/* The event fields a ledger line may carry ("type" is read before). */
+static const struct field {
+    const char *key;
+    enum field_kind kind;
+    size_t off;
+} fields[] = {
+    {"seq", F_INT64, offsetof(qc_event, seq)},
+    {"t", F_DOUBLE, offsetof(qc_event, t)},
+    {"op", F_OP, offsetof(qc_event, op)},
+    {"worker", F_INT, offsetof(qc_event, worker)},
+    {"inc", F_INT, offsetof(qc_event, inc)},
+    {"req", F_INT64, offsetof(qc_event, req)},
+    {"job", F_INT64, offsetof(qc_event, job)},
+    {"rows", F_LONG, offsetof(qc_event, rows)},
+    {"now", F_DOUBLE, offsetof(qc_event, now)},
+    {"lease_until", F_DOUBLE, offsetof(qc_event, lease_until)},
+    {"attempt", F_INT, offsetof(qc_event, attempt)},
+    {"applied", F_BOOL, offsetof(qc_event, applied)},
+    {"drained", F_BOOL, offsetof(qc_event, drained)},
+    {"token", F_STR, offsetof(qc_event, token)},
+    {"new_token", F_STR, offsetof(qc_event, new_token)},
+    {"op_key", F_STR, offsetof(qc_event, op_key)},
+    {"state", F_STR, offsetof(qc_event, state)},
+    {"fault", F_STR, offsetof(qc_event, fault)},
+    {"error", F_STR, offsetof(qc_event, error)},
+};
+
+static int set_field(part *pt, const struct field *f, json_t *v, qc_event *e, const char **what)
+{
+    char *dst = (char *)e + f->off;
+    int64_t i64;
+    int rc;
+
+    switch (f->kind) {
+    case F_INT64:
+        *what = "an integer";
+        return get_int64(v, (int64_t *)(void *)dst);
+    case F_INT:
+        *what = "an integer";
+        return get_int(v, (int *)(void *)dst);
+    case F_LONG:
+        *what = "an integer";
+        rc = get_int64(v, &i64);
+        if (rc == 1)
+            *(long *)(void *)dst = (long)i64;
+        return rc;
+    case F_DOUBLE:
+        *what = "a number";
+        return get_double(v, (double *)(void *)dst);
+    case F_BOOL:
+        *what = "a boolean";
+        return get_bool(v, (int *)(void *)dst);
+    case F_STR:
+        *what = "a string";
+        return get_str(pt->st, v, (const char **)(void *)dst);
+    case F_OP:
+        *what = "a string";
+        if (json_is_string(v))
+            *(qc_op *)(void *)dst = parse_op(json_string_value(v));
+        return json_is_string(v) || json_is_null(v) ? 0 : QC_EINVAL;
+    }
+    return 0;
+}
+
+/* Fills e from the members of o.  Unknown keys are ignored, so writers may
+ * add fields. */
+static int parse_event(part *pt, json_t *o, qc_event *e, where w, qc_err *err)
+{
+    const char *key;
+    json_t *v;
+    int have_seq = 0;
+
+    json_object_foreach(o, key, v)
+    {
+        for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+            const char *what = "";
+            int rc;
+            if (fields[k].key[0] != key[0] || strcmp(fields[k].key, key) != 0)
+                continue;
+            rc = set_field(pt, &fields[k], v, e, &what);
+            if (rc == QC_ENOMEM)
+                return qc_err_set(err, QC_ENOMEM, "%s:%d: out of memory", w.file, w.line);
+            if (rc < 0)
+                return bad_field(err, w, key, what);
+            if (k == 0)
+                have_seq = rc == 1;
+            break;
+        }
+    }
+    if (!have_seq)
+        return qc_err_set(err, QC_EINVAL, "%s:%d: event without \"seq\"", w.file, w.line);
+    return 0;
+}
+
+static int push_event(part *pt, const qc_event *e)
+{
+    if (pt->n == pt->cap) {
+        size_t cap = pt->cap ? pt->cap * 2 : 1024;
+        qc_event *ev = realloc(pt->ev, cap * sizeof *ev);
+        if (ev == NULL)
+            return QC_ENOMEM;
+        pt->ev = ev;
+        pt->cap = cap;
+    }
+    pt->ev[pt->n++] = *e;
+    return 0;
+}
+
+/* Parses one line; torn says it is the unterminated last line of its file. */
+static int parse_line(part *pt, const char *p, size_t len, int torn, where w, qc_err *err)
+{
+    json_error_t jerr;
+    json_t *o, *type;
+    qc_event e;
+    int rc;
+
+    o = json_loadb(p, len, 0, &jerr);
+    if (o == NULL || !json_is_object(o)) {
+        if (torn) {
+            pt->torn++;
+            rc = 0;
+        } else if (o == NULL) {
+            rc = qc_err_set(err, QC_EINVAL, "%s:%d: invalid JSON: %s", w.file, w.line, jerr.text);
+        } else {
+            rc = qc_err_set(err, QC_EINVAL, "%s:%d: invalid JSON: not an object", w.file, w.line);
+        }
+        goto out;
+    }
+    type = json_object_get(o, "type");
+    if (json_is_string(type) && strcmp(json_string_value(type), "header") == 0) {
+        rc = parse_header(pt, o, w, err);
+        goto out;
+    }
+    event_init(&e);
+    e.type = json_is_string(type) ? parse_type(json_string_value(type)) : QC_EV_OTHER;
+    e.line = w.line;
+    e.file = pt->file;
+    rc = parse_event(pt, o, &e, w, err);
+    if (rc == 0 && push_event(pt, &e) != 0)
+        rc = qc_err_set(err, QC_ENOMEM, "%s:%d: out of memory", w.file, w.line);
+out:
+    json_decref(o);
+    return rc;
+}
+
+static int is_blank(const char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
+            return 0;
+    return 1;
+}
+
+static void *parse_part(void *arg)
+{
+    part *pt = arg;
+    const char *p = pt->buf, *end = pt->buf + pt->len;
+    where w = {pt->name, pt->line0};
+
+    while (p < end && pt->rc == 0) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = (size_t)((nl != NULL ? nl : end) - p);
+
+        w.line++;
+        if (n > 0 && p[n - 1] == '\r')
+            n--;
+        if (!is_blank(p, n))
+            pt->rc = parse_line(pt, p, n, nl == NULL, w, &pt->err);
+        p = nl != NULL ? nl + 1 : end;
+    }
+    return NULL;
+}
+
+static strtab *pool_add(strpool *pool)
+{
+    if (pool->n == pool->cap) {
+        size_t cap = pool->cap ? pool->cap * 2 : 8;
+        strtab **tab = realloc(pool->tab, cap * sizeof *tab);
+        if (tab == NULL)
+            return NULL;
+        pool->tab = tab;
+        pool->cap = cap;
+    }
+    strtab *st = calloc(1, sizeof *st);
+    if (st != NULL)
+        pool->tab[pool->n++] = st;
+    return st;
+}
+
+static void pool_free(strpool *pool)
+{
+    if (pool == NULL)
+        return;
+    for (size_t i = 0; i < pool->n; i++)
+        strtab_free(pool->tab[i]);
+    free(pool->tab);
+    free(pool);
+}
+
+static size_t count_lines(const char *p, const char *end)
+{
+    size_t n = 0;
+
+    while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+        n++;
+        p++;
+    }
+    return n;
+}
+
+/* How many parts to cut a ledger of len bytes into: one per online CPU (at
+ * most MAX_PARTS), each at least MIN_PART bytes, since jansson's per-line
+ * parse is most of the cost of a load. */
+#define MIN_PART (1u << 20)
+#define MAX_PARTS 8
+
+static int part_count(size_t len)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t n = len / MIN_PART;
+
+    if (ncpu < 1)
+        ncpu = 1;
+    if (n > (size_t)ncpu)
+        n = (size_t)ncpu;
+    if (n > MAX_PARTS)
+        n = MAX_PARTS;
+    return n < 1 ? 1 : (int)n;
+}
+
+/* Appends a parsed part to the history: its headers, then its events. */
+static int merge_part(loader *ld, part *pt, qc_err *err)
+{
+    qc_history *h = ld->h;
+
+    for (size_t i = 0; i < pt->nhdr; i++) {
+        int rc = apply_header(ld, &pt->hdr[i], err);
+        if (rc != 0)
+            return rc;
+    }
+    if (h->n + pt->n > ld->cap) {
+        size_t cap = ld->cap ? ld->cap : 1024;
+        while (cap < h->n + pt->n)
+            cap *= 2;
+        qc_event *ev = realloc(h->ev, cap * sizeof *ev);
+        if (ev == NULL)
+            return qc_err_set(err, QC_ENOMEM, "%s: out of memory", pt->name);
+        h->ev = ev;
+        ld->cap = cap;
+    }
+    if (pt->n > 0)
+        memcpy(h->ev + h->n, pt->ev, pt->n * sizeof *pt->ev);
+    h->n += pt->n;
+    h->torn += pt->torn;
+    return 0;
+}
+
+/* Parses one ledger's text, cut at line boundaries into parts that are
+ * parsed in parallel and merged in file order (so the first bad line in the
+ * file is the one reported). */
+static int parse_buffer(loader *ld, const char *buf, size_t len, const char *name, int file,
+                        qc_err *err)
+{
+    int np = part_count(len), rc = 0;
+    part *pts = calloc((size_t)np, sizeof *pts);
+    pthread_t *tid = calloc((size_t)np, sizeof *tid);
+    int *started = calloc((size_t)np, sizeof *started);
+    size_t off = 0, lines = 0;
+
+    if (pts == NULL || tid == NULL || started == NULL) {
+        rc = qc_err_set(err, QC_ENOMEM, "%s: out of memory", name);
+        goto out;
+    }
+    for (int k = 0; k < np; k++) {
+        size_t stop = len;
+        if (k < np - 1) {
+            const char *nl = memchr(buf + len / (size_t)np * (size_t)(k + 1), '\n',
+                                    len - len / (size_t)np * (size_t)(k + 1));
+            stop = nl != NULL ? (size_t)(nl - buf) + 1 : len;
+            if (stop < off)
+                stop = off;
+        }
+        pts[k].buf = buf + off;
+        pts[k].len = stop - off;
+        pts[k].name = name;
+        pts[k].file = file;
+        pts[k].line0 = (int)lines;
+        pts[k].st = pool_add(ld->pool);
+        if (pts[k].st == NULL) {
+            rc = qc_err_set(err, QC_ENOMEM, "%s: out of memory", name);
+            goto out;
+        }
+        if (k < np - 1)
+            lines += count_lines(buf + off, buf + stop);
+        off = stop;
+    }
+    for (int k = 1; k < np; k++)
+        started[k] = pthread_create(&tid[k], NULL, parse_part, &pts[k]) == 0;
+    parse_part(&pts[0]);
+    for (int k = 1; k < np; k++) {
+        if (started[k])
+            pthread_join(tid[k], NULL);
+        else
+            parse_part(&pts[k]);
+    }
+    for (int k = 0; k < np && rc == 0; k++) {
+        if (pts[k].rc != 0) {
+            rc = pts[k].rc;
+            if (err != NULL)
+                *err = pts[k].err;
+        } else {
+            rc = merge_part(ld, &pts[k], err);
+        }
+    }
+out:
+    for (int k = 0; pts != NULL && k < np; k++) {
+        free(pts[k].ev);
+        free(pts[k].hdr);
+    }
+    free(pts);
+    free(tid);
+    free(started);
+    return rc;
+}
+
+static int read_file(const char *path, char **out, size_t *outlen, qc_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int rc = 0;
+
+    if (f == NULL)
+        return qc_err_set(err, QC_EIO, "cannot open ledger '%s': %s", path, strerror(errno));
+    for (;;) {
+        if (cap - len < 65536) {
+            size_t ncap = cap ? cap * 2 : 1 << 20;
+            char *nbuf = realloc(buf, ncap);
+            if (nbuf == NULL) {
+                rc = qc_err_set(err, QC_ENOMEM, "reading ledger '%s': out of memory", path);
+                goto out;
+            }
+            buf = nbuf;
+            cap = ncap;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(f))
+        rc = qc_err_set(err, QC_EIO, "cannot read ledger '%s'", path);
+out:
+    fclose(f);
+    if (rc != 0) {
+        free(buf);
+        return rc;
+    }
+    *out = buf;
+    *outlen = len;
+    return 0;
+}
+
+/* ---- ordering and pairing --------------------------------------------- */
+
+typedef struct seq_key {
+    int64_t seq;
+    size_t pos; /* load order: ties keep it, so the sort is stable */
+} seq_key;
+
+static int cmp_seq_key(const void *pa, const void *pb)
+{
+    const seq_key *a = pa, *b = pb;
+
+    if (a->seq != b->seq)
+        return a->seq < b->seq ? -1 : 1;
+    return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* Sorts h->ev by seq, ties in load order: sorts small keys, then moves each
+ * event once.  Does nothing to a ledger already in order. */
+static int sort_events(qc_history *h)
+{
+    size_t n = h->n, i;
+    seq_key *key = NULL;
+    qc_event *out = NULL;
+    int rc = 0;
+
+    for (i = 1; i < n && h->ev[i - 1].seq <= h->ev[i].seq; i++)
+        ;
+    if (i >= n)
+        return 0;
+    key = malloc(n * sizeof *key);
+    out = malloc(n * sizeof *out);
+    if (key == NULL || out == NULL) {
+        rc = QC_ENOMEM;
+        goto out;
+    }
+    for (i = 0; i < n; i++) {
+        key[i].seq = h->ev[i].seq;
+        key[i].pos = i;
+    }
+    qsort(key, n, sizeof *key, cmp_seq_key);
+    for (i = 0; i < n; i++)
+        out[i] = h->ev[key[i].pos];
+    free(h->ev);
+    h->ev = out;
+    out = NULL;
+out:
+    free(key);
+    free(out);
+    return rc;
+}
+
+typedef struct inv_slot {
+    int64_t req;
+    int worker, inc, file;
+    long idx; /* -1 empty */
+} inv_slot;
+
+static size_t inv_hash(int64_t req, int worker, int inc, int file, size_t mask)
+{
+    uint64_t x = (uint64_t)req * 0x9E3779B97F4A7C15ull;
+    x ^= ((uint64_t)(uint32_t)worker << 32 | (uint32_t)inc) * 0xC2B2AE3D27D4EB4Full;
+    x ^= (uint64_t)(uint32_t)file * 0x165667B19E3779F9ull;
+    x ^= x >> 29;
+    return (size_t)x & mask;
+}
+
+static inv_slot *inv_find(inv_slot *tab, size_t mask, const qc_event *e)
+{
+    int64_t req = e->req >= 0 ? e->req : -1;
+    size_t j = inv_hash(req, e->worker, e->inc, e->file, mask);
+
+    while (tab[j].idx >= 0 && !(tab[j].req == req && tab[j].worker == e->worker &&
+                                tab[j].inc == e->inc && tab[j].file == e->file))
+        j = (j + 1) & mask;
+    return &tab[j];
+}
+
+/* Sets ev[i].invoke for every completion.  A worker incarnation sends one
+ * request at a time, so without req its latest invoke is the one answered. */
+static int pair_invokes(qc_history *h)
+{
+    size_t ninv = 0, cap = 16;
+
+    for (size_t i = 0; i < h->n; i++)
+        ninv += h->ev[i].type == QC_EV_INVOKE;
+    if (ninv == 0)
+        return 0;
+    while (cap < ninv * 2)
+        cap *= 2;
+    inv_slot *tab = malloc(cap * sizeof *tab);
+    if (tab == NULL)
+        return QC_ENOMEM;
+    for (size_t j = 0; j < cap; j++)
+        tab[j].idx = -1;
+    for (size_t i = 0; i < h->n; i++) {
+        qc_event *e = &h->ev[i];
+        if (e->type == QC_EV_INVOKE) {
+            inv_slot *s = inv_find(tab, cap - 1, e);
+            s->req = e->req >= 0 ? e->req : -1;
+            s->worker = e->worker;
+            s->inc = e->inc;
+            s->file = e->file;
+            s->idx = (long)i;
+        } else if (e->type == QC_EV_OK || e->type == QC_EV_FAIL || e->type == QC_EV_INFO) {
+            inv_slot *s = inv_find(tab, cap - 1, e);
+            if (s->idx >= 0 && h->ev[s->idx].op == e->op)
+                e->invoke = s->idx;
+        }
+    }
+    free(tab);
+    return 0;
+}
+
+/* ---- public ----------------------------------------------------------- */
+
+static int loader_start(loader *ld, qc_history *h, qc_err *err)
+{
+    memset(h, 0, sizeof *h);
+    memset(ld, 0, sizeof *ld);
+    info_defaults(&h->info);
+    ld->h = h;
+    ld->pool = calloc(1, sizeof *ld->pool);
+    if (ld->pool == NULL)
+        return qc_err_set(err, QC_ENOMEM, "loading ledger: out of memory");
+    h->strings = ld->pool;
+    return 0;
+}
+
+static int loader_finish(loader *ld, int rc, qc_err *err)
+{
+    if (rc == 0 && (sort_events(ld->h) != 0 || pair_invokes(ld->h) != 0))
+        rc = qc_err_set(err, QC_ENOMEM, "ordering ledger events: out of memory");
+    if (rc != 0)
+        qc_history_fini(ld->h);
+    return rc;
+}
+
+int qc_history_load(qc_history *h, const char *const *paths, int npaths, qc_err *err)
+{
+    loader ld;
+    int rc = loader_start(&ld, h, err);
+
+    for (int i = 0; rc == 0 && i < npaths; i++) {
+        char *buf = NULL;
+        size_t len = 0;
+        rc = read_file(paths[i], &buf, &len, err);
+        if (rc == 0)
+            rc = parse_buffer(&ld, buf, len, paths[i], i, err);
+        free(buf);
+    }
+    return loader_finish(&ld, rc, err);
+}
+
+int qc_history_parse(qc_history *h, const char *text, qc_err *err)
+{
+    loader ld;
+    int rc = loader_start(&ld, h, err);
+
+    if (rc == 0)
+        rc = parse_buffer(&ld, text, strlen(text), "(text)", 0, err);
+    return loader_finish(&ld, rc, err);
+}
+
+void qc_history_fini(qc_history *h)
+{
+    if (h == NULL)
+        return;
+    free(h->ev);
+    pool_free(h->strings);
+    memset(h, 0, sizeof *h);
+}
+
+const char *qc_op_name(qc_op op)
+{
+    switch (op) {
+    case QC_OP_NONE:
+        return "none";
+    case QC_OP_ENQUEUE:
+        return "enqueue";
+    case QC_OP_CLAIM:
+        return "claim";
+    case QC_OP_COMPLETE:
+        return "complete";
+    case QC_OP_RENEW:
+        return "renew";
+    case QC_OP_FAIL:
+        return "fail";
+    case QC_OP_REAP:
+        return "reap";
+    }
+    return "unknown";
+}

@@ -1,0 +1,278 @@
+/*
+ * main.c - the qchaos command line.  Only this file calls exit.
+ *
+ *   qchaos run [SCENARIO.ini] [--dsn DSN] [--protocol FILE] [--workers N]
+ *              [--jobs N] [--duration S] [--seed N] [--out DIR] [--keep]
+ *   qchaos audit [--out DIR] LEDGER...
+ *   qchaos version | help
+ *
+ * Exit codes (DESIGN.md): 0 all checkers pass; 1 a violation; 2 usage or
+ * input error; 3 a database or service could not be reached or set up;
+ * 4 inconclusive.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "runner.h"
+
+extern volatile sig_atomic_t qc_interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    qc_interrupted = 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: qchaos run [SCENARIO.ini] [options]\n"
+            "       qchaos audit [--out DIR] LEDGER...\n"
+            "       qchaos version\n"
+            "\n"
+            "run options:\n"
+            "  --dsn DSN          database to test (libpq conninfo or URI); default: start an\n"
+            "                     ephemeral PostgreSQL with scripts/pg-ephemeral.sh\n"
+            "  --protocol FILE    protocol (backend) file, overrides the scenario's\n"
+            "  --workers N        worker threads (one connection each)\n"
+            "  --jobs N           jobs to enqueue\n"
+            "  --duration S       chaos phase in seconds (0: until drained)\n"
+            "  --seed N           seed of the workload and fault plan\n"
+            "  --out DIR          output folder (default results/NAME-SEED)\n"
+            "  --keep             keep the queue tables (skip teardown)\n"
+            "  --no-progress      no progress line even on a terminal\n"
+            "\n"
+            "exit codes: 0 pass, 1 violation, 2 usage or input error,\n"
+            "            3 database or service unreachable, 4 inconclusive\n");
+}
+
+static int die(int code, const char *msg)
+{
+    fprintf(stderr, "qchaos: %s\n", msg);
+    return code;
+}
+
+static int parse_long_arg(const char *opt, const char *v, long min, long *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < min) {
+        fprintf(stderr, "qchaos: %s expects an integer >= %ld, got '%s'\n", opt, min, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static char *join_argv(int argc, char **argv)
+{
+    size_t n = 1;
+    for (int i = 0; i < argc; i++)
+        n += strlen(argv[i]) * 4 + 3;
+    char *s = malloc(n);
+    if (!s)
+        return NULL;
+    s[0] = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i)
+            strcat(s, " ");
+        int plain = strspn(argv[i], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                    "0123456789-_./=:,@") == strlen(argv[i]);
+        if (plain) {
+            strcat(s, argv[i]);
+        } else {
+            strcat(s, "'");
+            for (const char *p = argv[i]; *p; p++) {
+                if (*p == '\'')
+                    strcat(s, "'\\''");
+                else
+                    strncat(s, p, 1);
+            }
+            strcat(s, "'");
+        }
+    }
+    return s;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    enum { O_DSN = 256, O_PROTOCOL, O_WORKERS, O_JOBS, O_DURATION, O_SEED, O_OUT, O_KEEP,
+           O_NOPROGRESS };
+    static const struct option opts[] = {
+        {"dsn", required_argument, 0, O_DSN},         {"protocol", required_argument, 0, O_PROTOCOL},
+        {"workers", required_argument, 0, O_WORKERS}, {"jobs", required_argument, 0, O_JOBS},
+        {"duration", required_argument, 0, O_DURATION}, {"seed", required_argument, 0, O_SEED},
+        {"out", required_argument, 0, O_OUT},         {"keep", no_argument, 0, O_KEEP},
+        {"no-progress", no_argument, 0, O_NOPROGRESS}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *dsn = NULL, *protocol = NULL, *out = NULL, *seed = NULL, *duration = NULL;
+    long workers = -1, jobs = -1;
+    int keep = 0, noprogress = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_DSN: dsn = optarg; break;
+        case O_PROTOCOL: protocol = optarg; break;
+        case O_WORKERS:
+            if (parse_long_arg("--workers", optarg, 1, &workers)) return 2;
+            break;
+        case O_JOBS:
+            if (parse_long_arg("--jobs", optarg, 0, &jobs)) return 2;
+            break;
+        case O_DURATION: duration = optarg; break;
+        case O_SEED: seed = optarg; break;
+        case O_OUT: out = optarg; break;
+        case O_KEEP: keep = 1; break;
+        case O_NOPROGRESS: noprogress = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (argc - optind > 1)
+        return die(2, "run takes at most one scenario file");
+
+    qc_run_opts o;
+    memset(&o, 0, sizeof o);
+    qc_scenario_defaults(&o.sc);
+    qc_err err = {0};
+    char base_dir[1024] = "";
+    if (optind < argc) {
+        if (qc_scenario_load(&o.sc, argv[optind], &err) != 0)
+            return die(qc_err_exit_code(err.code), err.msg);
+        char tmp[1024];
+        snprintf(tmp, sizeof tmp, "%s", argv[optind]);
+        snprintf(base_dir, sizeof base_dir, "%s", dirname(tmp));
+    }
+    if (protocol)
+        snprintf(o.sc.protocol, sizeof o.sc.protocol, "%s", protocol);
+    char proto_name[1024];
+    snprintf(proto_name, sizeof proto_name, "%s", o.sc.protocol);
+    if (qc_scenario_resolve(proto_name, protocol ? NULL : (base_dir[0] ? base_dir : NULL),
+                            o.sc.protocol, sizeof o.sc.protocol, &err) != 0)
+        return die(2, err.msg);
+    if (workers > 0)
+        o.sc.workers = workers;
+    if (jobs >= 0)
+        o.sc.jobs = jobs;
+    if (duration) {
+        char *end;
+        double x = strtod(duration, &end);
+        if (end == duration || *end || x < 0) {
+            fprintf(stderr, "qchaos: --duration expects seconds >= 0, got '%s'\n", duration);
+            return 2;
+        }
+        o.sc.duration_s = x;
+    }
+    if (seed) {
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(seed, &end, 10);
+        if (errno || end == seed || *end || seed[0] == '-') {
+            fprintf(stderr, "qchaos: --seed expects a non-negative integer, got '%s'\n", seed);
+            return 2;
+        }
+        o.sc.seed = x;
+        o.sc.seed_set = 1;
+    }
+    if (!o.sc.seed_set) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        o.sc.seed = ((uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec) % 1000000000u;
+    }
+    if (qc_scenario_validate(&o.sc, &err) != 0)
+        return die(2, err.msg);
+    if (out)
+        snprintf(o.out_dir, sizeof o.out_dir, "%s", out);
+    else
+        snprintf(o.out_dir, sizeof o.out_dir, "results/%s-%" PRIu64, o.sc.name, o.sc.seed);
+    o.dsn = dsn;
+    o.keep = keep;
+    o.progress = !noprogress && isatty(2);
+
+    /* The exact command that repeats this run: the same arguments plus the
+     * seed when it was not given. */
+    char *line = join_argv(argc, argv);
+    char *repeat = NULL;
+    if (line) {
+        repeat = malloc(strlen(line) + 64);
+        if (repeat)
+            sprintf(repeat, "qchaos %s%s%" PRIu64, line, seed ? "" : " --seed ",
+                    seed ? 0 : o.sc.seed);
+        if (repeat && seed)
+            sprintf(repeat, "qchaos %s", line);
+    }
+    o.argv_line = repeat;
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    int code = qc_run(&o, &err);
+    if ((code == 2 || code == 3) && err.msg[0])
+        fprintf(stderr, "qchaos: %s\n", err.msg);
+    free(line);
+    free(repeat);
+    return code;
+}
+
+static int cmd_audit(int argc, char **argv)
+{
+    static const struct option opts[] = {{"out", required_argument, 0, 'o'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    const char *out = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind >= argc)
+        return die(2, "audit needs at least one ledger file");
+    qc_err err = {0};
+    int code = qc_audit((const char *const *)&argv[optind], argc - optind, out, NULL, stdout,
+                        &err);
+    if ((code == 2 || code == 3) && err.msg[0])
+        fprintf(stderr, "qchaos: %s\n", err.msg);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "audit"))
+        return cmd_audit(argc - 1, argv + 1);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("qchaos %s\n", QC_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "qchaos: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return 2;
+}

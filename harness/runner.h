@@ -1,0 +1,25 @@
+/*
+ * runner.h - one scenario run: setup -> enqueue -> chaos -> drain ->
+ * snapshot -> audit (DESIGN.md "Phases of a run").
+ */
+#ifndef QC_RUNNER_H
+#define QC_RUNNER_H
+
+#include "scenario.h"
+
+typedef struct qc_run_opts {
+    qc_scenario sc;       /* scenario with CLI overrides applied */
+    const char *dsn;      /* NULL: start the ephemeral PostgreSQL */
+    char out_dir[1024];   /* created if missing */
+    int keep;             /* 1: skip the protocol's teardown */
+    int progress;         /* 1: progress line on stderr every second */
+    const char *argv_line;/* the command line, for "repeat with" */
+} qc_run_opts;
+
+/* Runs a scenario; returns the process exit code (0 pass, 1 violation,
+ * 2 input error, 3 database unreachable or setup failed, 4 inconclusive)
+ * and prints the verdict table and where results are.  err gets the reason
+ * when the code is 2 or 3. */
+int qc_run(const qc_run_opts *o, qc_err *err);
+
+#endif

@@ -1,0 +1,285 @@
+/*
+ * scenario.c - scenario files (INI via inih) with file:line errors.
+ *
+ * inih calls handler() per key; the handler records the first error's text
+ * and returns 0, and ini_parse() returns the line of the first error, which
+ * we combine into "path:line: text".
+ */
+#include "scenario.h"
+
+#include <ini.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#ifndef QC_DATADIR
+#define QC_DATADIR "/usr/local/share/qchaos"
+#endif
+
+void qc_scenario_defaults(qc_scenario *s)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "default");
+    snprintf(s->protocol, sizeof s->protocol, "backends/postgres/skip_locked.sql");
+    s->workers = 16;
+    s->jobs = 20000;
+    s->batch = 1;
+    s->payload_bytes = 32;
+    s->work_ms_min = 0;
+    s->work_ms_max = 0;
+    s->duration_s = 0;
+    s->lease_ms = 5000;
+    s->max_attempts = 3;
+    s->reaper_interval_ms = 500;
+    s->retry_delay_ms = 0;
+    s->idle_base_ms = 5;
+    s->idle_cap_ms = 200;
+    s->idle_jitter = 0.2;
+    s->drain_timeout_s = 120;
+    s->monitor_interval_ms = 250;
+    s->recovery_slack_ms = 2000;
+    s->seed = 0;
+    s->seed_set = 0;
+}
+
+typedef struct parse_ctx {
+    qc_scenario *s;
+    char msg[512];
+    int failed;
+} parse_ctx;
+
+__attribute__((format(printf, 2, 3))) static int fail(parse_ctx *c, const char *fmt, ...)
+{
+    if (!c->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+        va_end(ap);
+        c->failed = 1;
+    }
+    return 0;
+}
+
+static int parse_long(const char *v, long min, long *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < min)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static int parse_double(const char *v, double min, double max, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || x < min || x > max)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+/* "N" or "MIN-MAX", both >= 0. */
+static int parse_range(const char *v, long *lo, long *hi)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", v);
+    char *dash = strchr(buf, '-');
+    if (!dash)
+        return parse_long(buf, 0, lo) || (*hi = *lo, 0);
+    *dash = 0;
+    if (parse_long(buf, 0, lo) || parse_long(dash + 1, 0, hi) || *hi < *lo)
+        return -1;
+    return 0;
+}
+
+#define LONGKEY(sec, key, field, min)                                                      \
+    if (!strcmp(section, sec) && !strcmp(name, key))                                      \
+        return parse_long(value, min, &s->field)                                          \
+                   ? fail(c, "%s must be an integer >= " #min ", got '%s'", key, value)    \
+                   : 1;
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+    parse_ctx *c = user;
+    qc_scenario *s = c->s;
+    if (c->failed)
+        return 0;
+    if (!strcmp(section, "scenario")) {
+        if (!strcmp(name, "name")) {
+            snprintf(s->name, sizeof s->name, "%s", value);
+            return 1;
+        }
+        if (!strcmp(name, "description")) {
+            snprintf(s->description, sizeof s->description, "%s", value);
+            return 1;
+        }
+        if (!strcmp(name, "protocol")) {
+            snprintf(s->protocol, sizeof s->protocol, "%s", value);
+            return 1;
+        }
+        return fail(c, "unknown key '%s' in [%s] (expected name, description, protocol)", name,
+                    section);
+    }
+    if (!strcmp(section, "workload")) {
+        LONGKEY("workload", "workers", workers, 1)
+        LONGKEY("workload", "jobs", jobs, 0)
+        LONGKEY("workload", "batch", batch, 1)
+        LONGKEY("workload", "payload_bytes", payload_bytes, 0)
+        if (!strcmp(name, "work_ms"))
+            return parse_range(value, &s->work_ms_min, &s->work_ms_max)
+                       ? fail(c, "%s must be N or MIN-MAX milliseconds, got '%s'", name, value)
+                       : 1;
+        if (!strcmp(name, "duration_s"))
+            return parse_double(value, 0, 1e7, &s->duration_s)
+                       ? fail(c, "%s must be a number of seconds >= 0, got '%s'", name, value)
+                       : 1;
+        return fail(c,
+                    "unknown key '%s' in [%s] (expected workers, jobs, batch, payload_bytes, "
+                    "work_ms, duration_s)",
+                    name, section);
+    }
+    if (!strcmp(section, "lease")) {
+        LONGKEY("lease", "lease_ms", lease_ms, 1)
+        LONGKEY("lease", "max_attempts", max_attempts, 1)
+        LONGKEY("lease", "reaper_interval_ms", reaper_interval_ms, 1)
+        LONGKEY("lease", "retry_delay_ms", retry_delay_ms, 0)
+        return fail(c,
+                    "unknown key '%s' in [%s] (expected lease_ms, max_attempts, "
+                    "reaper_interval_ms, retry_delay_ms)",
+                    name, section);
+    }
+    if (!strcmp(section, "idle")) {
+        LONGKEY("idle", "base_ms", idle_base_ms, 0)
+        LONGKEY("idle", "cap_ms", idle_cap_ms, 0)
+        if (!strcmp(name, "jitter"))
+            return parse_double(value, 0, 1, &s->idle_jitter)
+                       ? fail(c, "%s must be a number from 0 to 1, got '%s'", name, value)
+                       : 1;
+        return fail(c, "unknown key '%s' in [%s] (expected base_ms, cap_ms, jitter)", name,
+                    section);
+    }
+    if (!strcmp(section, "drain")) {
+        LONGKEY("drain", "monitor_interval_ms", monitor_interval_ms, 10)
+        if (!strcmp(name, "timeout_s"))
+            return parse_double(value, 1, 1e7, &s->drain_timeout_s)
+                       ? fail(c, "%s must be a number of seconds >= 1, got '%s'", name, value)
+                       : 1;
+        return fail(c, "unknown key '%s' in [%s] (expected timeout_s, monitor_interval_ms)", name,
+                    section);
+    }
+    if (!strcmp(section, "bounds")) {
+        LONGKEY("bounds", "recovery_slack_ms", recovery_slack_ms, 0)
+        return fail(c, "unknown key '%s' in [%s] (expected recovery_slack_ms)", name, section);
+    }
+    if (!strcmp(section, "run")) {
+        if (!strcmp(name, "seed")) {
+            char *end;
+            errno = 0;
+            unsigned long long x = strtoull(value, &end, 10);
+            if (errno || end == value || *end || value[0] == '-')
+                return fail(c, "%s must be a non-negative integer, got '%s'", name, value);
+            s->seed = x;
+            s->seed_set = 1;
+            return 1;
+        }
+        return fail(c, "unknown key '%s' in [%s] (expected seed)", name, section);
+    }
+    return fail(c,
+                "unknown section [%s]%s (expected [scenario], [workload], [lease], [idle], "
+                "[drain], [bounds], [run])",
+                section, "");
+}
+
+int qc_scenario_load(qc_scenario *s, const char *path, qc_err *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return qc_err_set(err, QC_EINVAL, "cannot read scenario file '%s': %s", path,
+                          strerror(errno));
+    parse_ctx c = {.s = s};
+    int line = ini_parse_file(f, handler, &c);
+    fclose(f);
+    if (line < 0)
+        return qc_err_set(err, QC_EIO, "cannot read scenario file '%s'", path);
+    if (line > 0) {
+        if (!c.failed)
+            snprintf(c.msg, sizeof c.msg,
+                     "syntax error (expected [section] or key = value)");
+        return qc_err_set(err, QC_EINVAL, "%s:%d: %s", path, line, c.msg);
+    }
+    snprintf(s->path, sizeof s->path, "%s", path);
+    return 0;
+}
+
+static int exists(const char *p)
+{
+    return access(p, R_OK) == 0;
+}
+
+const char *qc_datadir(void)
+{
+    static char dir[PATH_MAX];
+    const char *env = getenv("QCHAOS_HOME");
+    if (env && *env)
+        return env;
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 32);
+    if (n > 0) {
+        dir[n] = 0;
+        char *slash = strrchr(dir, '/');
+        if (slash) {
+            strcpy(slash, "/scripts");
+            if (exists(dir)) {
+                *slash = 0;
+                return dir;
+            }
+        }
+    }
+    return QC_DATADIR;
+}
+
+int qc_scenario_resolve(const char *name, const char *base_dir, char *out, size_t n, qc_err *err)
+{
+    char buf[PATH_MAX * 2];
+    if (name[0] == '/' || exists(name)) {
+        snprintf(out, n, "%s", name);
+        return exists(name) ? 0
+                            : qc_err_set(err, QC_EINVAL, "protocol file '%s' not found", name);
+    }
+    if (base_dir) {
+        snprintf(buf, sizeof buf, "%s/%s", base_dir, name);
+        if (exists(buf)) {
+            snprintf(out, n, "%s", buf);
+            return 0;
+        }
+    }
+    snprintf(buf, sizeof buf, "%s/%s", qc_datadir(), name);
+    if (exists(buf)) {
+        snprintf(out, n, "%s", buf);
+        return 0;
+    }
+    return qc_err_set(err, QC_EINVAL,
+                      "protocol file '%s' not found (looked in ., %s and %s)", name,
+                      base_dir ? base_dir : ".", qc_datadir());
+}
+
+int qc_scenario_validate(const qc_scenario *s, qc_err *err)
+{
+    const char *src = s->path[0] ? s->path : "scenario";
+    if (s->idle_cap_ms < s->idle_base_ms)
+        return qc_err_set(err, QC_EINVAL, "%s: [idle] cap_ms (%ld) must be >= base_ms (%ld)", src,
+                          s->idle_cap_ms, s->idle_base_ms);
+    if (s->workers < 1 || s->workers > 1000)
+        return qc_err_set(err, QC_EINVAL, "%s: workers must be 1..1000, got %ld", src, s->workers);
+    if (s->jobs > 10000000)
+        return qc_err_set(err, QC_EINVAL, "%s: jobs must be <= 10000000, got %ld", src, s->jobs);
+    return 0;
+}

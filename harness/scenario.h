@@ -1,0 +1,69 @@
+/*
+ * scenario.h - a scenario file (INI, parsed with inih) plus CLI overrides.
+ *
+ * Sections and keys (README "Scenario files" is the reference):
+ *   [scenario] name, description, protocol (path, relative to the scenario
+ *              file's folder, then the current folder, then the data folder)
+ *   [workload] workers, jobs, batch, payload_bytes, work_ms (N or MIN-MAX),
+ *              duration_s (chaos phase length; 0 = until drained)
+ *   [lease]    lease_ms, max_attempts, reaper_interval_ms, retry_delay_ms
+ *   [idle]     base_ms, cap_ms, jitter (0..1)
+ *   [drain]    timeout_s, monitor_interval_ms
+ *   [bounds]   recovery_slack_ms
+ *   [run]      seed
+ * An unknown section or key, or a value of the wrong shape, is an error
+ * "file:line: ..." naming what was expected (QC_EINVAL, exit 2).
+ */
+#ifndef QC_SCENARIO_H
+#define QC_SCENARIO_H
+
+#include <stdint.h>
+#include "err.h"
+
+typedef struct qc_scenario {
+    char path[1024];         /* file it came from ("" for defaults only) */
+    char name[128];
+    char description[512];
+    char protocol[1024];     /* resolved path of the protocol file */
+    long workers;            /* worker threads, one connection each */
+    long jobs;               /* jobs enqueued before the chaos phase */
+    long batch;              /* jobs asked for per claim */
+    long payload_bytes;
+    long work_ms_min, work_ms_max; /* simulated effect duration */
+    double duration_s;       /* chaos phase; 0 = until drained */
+    long lease_ms;
+    long max_attempts;
+    long reaper_interval_ms;
+    long retry_delay_ms;
+    long idle_base_ms, idle_cap_ms;
+    double idle_jitter;
+    double drain_timeout_s;
+    long monitor_interval_ms;
+    long recovery_slack_ms;
+    uint64_t seed;
+    int seed_set;
+} qc_scenario;
+
+/* Fills s with the built-in defaults (16 workers, 20000 jobs, lease 5000 ms,
+ * protocol backends/postgres/skip_locked.sql). */
+void qc_scenario_defaults(qc_scenario *s);
+
+/* Parses path over s (keys not in the file keep their current values).
+ * Errors: QC_EINVAL "path:line: ...", QC_EIO when the file cannot be read. */
+int qc_scenario_load(qc_scenario *s, const char *path, qc_err *err);
+
+/* Resolves a protocol path given on the CLI or in a file: as given when it
+ * exists, else relative to base_dir (may be NULL), else under the data folder
+ * (QCHAOS_HOME, the executable's folder, QC_DATADIR).  Writes the result into
+ * out (size n).  Errors: QC_EINVAL "protocol file 'x' not found". */
+int qc_scenario_resolve(const char *name, const char *base_dir, char *out, size_t n, qc_err *err);
+
+/* Checks cross-field constraints (cap >= base, workers >= 1 ...).  Errors:
+ * QC_EINVAL naming the key and the file. */
+int qc_scenario_validate(const qc_scenario *s, qc_err *err);
+
+/* The folder holding backends/, scenarios/ and scripts/ (QCHAOS_HOME, else
+ * the folder of /proc/self/exe when it has scripts/, else QC_DATADIR). */
+const char *qc_datadir(void);
+
+#endif

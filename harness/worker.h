@@ -1,0 +1,68 @@
+/*
+ * worker.h - worker threads (claim -> effect -> complete) and the reaper.
+ *
+ * Each worker owns its connection, PRNG, stats and ledger buffer (pgbench's
+ * per-client state).  Shared state (qc_shared) is read-only after start,
+ * atomic, or behind fatal_mu.  Workers stop by flag and are joined.
+ */
+#ifndef QC_WORKER_H
+#define QC_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "../backends/protocol.h"
+#include "ledger.h"
+#include "rng.h"
+#include "scenario.h"
+#include "sink.h"
+
+typedef struct qc_shared {
+    /* read-only after the threads start */
+    const qc_scenario *sc;
+    const qc_driver *drv;
+    const qc_protocol *proto;
+    const char *dsn;
+    qc_ledger *ledger;
+    qc_sink *sink;
+    /* atomics */
+    atomic_int stop;         /* workers and reaper leave their loops */
+    atomic_int fatal;        /* a protocol error: the run cannot go on */
+    atomic_llong next_req;   /* request ids */
+    atomic_long claims;      /* jobs claimed (rows) */
+    atomic_long empty_claims;
+    atomic_long completes_ok;/* completes with rows > 0 */
+    atomic_long completes_zero;
+    atomic_long errors;      /* fail / info outcomes */
+    atomic_long reaped;
+    atomic_long faults;
+    atomic_int connected;    /* workers connected at start */
+    atomic_int connect_failed;
+    pthread_mutex_t fatal_mu; /* protects fatal_msg, fatal_code */
+    char fatal_msg[1024];
+    int fatal_code;
+} qc_shared;
+
+typedef struct qc_worker {
+    int id;          /* 0..workers-1; the reaper is -1 */
+    int inc;         /* incarnation: bumped when the worker is "restarted" */
+    qc_shared *sh;
+    qc_conn *conn;
+    qc_rng rng;
+    qc_lbuf *lb;
+    pthread_t thread;
+    long idle_step;  /* consecutive empty claims (backoff exponent) */
+} qc_worker;
+
+/* Starts a worker thread (id >= 0) or the reaper (id == -1) on w, which the
+ * caller allocates and keeps until qc_worker_join.  The thread opens its own
+ * connection.  Returns 0 or QC_EIO when the thread cannot be created. */
+int qc_worker_start(qc_worker *w, qc_shared *sh, int id);
+/* Waits for the thread to end (after sh->stop is set) and closes its connection. */
+void qc_worker_join(qc_worker *w);
+
+/* Records a fatal error (first one wins) and stops the run.  Thread-safe. */
+void qc_shared_fatal(qc_shared *sh, int code, const char *msg);
+
+#endif

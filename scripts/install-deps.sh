@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Install the Debian packages qchaos needs (Debian 12 "bookworm").
+#
+#   scripts/install-deps.sh [--with-chromium]
+#
+# Every package is checked with dpkg-query first: on a machine that already
+# has them all this does nothing and needs no network.  Otherwise it runs
+# `apt-get update` once and installs only the missing packages.  No version is
+# pinned (an install may pull a PostgreSQL point release; that is intended).
+# No service is started: if the machine has no /usr/sbin/policy-rc.d, a
+# temporary one that denies service starts is put in place during the install
+# and removed afterwards.  sudo is used only when not running as root.
+#
+#   --with-chromium   also install chromium (headless rendering of reports)
+set -euo pipefail
+
+usage() { sed -n '2,14s/^# \{0,1\}//p' "$0"; }
+
+with_chromium=0
+for arg in "$@"; do
+    case "$arg" in
+    --with-chromium) with_chromium=1 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "install-deps: unknown argument: $arg" >&2; usage >&2; exit 2 ;;
+    esac
+done
+
+packages=(
+    build-essential pkg-config clang libclang-rt-14-dev
+    libpq-dev postgresql-15 postgresql-contrib pgbouncer
+    mariadb-server
+    unixodbc unixodbc-dev odbc-mariadb odbc-postgresql tdsodbc
+    check libjansson-dev libinih-dev
+    gnuplot-nox
+)
+if ((with_chromium)); then packages+=(chromium); fi
+
+is_installed() {
+    [[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" == installed ]]
+}
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+    echo "install-deps: dpkg-query/apt-get not found: this script supports Debian 12 only" >&2
+    exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    is_installed "$p" || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+    echo "install-deps: all ${#packages[@]} packages already installed, nothing to do"
+    exit 0
+fi
+echo "install-deps: missing: ${missing[*]}"
+
+SUDO=()
+if ((EUID != 0)); then
+    if ! command -v sudo >/dev/null 2>&1; then
+        echo "install-deps: not root and sudo is not available; install as root: apt-get install ${missing[*]}" >&2
+        exit 1
+    fi
+    SUDO=(sudo)
+fi
+
+# Keep package maintainer scripts from starting services (postgresql,
+# mariadb, pgbouncer).  Respect an existing policy-rc.d (e.g. Docker's).
+policy=/usr/sbin/policy-rc.d
+added_policy=0
+cleanup() {
+    if ((added_policy)); then
+        "${SUDO[@]}" rm -f "$policy" || true
+    fi
+}
+trap cleanup EXIT
+if [[ ! -e "$policy" ]]; then
+    printf '#!/bin/sh\n# temporary, from qchaos scripts/install-deps.sh\nexit 101\n' |
+        "${SUDO[@]}" tee "$policy" >/dev/null
+    "${SUDO[@]}" chmod 755 "$policy"
+    added_policy=1
+fi
+
+apt=("${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -y
+    -o DPkg::Lock::Timeout=300 -o Dpkg::Use-Pty=0)
+
+echo "install-deps: apt-get update"
+if ! "${apt[@]}" update; then
+    echo "install-deps: ERROR: apt-get update failed (no network or broken sources?)" >&2
+    exit 1
+fi
+
+echo "install-deps: apt-get install ${missing[*]}"
+if ! "${apt[@]}" install --no-install-recommends "${missing[@]}"; then
+    echo "install-deps: ERROR: apt-get install failed for: ${missing[*]}" >&2
+    exit 1
+fi
+
+still=()
+for p in "${missing[@]}"; do
+    is_installed "$p" || still+=("$p")
+done
+if ((${#still[@]})); then
+    echo "install-deps: ERROR: still not installed after apt-get: ${still[*]}" >&2
+    exit 1
+fi
+echo "install-deps: installed ${#missing[@]} package(s): ${missing[*]}"

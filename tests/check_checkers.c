@@ -1,0 +1,907 @@
+/*
+ * check_checkers.c - unit tests of the checkers (harness/checkers.h).
+ *
+ * Every checker is fed hand-written ledgers: one that violates its rule,
+ * one that does not (including the tricky cases that must not raise a
+ * false alarm), and one without opportunities.  The tests assert the
+ * verdict, the counts, and the job ids and ledger seqs of the evidence.
+ *
+ * Ledgers are written with ' for " so that they read as JSON Lines; load()
+ * turns them back into JSON.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../harness/checkers.h"
+#include "../harness/history.h"
+
+typedef int (*checker_fn)(const qc_history *, qc_check *);
+
+static void load(qc_history *h, const char *text)
+{
+    char *s = strdup(text);
+    qc_err err;
+
+    ck_assert_ptr_nonnull(s);
+    memset(&err, 0, sizeof err);
+    for (char *p = s; *p != '\0'; p++)
+        if (*p == '\'')
+            *p = '"';
+    int rc = qc_history_parse(h, s, &err);
+    free(s);
+    ck_assert_msg(rc == 0, "ledger does not parse: %s", err.msg);
+}
+
+/* Runs one checker over a ledger; the caller frees c->v. */
+static void run(checker_fn fn, const char *text, qc_check *c)
+{
+    qc_history h;
+
+    memset(&h, 0, sizeof h);
+    memset(c, 0, sizeof *c);
+    load(&h, text);
+    ck_assert_int_eq(fn(&h, c), 0);
+    qc_history_fini(&h);
+}
+
+/* Asserts that violation v is about job and has exactly the seqs given. */
+static void assert_violation(const qc_check *c, size_t i, int64_t job, const int64_t *seqs,
+                             int nseq)
+{
+    ck_assert_uint_lt(i, c->nstored);
+    const qc_violation *v = &c->v[i];
+    ck_assert_msg(v->job == job, "violation %zu: job %lld, expected %lld (%s)", i,
+                  (long long)v->job, (long long)job, v->msg);
+    ck_assert_msg(v->nseq == nseq, "violation %zu: %d seqs, expected %d (%s)", i, v->nseq, nseq,
+                  v->msg);
+    for (int k = 0; k < nseq; k++)
+        ck_assert_msg(v->seq[k] == seqs[k], "violation %zu: seq[%d] = %lld, expected %lld (%s)",
+                      i, k, (long long)v->seq[k], (long long)seqs[k], v->msg);
+}
+
+#define ASSERT_VIOLATION(c, i, job, ...)                                                        \
+    do {                                                                                       \
+        const int64_t seqs_[] = {__VA_ARGS__};                                                 \
+        assert_violation((c), (i), (job), seqs_, (int)(sizeof seqs_ / sizeof seqs_[0]));       \
+    } while (0)
+
+#define HEADER "{'type':'header','seed':7,'lease_ms':5000,'max_attempts':3}\n"
+
+/* ---- exclusive_claim -------------------------------------------------- */
+
+static const char *const ec_overlap =
+    HEADER
+    "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
+    "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,'job':17,"
+    "'token':'a','now':1000,'lease_until':6000}\n"
+    "{'seq':3,'t':100,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"
+    "{'seq':4,'t':101,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,'job':17,"
+    "'token':'b','now':2000,'lease_until':7000}\n"
+    "{'seq':5,'t':200,'type':'invoke','op':'claim','worker':4,'inc':0,'req':3}\n"
+    "{'seq':6,'t':201,'type':'ok','op':'claim','worker':4,'inc':0,'req':3,'rows':1,'job':18,"
+    "'token':'c','now':2100,'lease_until':7100}\n";
+
+START_TEST(test_exclusive_claim_overlapping_leases_fail)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim, ec_overlap, &c);
+    ck_assert_str_eq(c.name, "exclusive_claim");
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 3);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 4);
+    ck_assert_str_eq(c.v[0].msg, "job 17 claimed by worker 3 (seq 2, lease until +5000 ms) and "
+                                 "by worker 9 (seq 4, at +1000 ms) while the first lease was live");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_exclusive_claim_reclaim_after_expiry_passes)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        HEADER
+        "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a',"
+        "'now':1000,'lease_until':6000}\n"
+        /* exactly at lease_until: the first lease is over (half-open) */
+        "{'seq':2,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'token':'b',"
+        "'now':6000,'lease_until':11000}\n"
+        "{'seq':3,'type':'ok','op':'claim','worker':4,'rows':1,'job':17,'token':'c',"
+        "'now':12000,'lease_until':17000}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 3);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_exclusive_claim_fail_then_reclaim_passes)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        HEADER
+        "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'req':1}\n"
+        "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,"
+        "'token':'a','now':1000,'lease_until':6000}\n"
+        "{'seq':3,'t':10,'type':'invoke','op':'fail','worker':3,'req':2,'job':17,'token':'a'}\n"
+        "{'seq':4,'t':12,'type':'ok','op':'fail','worker':3,'req':2,'job':17,'token':'a',"
+        "'rows':1,'now':1010}\n"
+        "{'seq':5,'t':13,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
+        "'token':'b','now':1020,'lease_until':6020}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 2);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+/* A complete without "now": invoked 500 ms (client) after the claim's
+ * answer, so the server ran it at 1000 + 500 = 1500 or later. */
+#define COMPLETE_NO_NOW_PREFIX                                                                 \
+    HEADER                                                                                     \
+    "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'req':1}\n"                        \
+    "{'seq':2,'t':10,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,"           \
+    "'token':'a','now':1000,'lease_until':6000}\n"                                             \
+    "{'seq':3,'t':510,'type':'invoke','op':'complete','worker':3,'req':2,'job':17,"            \
+    "'token':'a'}\n"
+
+START_TEST(test_exclusive_claim_reclaim_after_complete_lower_bound_passes)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        COMPLETE_NO_NOW_PREFIX
+        "{'seq':4,'t':515,'type':'ok','op':'complete','worker':3,'req':2,'job':17,'token':'a',"
+        "'rows':1}\n"
+        "{'seq':5,'t':520,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
+        "'token':'b','now':1600,'lease_until':6600}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 2);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_exclusive_claim_reclaim_before_complete_lower_bound_fails)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        COMPLETE_NO_NOW_PREFIX
+        "{'seq':4,'t':511,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
+        "'token':'b','now':1400,'lease_until':6400}\n"
+        "{'seq':5,'t':515,'type':'ok','op':'complete','worker':3,'req':2,'job':17,'token':'a',"
+        "'rows':1}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 4, 5);
+    ck_assert_ptr_nonnull(strstr(c.v[0].msg, "released by complete seq 5 no earlier than +500 ms"));
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_exclusive_claim_info_complete_then_reclaim_passes)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        COMPLETE_NO_NOW_PREFIX
+        "{'seq':4,'t':2000,'type':'info','op':'complete','worker':3,'req':2,'job':17,"
+        "'token':'a','error':'connection lost'}\n"
+        "{'seq':5,'t':2100,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
+        "'token':'b','now':1600,'lease_until':6600}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_exclusive_claim_unanswered_complete_then_reclaim_passes)
+{
+    qc_check c;
+
+    /* The worker died with its complete in flight: it may have committed. */
+    run(qc_check_exclusive_claim,
+        COMPLETE_NO_NOW_PREFIX
+        "{'seq':4,'t':2100,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
+        "'token':'b','now':1600,'lease_until':6600}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_exclusive_claim_zero_row_complete_keeps_lease_fails)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        COMPLETE_NO_NOW_PREFIX
+        "{'seq':4,'t':515,'type':'ok','op':'complete','worker':3,'req':2,'job':17,'token':'a',"
+        "'rows':0,'now':1500}\n"
+        "{'seq':5,'t':520,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
+        "'token':'b','now':1600,'lease_until':6600}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 5);
+    free(c.v);
+}
+END_TEST
+
+#define RENEW_PREFIX                                                                           \
+    HEADER                                                                                     \
+    "{'seq':1,'t':1,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,"            \
+    "'token':'a','now':1000,'lease_until':6000}\n"                                             \
+    "{'seq':2,'t':3000,'type':'invoke','op':'renew','worker':3,'req':2,'job':17,"              \
+    "'token':'a'}\n"                                                                           \
+    "{'seq':3,'t':3001,'type':'ok','op':'renew','worker':3,'req':2,'job':17,'token':'a',"      \
+    "'rows':1,'now':4000,'lease_until':9000}\n"
+
+START_TEST(test_exclusive_claim_reclaim_within_renewed_lease_fails)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        RENEW_PREFIX "{'seq':4,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
+                     "'token':'b','now':8000,'lease_until':13000}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 2);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 1, 3, 4);
+    ck_assert_ptr_nonnull(strstr(c.v[0].msg, "renewed at seq 3 until +8000 ms"));
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_exclusive_claim_reclaim_after_renewed_lease_passes)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        RENEW_PREFIX "{'seq':4,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
+                     "'token':'b','now':9500,'lease_until':14500}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_exclusive_claim_rotated_token_complete_ends_lease_passes)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        HEADER
+        "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a',"
+        "'now':1000,'lease_until':6000}\n"
+        "{'seq':2,'type':'ok','op':'renew','worker':3,'job':17,'token':'a','new_token':'b',"
+        "'rows':1,'now':2000,'lease_until':7000}\n"
+        "{'seq':3,'type':'ok','op':'complete','worker':3,'job':17,'token':'b','rows':1,"
+        "'now':3000}\n"
+        "{'seq':4,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'token':'c',"
+        "'now':3500,'lease_until':8500}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 2);
+    free(c.v);
+}
+END_TEST
+
+/* The complete with the rotated token must end worker 3's lease only:
+ * worker 9's lease stays live, so worker 4's claim overlaps it. */
+START_TEST(test_exclusive_claim_rotated_token_ends_only_its_lease_fails)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        HEADER
+        "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'req':1}\n"
+        "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,"
+        "'token':'a','now':1000,'lease_until':6000}\n"
+        "{'seq':3,'t':99,'type':'invoke','op':'claim','worker':9,'req':2}\n"
+        "{'seq':4,'t':100,'type':'ok','op':'claim','worker':9,'req':2,'rows':1,'job':17,"
+        "'token':'c','now':2000,'lease_until':7000}\n"
+        "{'seq':5,'t':150,'type':'ok','op':'renew','worker':3,'req':3,'job':17,'token':'a',"
+        "'new_token':'b','rows':1,'now':2500,'lease_until':7500}\n"
+        "{'seq':6,'t':200,'type':'invoke','op':'complete','worker':3,'req':4,'job':17,"
+        "'token':'b'}\n"
+        "{'seq':7,'t':201,'type':'ok','op':'complete','worker':3,'req':4,'job':17,'token':'b',"
+        "'rows':1,'now':3000}\n"
+        "{'seq':8,'t':300,'type':'ok','op':'claim','worker':4,'req':5,'rows':1,'job':17,"
+        "'token':'d','now':3500,'lease_until':8500}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 3);
+    ck_assert_int_eq(c.nviolations, 2);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 4, 7);
+    ASSERT_VIOLATION(&c, 1, 17, 4, 8);
+    ck_assert_ptr_nonnull(strstr(c.v[0].msg, "released by complete seq 7 at +2000 ms"));
+    free(c.v);
+}
+END_TEST
+
+/* A complete whose token names no lease (here: a protocol without tokens)
+ * is assumed to have ended every lease of its job. */
+START_TEST(test_exclusive_claim_tokenless_complete_then_reclaim_passes)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        HEADER
+        "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'now':1000,"
+        "'lease_until':6000}\n"
+        "{'seq':2,'type':'ok','op':'complete','worker':3,'job':17,'rows':1,'now':2000}\n"
+        "{'seq':3,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'now':2500,"
+        "'lease_until':7500}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 2);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_exclusive_claim_reap_of_live_lease_then_reclaim_fails)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        HEADER
+        "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a',"
+        "'now':1000,'lease_until':6000}\n"
+        "{'seq':2,'type':'ok','op':'reap','worker':-1,'rows':1,'job':17,'now':1500}\n"
+        "{'seq':3,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'token':'b',"
+        "'now':2000,'lease_until':7000}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 1, 3);
+    free(c.v);
+}
+END_TEST
+
+/* A renew accepted after the lease lapsed makes it live again only from the
+ * renew on: no overlap with a lease that had ended before. */
+START_TEST(test_exclusive_claim_renew_after_lapse_passes)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        HEADER
+        "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a',"
+        "'now':1000,'lease_until':2000}\n"
+        "{'seq':2,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'token':'b',"
+        "'now':3000,'lease_until':8000}\n"
+        "{'seq':3,'type':'ok','op':'complete','worker':9,'job':17,'token':'b','rows':1,"
+        "'now':3500}\n"
+        "{'seq':4,'type':'ok','op':'renew','worker':3,'job':17,'token':'a','rows':1,"
+        "'now':4000,'lease_until':9000}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_exclusive_claim_renew_after_lapse_into_live_lease_fails)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        HEADER
+        "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a',"
+        "'now':1000,'lease_until':2000}\n"
+        "{'seq':2,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'token':'b',"
+        "'now':3000,'lease_until':8000}\n"
+        "{'seq':3,'type':'ok','op':'renew','worker':3,'job':17,'token':'a','rows':1,"
+        "'now':4000,'lease_until':9000}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 1, 2, 3);
+    ck_assert_str_eq(c.v[0].msg, "job 17 claimed by worker 9 (seq 2, lease until +5000 ms) and "
+                                 "by worker 3 (seq 1, renewed at seq 3, +1000 ms) while the first "
+                                 "lease was live");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_exclusive_claim_no_claims_inconclusive)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        HEADER "{'seq':1,'type':'invoke','op':'claim','worker':3,'req':1}\n"
+               "{'seq':2,'type':'ok','op':'claim','worker':3,'req':1,'rows':0}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_exclusive_claim_claims_without_server_time_inconclusive)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        HEADER "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a'}\n"
+               "{'seq':2,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'token':'b'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    ck_assert_ptr_nonnull(strstr(c.summary, "2 claims without a server time not checked"));
+    free(c.v);
+}
+END_TEST
+
+/* ---- double_complete -------------------------------------------------- */
+
+START_TEST(test_double_complete_two_acked_completes_fail)
+{
+    qc_check c;
+
+    run(qc_check_double_complete,
+        HEADER
+        "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'aaaaaaaaaaaa',"
+        "'now':1000,'lease_until':6000}\n"
+        "{'seq':2,'type':'invoke','op':'complete','worker':3,'req':2,'job':17,"
+        "'token':'aaaaaaaaaaaa'}\n"
+        "{'seq':3,'type':'ok','op':'complete','worker':3,'req':2,'job':17,"
+        "'token':'aaaaaaaaaaaa','rows':1,'now':2000}\n"
+        "{'seq':4,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'token':'b',"
+        "'now':7000,'lease_until':12000}\n"
+        "{'seq':5,'type':'invoke','op':'complete','worker':9,'req':5,'job':17,'token':'b'}\n"
+        /* no job or token on the answer: both come from its invoke */
+        "{'seq':6,'type':'ok','op':'complete','worker':9,'req':5,'rows':1,'now':7500}\n"
+        "{'seq':7,'type':'ok','op':'complete','worker':4,'req':9,'job':18,'token':'c',"
+        "'rows':1,'now':7600}\n",
+        &c);
+    ck_assert_str_eq(c.name, "double_complete");
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 3);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 3, 6);
+    ck_assert_str_eq(c.v[0].msg, "job 17 completed 2 times with rows > 0: seq 3 (worker 3, token "
+                                 "aaaaaaaa..), seq 6 (worker 9, token b)");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_double_complete_zero_row_complete_passes)
+{
+    qc_check c;
+
+    run(qc_check_double_complete,
+        HEADER
+        "{'seq':1,'type':'ok','op':'complete','worker':3,'job':17,'token':'a','rows':1}\n"
+        "{'seq':2,'type':'ok','op':'complete','worker':9,'job':17,'token':'b','rows':0}\n"
+        "{'seq':3,'type':'info','op':'complete','worker':4,'job':17,'token':'c'}\n"
+        "{'seq':4,'type':'fail','op':'complete','worker':5,'job':17,'token':'d',"
+        "'error':'40001 could not serialize'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 2);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_double_complete_no_completes_inconclusive)
+{
+    qc_check c;
+
+    run(qc_check_double_complete,
+        HEADER "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a',"
+               "'now':1000,'lease_until':6000}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    free(c.v);
+}
+END_TEST
+
+/* ---- no_lost_jobs ----------------------------------------------------- */
+
+START_TEST(test_no_lost_jobs_unfinished_missing_and_unknown_jobs_fail)
+{
+    qc_check c;
+
+    run(qc_check_no_lost_jobs,
+        HEADER
+        "{'seq':1,'type':'invoke','op':'enqueue','worker':0,'req':1}\n"
+        "{'seq':2,'type':'ok','op':'enqueue','worker':0,'req':1,'rows':1,'job':1}\n"
+        "{'seq':3,'type':'ok','op':'enqueue','worker':0,'req':2,'rows':1,'job':2}\n"
+        "{'seq':4,'type':'ok','op':'enqueue','worker':0,'req':3,'rows':1,'job':3}\n"
+        "{'seq':5,'type':'ok','op':'enqueue','worker':0,'req':4,'rows':1,'job':4}\n"
+        "{'seq':6,'type':'ok','op':'claim','worker':3,'rows':1,'job':2,'token':'a',"
+        "'now':1000,'lease_until':6000}\n"
+        "{'seq':7,'type':'ok','op':'claim','worker':3,'rows':1,'job':3,'token':'b',"
+        "'now':1000,'lease_until':6000}\n"
+        "{'seq':8,'type':'fault','fault':'kill_after_claim','job':3,'worker':3,'inc':0}\n"
+        "{'seq':9,'type':'snapshot','job':1,'state':'done','attempt':1}\n"
+        "{'seq':10,'type':'snapshot','job':2,'state':'inflight','attempt':1,'token':'a'}\n"
+        "{'seq':11,'type':'snapshot','job':4,'state':'dead','attempt':3}\n"
+        "{'seq':12,'type':'snapshot','job':99,'state':'done','attempt':1}\n"
+        "{'seq':13,'type':'end','drained':false}\n",
+        &c);
+    ck_assert_str_eq(c.name, "no_lost_jobs");
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 4);
+    ck_assert_int_eq(c.nviolations, 3);
+    ASSERT_VIOLATION(&c, 0, 2, 3, 6, 10);
+    ck_assert_ptr_nonnull(strstr(c.v[0].msg, "job 2 is inflight in the final snapshot (seq 10)"));
+    ASSERT_VIOLATION(&c, 1, 3, 4, 8);
+    ck_assert_str_eq(c.v[1].msg, "job 3 was enqueued (seq 4) but is missing from the final "
+                                 "snapshot; its last ledger event is seq 8 (fault "
+                                 "kill_after_claim)");
+    ASSERT_VIOLATION(&c, 2, 99, 12);
+    ck_assert_str_eq(c.v[2].msg,
+                     "job 99 appears in the final snapshot (seq 12, state done) but was never "
+                     "enqueued");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_lost_jobs_all_done_or_dead_passes)
+{
+    qc_check c;
+
+    run(qc_check_no_lost_jobs,
+        HEADER "{'seq':1,'type':'ok','op':'enqueue','worker':0,'rows':1,'job':1}\n"
+               "{'seq':2,'type':'ok','op':'enqueue','worker':0,'rows':1,'job':2}\n"
+               "{'seq':3,'type':'snapshot','job':1,'state':'done'}\n"
+               "{'seq':4,'type':'snapshot','job':2,'state':'dead','error':'poison'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 2);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+#define UNKNOWN_ENQUEUE_PREFIX                                                                 \
+    HEADER "{'seq':1,'type':'ok','op':'enqueue','worker':0,'req':1,'rows':1,'job':1}\n"        \
+           "{'seq':2,'type':'invoke','op':'enqueue','worker':0,'req':2}\n"                     \
+           "{'seq':3,'type':'info','op':'enqueue','worker':0,'req':2,'error':'timeout'}\n"     \
+           "{'seq':4,'type':'snapshot','job':1,'state':'done'}\n"                              \
+           "{'seq':5,'type':'snapshot','job':2,'state':'done'}\n"
+
+START_TEST(test_no_lost_jobs_info_enqueue_accounts_for_one_job_passes)
+{
+    qc_check c;
+
+    run(qc_check_no_lost_jobs, UNKNOWN_ENQUEUE_PREFIX, &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_lost_jobs_info_enqueue_accounts_for_one_job_only_fails)
+{
+    qc_check c;
+
+    run(qc_check_no_lost_jobs,
+        UNKNOWN_ENQUEUE_PREFIX "{'seq':6,'type':'snapshot','job':3,'state':'done'}\n", &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 3, 6);
+    ck_assert_ptr_nonnull(strstr(c.v[0].msg, "2 such jobs, 1 enqueues with an unknown outcome"));
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_lost_jobs_no_snapshot_inconclusive)
+{
+    qc_check c;
+
+    run(qc_check_no_lost_jobs,
+        HEADER "{'seq':1,'type':'ok','op':'enqueue','worker':0,'rows':1,'job':1}\n", &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_str_eq(c.summary, "no final snapshot in the ledger");
+    free(c.v);
+}
+END_TEST
+
+/* ---- acked_durable ---------------------------------------------------- */
+
+START_TEST(test_acked_durable_acked_job_not_done_fails)
+{
+    qc_check c;
+
+    run(qc_check_acked_durable,
+        HEADER
+        "{'seq':1,'type':'ok','op':'complete','worker':3,'job':17,'token':'a','rows':1,"
+        "'now':2000}\n"
+        "{'seq':2,'type':'ok','op':'complete','worker':4,'job':18,'token':'b','rows':1,"
+        "'now':2100}\n"
+        "{'seq':3,'type':'ok','op':'complete','worker':5,'job':19,'token':'c','rows':1,"
+        "'now':2200}\n"
+        "{'seq':4,'type':'snapshot','job':17,'state':'ready'}\n"
+        "{'seq':5,'type':'snapshot','job':18,'state':'done'}\n",
+        &c);
+    ck_assert_str_eq(c.name, "acked_durable");
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 3);
+    ck_assert_int_eq(c.nviolations, 2);
+    ASSERT_VIOLATION(&c, 0, 17, 1, 4);
+    ck_assert_str_eq(c.v[0].msg, "job 17: complete acknowledged with rows 1 (seq 1, worker 3) but "
+                                 "the job is ready in the final snapshot (seq 4)");
+    ASSERT_VIOLATION(&c, 1, 19, 3);
+    ck_assert_ptr_nonnull(strstr(c.v[1].msg, "missing from the final snapshot"));
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_acked_durable_acked_job_done_passes)
+{
+    qc_check c;
+
+    run(qc_check_acked_durable,
+        HEADER "{'seq':1,'type':'ok','op':'complete','worker':3,'job':17,'token':'a','rows':1}\n"
+               "{'seq':2,'type':'ok','op':'complete','worker':4,'job':18,'token':'b','rows':0}\n"
+               "{'seq':3,'type':'snapshot','job':17,'state':'done'}\n"
+               "{'seq':4,'type':'snapshot','job':18,'state':'ready'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_acked_durable_no_snapshot_inconclusive)
+{
+    qc_check c;
+
+    run(qc_check_acked_durable,
+        HEADER "{'seq':1,'type':'ok','op':'complete','worker':3,'job':17,'token':'a','rows':1}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    ck_assert_str_eq(c.summary, "no final snapshot in the ledger");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_acked_durable_no_acked_complete_inconclusive)
+{
+    qc_check c;
+
+    run(qc_check_acked_durable,
+        HEADER "{'seq':1,'type':'ok','op':'complete','worker':3,'job':17,'token':'a','rows':0}\n"
+               "{'seq':2,'type':'snapshot','job':17,'state':'ready'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+/* ---- shared machinery ------------------------------------------------- */
+
+START_TEST(test_check_violation_beyond_cap_counts_all)
+{
+    qc_check c;
+
+    memset(&c, 0, sizeof c);
+    for (int i = 0; i < QC_MAX_STORED_VIOLATIONS + 50; i++) {
+        int64_t seq = i;
+        qc__check_violation(&c, i, &seq, 1, "violation %d", i);
+    }
+    ck_assert_int_eq(c.nviolations, QC_MAX_STORED_VIOLATIONS + 50);
+    ck_assert_uint_eq(c.nstored, QC_MAX_STORED_VIOLATIONS);
+    ck_assert_str_eq(c.v[QC_MAX_STORED_VIOLATIONS - 1].msg, "violation 99");
+    qc__check_finish(&c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_check_violation_evidence_sorted_distinct_capped)
+{
+    qc_check c;
+    const int64_t seqs[] = {90, 30, 30, 10, 120, 50, 60, 70, 80, 100, 110, 20};
+
+    memset(&c, 0, sizeof c);
+    qc__check_violation(&c, 5, seqs, (int)(sizeof seqs / sizeof seqs[0]), "line\nbreak");
+    ASSERT_VIOLATION(&c, 0, 5, 10, 20, 30, 50, 60, 70, 80, 90);
+    ck_assert_str_eq(c.v[0].msg, "line break");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_check_finish_zero_opportunities_inconclusive)
+{
+    qc_check c;
+
+    memset(&c, 0, sizeof c);
+    qc__check_finish(&c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    c.opportunities = 1;
+    qc__check_finish(&c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+}
+END_TEST
+
+START_TEST(test_verdict_name_each_verdict_named)
+{
+    ck_assert_str_eq(qc_verdict_name(QC_PASS), "PASS");
+    ck_assert_str_eq(qc_verdict_name(QC_FAIL), "FAIL");
+    ck_assert_str_eq(qc_verdict_name(QC_INCONCLUSIVE), "INCONCLUSIVE");
+    ck_assert_str_eq(qc_verdict_name(QC_NOT_APPLICABLE), "NOT_APPLICABLE");
+}
+END_TEST
+
+START_TEST(test_check_all_overlap_ledger_four_verdicts)
+{
+    qc_history h;
+    qc_check *c = NULL;
+    size_t n = 0;
+
+    memset(&h, 0, sizeof h);
+    load(&h, ec_overlap);
+    ck_assert_int_eq(qc_check_all(&h, &c, &n), 0);
+    ck_assert_uint_eq(n, 4);
+    ck_assert_str_eq(c[0].name, "exclusive_claim");
+    ck_assert_int_eq(c[0].verdict, QC_FAIL);
+    ck_assert_str_eq(c[1].name, "double_complete");
+    ck_assert_int_eq(c[1].verdict, QC_INCONCLUSIVE);
+    ck_assert_str_eq(c[2].name, "no_lost_jobs");
+    ck_assert_int_eq(c[2].verdict, QC_INCONCLUSIVE);
+    ck_assert_str_eq(c[3].name, "acked_durable");
+    ck_assert_int_eq(c[3].verdict, QC_INCONCLUSIVE);
+    qc_checks_free(c, n);
+    qc_history_fini(&h);
+}
+END_TEST
+
+/* A correct run of 40,000 jobs (240,000 lines): every checker passes, in
+ * well under a second of checking. */
+START_TEST(test_check_all_large_correct_ledger_passes)
+{
+    enum { JOBS = 40000 };
+    size_t cap = (size_t)JOBS * 6 * 200, len = 0;
+    char *text = malloc(cap);
+    qc_history h;
+    qc_err err;
+    qc_check *c = NULL;
+    size_t n = 0;
+    int64_t seq = 0;
+    struct timespec t0, t1;
+
+    ck_assert_ptr_nonnull(text);
+    memset(&h, 0, sizeof h);
+    memset(&err, 0, sizeof err);
+    len += (size_t)snprintf(text + len, cap - len, "{\"type\":\"header\",\"seed\":1}\n");
+    for (int j = 1; j <= JOBS; j++) {
+        double now = 1e12 + j * 10.0, t = j * 10.0;
+        int w = j % 16;
+        len += (size_t)snprintf(
+            text + len, cap - len,
+            "{\"seq\":%lld,\"type\":\"ok\",\"op\":\"enqueue\",\"worker\":0,\"rows\":1,\"job\":%d}\n"
+            "{\"seq\":%lld,\"t\":%.3f,\"type\":\"invoke\",\"op\":\"claim\",\"worker\":%d,"
+            "\"req\":%d}\n"
+            "{\"seq\":%lld,\"t\":%.3f,\"type\":\"ok\",\"op\":\"claim\",\"worker\":%d,\"req\":%d,"
+            "\"rows\":1,\"job\":%d,\"token\":\"t%d\",\"now\":%.1f,\"lease_until\":%.1f}\n"
+            "{\"seq\":%lld,\"t\":%.3f,\"type\":\"invoke\",\"op\":\"complete\",\"worker\":%d,"
+            "\"req\":%d,\"job\":%d,\"token\":\"t%d\"}\n"
+            "{\"seq\":%lld,\"t\":%.3f,\"type\":\"ok\",\"op\":\"complete\",\"worker\":%d,"
+            "\"req\":%d,\"job\":%d,\"token\":\"t%d\",\"rows\":1,\"now\":%.1f}\n",
+            (long long)seq + 1, j, (long long)seq + 2, t, w, 2 * j, (long long)seq + 3, t + 1, w,
+            2 * j, j, j, now, now + 5000, (long long)seq + 4, t + 2, w, 2 * j + 1, j, j,
+            (long long)seq + 5, t + 3, w, 2 * j + 1, j, j, now + 3);
+        seq += 5;
+    }
+    for (int j = 1; j <= JOBS; j++)
+        len += (size_t)snprintf(text + len, cap - len,
+                                "{\"seq\":%lld,\"type\":\"snapshot\",\"job\":%d,\"state\":\"done\"}\n",
+                                (long long)++seq, j);
+    ck_assert_uint_lt(len, cap);
+    ck_assert_int_eq(qc_history_parse(&h, text, &err), 0);
+    free(text);
+    ck_assert_uint_eq(h.n, (size_t)JOBS * 6);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ck_assert_int_eq(qc_check_all(&h, &c, &n), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(c[i].verdict == QC_PASS, "%s: %s", c[i].name, c[i].summary);
+    ck_assert_int_eq(c[0].opportunities, JOBS);
+    ck_assert_int_eq(c[2].opportunities, JOBS);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    ck_assert_msg(ms < 2000.0, "checking took %.0f ms", ms);
+    qc_checks_free(c, n);
+    qc_history_fini(&h);
+}
+END_TEST
+
+static Suite *checkers_suite(void)
+{
+    Suite *s = suite_create("checkers");
+    TCase *tc;
+
+    tc = tcase_create("exclusive_claim");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_exclusive_claim_overlapping_leases_fail);
+    tcase_add_test(tc, test_exclusive_claim_reclaim_after_expiry_passes);
+    tcase_add_test(tc, test_exclusive_claim_fail_then_reclaim_passes);
+    tcase_add_test(tc, test_exclusive_claim_reclaim_after_complete_lower_bound_passes);
+    tcase_add_test(tc, test_exclusive_claim_reclaim_before_complete_lower_bound_fails);
+    tcase_add_test(tc, test_exclusive_claim_info_complete_then_reclaim_passes);
+    tcase_add_test(tc, test_exclusive_claim_unanswered_complete_then_reclaim_passes);
+    tcase_add_test(tc, test_exclusive_claim_zero_row_complete_keeps_lease_fails);
+    tcase_add_test(tc, test_exclusive_claim_reclaim_within_renewed_lease_fails);
+    tcase_add_test(tc, test_exclusive_claim_reclaim_after_renewed_lease_passes);
+    tcase_add_test(tc, test_exclusive_claim_rotated_token_complete_ends_lease_passes);
+    tcase_add_test(tc, test_exclusive_claim_rotated_token_ends_only_its_lease_fails);
+    tcase_add_test(tc, test_exclusive_claim_tokenless_complete_then_reclaim_passes);
+    tcase_add_test(tc, test_exclusive_claim_reap_of_live_lease_then_reclaim_fails);
+    tcase_add_test(tc, test_exclusive_claim_renew_after_lapse_passes);
+    tcase_add_test(tc, test_exclusive_claim_renew_after_lapse_into_live_lease_fails);
+    tcase_add_test(tc, test_exclusive_claim_no_claims_inconclusive);
+    tcase_add_test(tc, test_exclusive_claim_claims_without_server_time_inconclusive);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("double_complete");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_double_complete_two_acked_completes_fail);
+    tcase_add_test(tc, test_double_complete_zero_row_complete_passes);
+    tcase_add_test(tc, test_double_complete_no_completes_inconclusive);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("no_lost_jobs");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_no_lost_jobs_unfinished_missing_and_unknown_jobs_fail);
+    tcase_add_test(tc, test_no_lost_jobs_all_done_or_dead_passes);
+    tcase_add_test(tc, test_no_lost_jobs_info_enqueue_accounts_for_one_job_passes);
+    tcase_add_test(tc, test_no_lost_jobs_info_enqueue_accounts_for_one_job_only_fails);
+    tcase_add_test(tc, test_no_lost_jobs_no_snapshot_inconclusive);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("acked_durable");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_acked_durable_acked_job_not_done_fails);
+    tcase_add_test(tc, test_acked_durable_acked_job_done_passes);
+    tcase_add_test(tc, test_acked_durable_no_snapshot_inconclusive);
+    tcase_add_test(tc, test_acked_durable_no_acked_complete_inconclusive);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("common");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_check_violation_beyond_cap_counts_all);
+    tcase_add_test(tc, test_check_violation_evidence_sorted_distinct_capped);
+    tcase_add_test(tc, test_check_finish_zero_opportunities_inconclusive);
+    tcase_add_test(tc, test_verdict_name_each_verdict_named);
+    tcase_add_test(tc, test_check_all_overlap_ledger_four_verdicts);
+    tcase_add_test(tc, test_check_all_large_correct_ledger_passes);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(checkers_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

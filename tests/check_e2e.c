@@ -1,0 +1,280 @@
+/*
+ * check_e2e.c - end-to-end runs of ./qchaos against the real PostgreSQL that
+ * tests/run.sh starts (QC_TEST_DSN).  No mocks: the harness drives real
+ * worker connections through the real protocol files, and we read the
+ * results.json it wrote.
+ */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *dsn;
+static char outdir[256];
+
+/* Runs a shell command line; returns the exit code, stderr text in *errtext
+ * (malloc'd). */
+static int run(const char *cmd, char **errtext)
+{
+    char errpath[300], full[4096];
+    snprintf(errpath, sizeof errpath, "%s/stderr.%d.txt", outdir, (int)getpid());
+    snprintf(full, sizeof full, "%s >%s/stdout.txt 2>%s", cmd, outdir, errpath);
+    int st = system(full);
+    if (errtext) {
+        FILE *f = fopen(errpath, "r");
+        *errtext = calloc(1, 65536);
+        if (f) {
+            size_t n = fread(*errtext, 1, 65535, f);
+            (*errtext)[n] = 0;
+            fclose(f);
+        }
+    }
+    ck_assert_msg(WIFEXITED(st), "command died: %s", cmd);
+    return WEXITSTATUS(st);
+}
+
+static json_t *load_results(const char *dir)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/results.json", dir);
+    json_error_t je;
+    json_t *r = json_load_file(p, 0, &je);
+    ck_assert_msg(r != NULL, "cannot read %s: %s", p, je.text);
+    return r;
+}
+
+static json_t *checker(json_t *results, const char *name)
+{
+    json_t *arr = json_object_get(results, "checkers");
+    size_t i;
+    json_t *c;
+    json_array_foreach(arr, i, c)
+    {
+        if (!strcmp(json_string_value(json_object_get(c, "name")), name))
+            return c;
+    }
+    ck_abort_msg("checker %s not in results", name);
+    return NULL;
+}
+
+static const char *verdict(json_t *results, const char *name)
+{
+    return json_string_value(json_object_get(checker(results, name), "verdict"));
+}
+
+static long long opportunities(json_t *results, const char *name)
+{
+    return json_integer_value(json_object_get(checker(results, name), "opportunities"));
+}
+
+static const char *const core[] = {"exclusive_claim", "double_complete", "no_lost_jobs",
+                                   "acked_durable"};
+
+/* Every checker in a's results has the same verdict, opportunities and
+ * violation count in b's. */
+static void assert_same_verdicts(json_t *a, json_t *b)
+{
+    json_t *arr = json_object_get(a, "checkers");
+    size_t i;
+    json_t *c;
+    json_array_foreach(arr, i, c)
+    {
+        const char *name = json_string_value(json_object_get(c, "name"));
+        json_t *o = checker(b, name);
+        ck_assert_str_eq(json_string_value(json_object_get(c, "verdict")),
+                         json_string_value(json_object_get(o, "verdict")));
+        ck_assert_int_eq(json_integer_value(json_object_get(c, "opportunities")),
+                         json_integer_value(json_object_get(o, "opportunities")));
+        ck_assert_int_eq(json_integer_value(json_object_get(c, "violations_total")),
+                         json_integer_value(json_object_get(o, "violations_total")));
+    }
+}
+
+START_TEST(test_e2e_default_scenario_passes_and_audit_agrees)
+{
+    char cmd[2048];
+    char *err = NULL;
+    snprintf(cmd, sizeof cmd,
+             "./qchaos run scenarios/default.ini --dsn '%s' --seed 1 --out %s/default "
+             "--no-progress",
+             dsn, outdir);
+    int code = run(cmd, &err);
+    ck_assert_msg(code == 0, "default scenario exit %d: %s", code, err);
+    free(err);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/default", outdir);
+    json_t *r = load_results(dir);
+    for (size_t i = 0; i < sizeof core / sizeof *core; i++) {
+        ck_assert_msg(!strcmp(verdict(r, core[i]), "PASS"), "%s is %s", core[i],
+                      verdict(r, core[i]));
+        ck_assert_msg(opportunities(r, core[i]) > 0, "%s had no opportunities", core[i]);
+    }
+    ck_assert_int_ge(opportunities(r, "exclusive_claim"), 20000);
+    ck_assert_int_eq(opportunities(r, "no_lost_jobs"), 20000);
+    ck_assert_int_eq(json_integer_value(json_object_get(r, "seed")), 1);
+
+    /* qchaos audit on the saved ledger reproduces the verdict. */
+    snprintf(cmd, sizeof cmd, "./qchaos audit --out %s/default-audit %s/default/ledger.jsonl",
+             outdir, outdir);
+    ck_assert_int_eq(run(cmd, NULL), 0);
+    snprintf(dir, sizeof dir, "%s/default-audit", outdir);
+    json_t *a = load_results(dir);
+    assert_same_verdicts(r, a);
+    json_decref(a);
+    json_decref(r);
+}
+END_TEST
+
+START_TEST(test_e2e_select_then_update_mutant_fails_with_jobs_named)
+{
+    char cmd[2048];
+    char *err = NULL;
+    snprintf(cmd, sizeof cmd,
+             "./qchaos run scenarios/default.ini --protocol "
+             "backends/postgres/mutants/select_then_update.sql --dsn '%s' --seed 2 "
+             "--out %s/naive --no-progress",
+             dsn, outdir);
+    int code = run(cmd, &err);
+    ck_assert_msg(code == 1, "mutant exit %d (want 1): %s", code, err);
+    free(err);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/naive", outdir);
+    json_t *r = load_results(dir);
+    json_t *ec = checker(r, "exclusive_claim");
+    json_t *dc = checker(r, "double_complete");
+    int failed = !strcmp(verdict(r, "exclusive_claim"), "FAIL") ||
+                 !strcmp(verdict(r, "double_complete"), "FAIL");
+    ck_assert_msg(failed, "neither exclusive_claim nor double_complete failed");
+    json_t *c = !strcmp(verdict(r, "exclusive_claim"), "FAIL") ? ec : dc;
+    json_t *v = json_array_get(json_object_get(c, "violations"), 0);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_int_gt(json_integer_value(json_object_get(v, "job")), 0);
+    ck_assert_int_ge(json_array_size(json_object_get(v, "seq")), 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(r, "exit_code")), 1);
+
+    snprintf(cmd, sizeof cmd, "./qchaos audit --out %s/naive-audit %s/naive/ledger.jsonl",
+             outdir, outdir);
+    ck_assert_int_eq(run(cmd, NULL), 1);
+    snprintf(dir, sizeof dir, "%s/naive-audit", outdir);
+    json_t *a = load_results(dir);
+    assert_same_verdicts(r, a);
+    json_decref(a);
+    json_decref(r);
+}
+END_TEST
+
+START_TEST(test_e2e_bad_scenario_exits_2_with_file_line)
+{
+    char p[300], cmd[2048];
+    char *err = NULL;
+    snprintf(p, sizeof p, "%s/bad.ini", outdir);
+    FILE *f = fopen(p, "w");
+    fputs("[workload]\nworkers = 4\nwrokers = 5\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "./qchaos run %s --dsn '%s' --out %s/bad", p, dsn, outdir);
+    ck_assert_int_eq(run(cmd, &err), 2);
+    char want[400];
+    snprintf(want, sizeof want, "%s:3: unknown key 'wrokers'", p);
+    ck_assert_msg(strstr(err, want), "stderr: %s", err);
+    free(err);
+}
+END_TEST
+
+START_TEST(test_e2e_protocol_missing_statement_exits_2_before_connecting)
+{
+    char p[300], cmd[2048];
+    char *err = NULL;
+    snprintf(p, sizeof p, "%s/broken.sql", outdir);
+    FILE *f = fopen(p, "w");
+    fputs("-- engine: postgres\n-- name: setup\nSELECT 1;\n-- name: teardown\nSELECT 1;\n"
+          "-- name: enqueue\nSELECT 1 AS job_id;\n",
+          f);
+    fclose(f);
+    /* The DSN points nowhere: exit 2 (not 3) proves the file was checked
+     * before any connection. */
+    snprintf(cmd, sizeof cmd,
+             "./qchaos run --protocol %s --dsn 'host=127.0.0.1 port=1 connect_timeout=2' "
+             "--out %s/broken",
+             p, outdir);
+    ck_assert_int_eq(run(cmd, &err), 2);
+    ck_assert_msg(strstr(err, p) && strstr(err, "claim"), "stderr: %s", err);
+    free(err);
+}
+END_TEST
+
+START_TEST(test_e2e_unreachable_database_exits_3_without_password)
+{
+    char cmd[2048];
+    char *err = NULL;
+    snprintf(cmd, sizeof cmd,
+             "./qchaos run --jobs 10 --dsn 'host=127.0.0.1 port=1 user=u password=Sekr1tPw "
+             "connect_timeout=2' --out %s/unreach",
+             outdir);
+    ck_assert_int_eq(run(cmd, &err), 3);
+    ck_assert_msg(strstr(err, "127.0.0.1") && strstr(err, "1"), "stderr: %s", err);
+    ck_assert_msg(!strstr(err, "Sekr1tPw"), "password leaked: %s", err);
+    free(err);
+    /* ...and not in any file it wrote either. */
+    snprintf(cmd, sizeof cmd, "! grep -rq Sekr1tPw %s/unreach", outdir);
+    ck_assert_int_eq(run(cmd, NULL), 0);
+}
+END_TEST
+
+START_TEST(test_e2e_ephemeral_postgres_when_no_dsn)
+{
+    char cmd[2048];
+    char *err = NULL;
+    snprintf(cmd, sizeof cmd,
+             "./qchaos run scenarios/default.ini --jobs 300 --workers 4 --seed 5 --out %s/eph "
+             "--no-progress",
+             outdir);
+    int code = run(cmd, &err);
+    ck_assert_msg(code == 0, "exit %d: %s", code, err);
+    free(err);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("e2e");
+    TCase *in = tcase_create("bad_input");
+    tcase_set_timeout(in, 60);
+    tcase_add_test(in, test_e2e_bad_scenario_exits_2_with_file_line);
+    tcase_add_test(in, test_e2e_protocol_missing_statement_exits_2_before_connecting);
+    tcase_add_test(in, test_e2e_unreachable_database_exits_3_without_password);
+    suite_add_tcase(s, in);
+    TCase *eph = tcase_create("ephemeral");
+    tcase_set_timeout(eph, 180);
+    tcase_add_test(eph, test_e2e_ephemeral_postgres_when_no_dsn);
+    suite_add_tcase(s, eph);
+    if (dsn) {
+        TCase *live = tcase_create("postgres");
+        tcase_set_timeout(live, 900);
+        tcase_add_test(live, test_e2e_default_scenario_passes_and_audit_agrees);
+        tcase_add_test(live, test_e2e_select_then_update_mutant_fails_with_jobs_named);
+        suite_add_tcase(s, live);
+    }
+    return s;
+}
+
+int main(void)
+{
+    dsn = getenv("QC_TEST_DSN");
+    if (!dsn || !*dsn) {
+        fprintf(stderr, "check_e2e: QC_TEST_DSN unset: skipping the live PostgreSQL runs\n");
+        dsn = NULL;
+    }
+    snprintf(outdir, sizeof outdir, "/tmp/qc_e2e.%d", (int)getpid());
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", outdir);
+    if (system(cmd) != 0)
+        return EXIT_FAILURE;
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,1478 @@
+/*
+ * check_protocol.c - unit tests for the error helpers (err.c), results
+ * (result.c), the protocol loader and step runner (protocol.c) and the
+ * libpq driver (pg.c).
+ *
+ * TCases: err, redact, result, split (statement splitter and parameter
+ * rewriting), load_errors (every QC_EINVAL path with its "path:line:"),
+ * run (qc_protocol_run against a scripted in-process driver, to see the
+ * exact sequence of begin / exec / commit / rollback calls), pg_offline
+ * (driver errors that need no server) and pg_live (the pg driver against
+ * the PostgreSQL named by QC_TEST_DSN).  pg_live is only added when
+ * QC_TEST_DSN is set; otherwise the binary says on stderr that it skipped
+ * it, so a green run without a database is visibly partial.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../backends/driver.h"
+#include "../backends/protocol.h"
+#include "../harness/err.h"
+
+/* ---- fixtures --------------------------------------------------------- */
+
+/* A valid protocol: 19 lines; tests append steps after it (line 20 on). */
+#define VALID_HEADER                                                                               \
+    "-- qchaos test protocol\n"                                                                    \
+    "-- engine: postgres\n"                                                                        \
+    "-- model: lease\n"                                                                            \
+    "-- description: unit test fixture\n"
+#define VALID_STEPS                                                                                \
+    "\n"                                                                                           \
+    "-- name: setup\n"                                                                             \
+    "CREATE TABLE IF NOT EXISTS qc_t (id bigserial PRIMARY KEY, state text);\n"                    \
+    "-- name: teardown\n"                                                                          \
+    "DROP TABLE IF EXISTS qc_t;\n"                                                                 \
+    "-- name: enqueue\n"                                                                           \
+    "INSERT INTO qc_t (state) VALUES ('ready') RETURNING id AS job_id;\n"                          \
+    "-- name: claim\n"                                                                             \
+    "UPDATE qc_t SET state = 'inflight' WHERE id = :job_id\n"                                      \
+    "RETURNING id AS job_id, 't' AS token, 0 AS lease_until_ms, 0 AS now_ms,\n"                    \
+    "          1 AS attempt, id::text AS op_key, '' AS payload;\n"                                 \
+    "-- name: complete\n"                                                                          \
+    "UPDATE qc_t SET state = 'done' WHERE id = :job_id AND :token = 't';\n"                        \
+    "-- name: snapshot\n"                                                                          \
+    "SELECT id AS job_id, state, 1 AS attempt, NULL AS token FROM qc_t;\n"
+#define VALID VALID_HEADER VALID_STEPS
+#define VALID_LINES 19
+
+static qc_protocol *parse_ok(const char *text, qc_param_style style)
+{
+    qc_protocol *p = NULL;
+    qc_err err = {0};
+    int rc = qc_protocol_parse("fixture.sql", text, style, &p, &err);
+
+    ck_assert_msg(rc == 0, "parse failed (%d): %s", rc, err.msg);
+    ck_assert_ptr_nonnull(p);
+    return p;
+}
+
+/* Parses text expecting QC_EINVAL whose message is exactly
+ * "fixture.sql:LINE: " followed by what (or starts so, when prefix_only). */
+static void expect_error(const char *text, int line, const char *what, int prefix_only)
+{
+    qc_protocol *p = (qc_protocol *)&p; /* must be reset to NULL */
+    qc_err err = {0};
+    char want[768];
+    int rc = qc_protocol_parse("fixture.sql", text, QC_PARAM_DOLLAR, &p, &err);
+
+    ck_assert_int_eq(rc, QC_EINVAL);
+    ck_assert_int_eq(err.code, QC_EINVAL);
+    ck_assert_ptr_null(p);
+    snprintf(want, sizeof want, "fixture.sql:%d: %s", line, what);
+    if (prefix_only)
+        ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "got '%s', want prefix '%s'",
+                      err.msg, want);
+    else
+        ck_assert_str_eq(err.msg, want);
+}
+
+static const qc_stmt *stmt(const qc_protocol *p, qc_step_id s, int i)
+{
+    ck_assert_int_eq(p->steps[s].present, 1);
+    ck_assert_int_gt(p->steps[s].nstmts, i);
+    return &p->steps[s].stmts[i];
+}
+
+/* ---- err -------------------------------------------------------------- */
+
+START_TEST(test_err_set_formats_and_returns_code)
+{
+    qc_err err = {0};
+
+    ck_assert_int_eq(qc_err_set(&err, QC_EDB, "claim (worker %d): %s", 7, "boom"), QC_EDB);
+    ck_assert_int_eq(err.code, QC_EDB);
+    ck_assert_str_eq(err.msg, "claim (worker 7): boom");
+    ck_assert_int_eq(qc_err_set(NULL, QC_ECONN, "ignored"), QC_ECONN);
+}
+END_TEST
+
+START_TEST(test_err_prefix_prepends_context_keeps_sqlstate)
+{
+    qc_err err = {0};
+
+    qc_err_set(&err, QC_EDB, "40P01 deadlock detected");
+    strcpy(err.sqlstate, "40P01");
+    qc_err_prefix(&err, "claim (worker %d)", 7);
+    ck_assert_str_eq(err.msg, "claim (worker 7): 40P01 deadlock detected");
+    ck_assert_str_eq(err.sqlstate, "40P01");
+    qc_err_prefix(NULL, "nothing");
+}
+END_TEST
+
+START_TEST(test_err_prefix_long_message_stays_terminated)
+{
+    qc_err err = {0};
+
+    memset(err.msg, 'x', sizeof err.msg - 1);
+    err.msg[sizeof err.msg - 1] = '\0';
+    qc_err_prefix(&err, "step");
+    ck_assert_uint_eq(strlen(err.msg), sizeof err.msg - 1);
+    ck_assert(strncmp(err.msg, "step: xxx", 9) == 0);
+}
+END_TEST
+
+START_TEST(test_err_exit_code_maps_documented_values)
+{
+    ck_assert_int_eq(qc_err_exit_code(0), 0);
+    ck_assert_int_eq(qc_err_exit_code(QC_EINVAL), 2);
+    ck_assert_int_eq(qc_err_exit_code(QC_ECONN), 3);
+    ck_assert_int_eq(qc_err_exit_code(QC_EDB), 3);
+    ck_assert_int_eq(qc_err_exit_code(QC_EIO), 3);
+}
+END_TEST
+
+/* ---- redact ----------------------------------------------------------- */
+
+/* Redacts in and checks that none of the secrets survive and keep does. */
+static void redact_case(const char *in, const char *const *secrets, const char *keep)
+{
+    char out[512];
+
+    qc_redact_conninfo(in, out, sizeof out);
+    for (; *secrets; secrets++)
+        ck_assert_msg(strstr(out, *secrets) == NULL, "'%s' leaked in '%s'", *secrets, out);
+    ck_assert_msg(strstr(out, "***") != NULL, "no *** in '%s'", out);
+    ck_assert_msg(strstr(out, keep) != NULL, "'%s' missing from '%s'", keep, out);
+}
+
+START_TEST(test_redact_keyvalue_password_hidden)
+{
+    static const char *const s[] = {"sekrit123", NULL};
+    redact_case("host=db port=5432 password=sekrit123 user=u", s, "host=db port=5432");
+    redact_case("host=db password=sekrit123 user=u", s, "user=u");
+    redact_case("PASSWORD=sekrit123 host=db", s, "host=db");
+}
+END_TEST
+
+START_TEST(test_redact_quoted_value_hidden)
+{
+    static const char *const s[] = {"se cr", "et'", "sekrit", NULL};
+    redact_case("host=db password = 'se cr\\'et' dbname=x", s, "dbname=x");
+    redact_case("password='sekrit with spaces", s, "password=");
+}
+END_TEST
+
+START_TEST(test_redact_uri_userinfo_and_query_hidden)
+{
+    static const char *const s[] = {"sekrit123", "sekrit456", NULL};
+    redact_case("postgres://u:sekrit123@h:5432/db?sslmode=disable&password=sekrit456", s,
+                "u:***@h:5432/db?sslmode=disable&password=***");
+    redact_case("postgresql://u:sekrit123@h1:5432,h2:5433/db", s, "@h1:5432,h2:5433/db");
+}
+END_TEST
+
+START_TEST(test_redact_uri_without_password_unchanged)
+{
+    char out[128];
+
+    qc_redact_conninfo("postgresql://u@h/db?sslmode=require", out, sizeof out);
+    ck_assert_str_eq(out, "postgresql://u@h/db?sslmode=require");
+    qc_redact_conninfo("host=h port=5 user=u", out, sizeof out);
+    ck_assert_str_eq(out, "host=h port=5 user=u");
+}
+END_TEST
+
+START_TEST(test_redact_odbc_pwd_forms_hidden)
+{
+    static const char *const s[] = {"sekrit123", NULL};
+    static const char *const b[] = {"se;cr", "cr}", "}et", "sekrit", NULL};
+    redact_case("Driver={MariaDB Unicode};Server=127.0.0.1;Uid=u;PWD=sekrit123;Database=d;", s,
+                "Server=127.0.0.1;Uid=u;");
+    redact_case("DSN=x;Pwd=sekrit123", s, "DSN=x;");
+    redact_case("Driver=FreeTDS;Server=h;Password=sekrit123;Database=d", s, "Database=d");
+    redact_case("Driver=FreeTDS;Server=h;pAsSwOrD = sekrit123 with space;Database=d", s,
+                "Database=d");
+    redact_case("Driver={X};PWD={se;cr}}et};Uid=u", b, "Uid=u");
+    redact_case("Driver={X};PWD={se;cr}}et sekrit", b, "Driver={X}");
+}
+END_TEST
+
+START_TEST(test_redact_small_buffer_terminated_no_leak)
+{
+    char out[12];
+
+    memset(out, 'Z', sizeof out);
+    qc_redact_conninfo("password=sekrit123 host=x", out, sizeof out);
+    ck_assert_uint_lt(strlen(out), sizeof out);
+    ck_assert(strstr(out, "sek") == NULL);
+    qc_redact_conninfo("password=sekrit123", out, 0); /* writes nothing */
+    qc_redact_conninfo(NULL, out, sizeof out);
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
+/* ---- result ----------------------------------------------------------- */
+
+static void make_result(qc_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->ncols = 2;
+    r->nrows = 2;
+    r->cols = calloc(2, sizeof *r->cols);
+    r->cells = calloc(4, sizeof *r->cells);
+    r->cols[0] = strdup("job_id");
+    r->cols[1] = strdup("token");
+    r->cells[0] = strdup("1");
+    r->cells[1] = NULL;
+    r->cells[2] = strdup("2");
+    r->cells[3] = strdup("t2");
+    r->affected = 2;
+}
+
+START_TEST(test_result_get_by_name_case_insensitive)
+{
+    qc_result r;
+
+    make_result(&r);
+    ck_assert_int_eq(qc_result_col(&r, "TOKEN"), 1);
+    ck_assert_int_eq(qc_result_col(&r, "nope"), -1);
+    ck_assert_str_eq(qc_result_get(&r, 1, "Token"), "t2");
+    ck_assert_ptr_null(qc_result_get(&r, 0, "token")); /* SQL NULL */
+    ck_assert_ptr_null(qc_result_get(&r, 2, "job_id"));
+    ck_assert_ptr_null(qc_result_get(&r, -1, "job_id"));
+    ck_assert_ptr_null(qc_result_get(&r, 0, "nope"));
+    qc_result_clear(&r);
+}
+END_TEST
+
+START_TEST(test_result_move_and_clear_zero)
+{
+    qc_result a, b = {0};
+
+    make_result(&a);
+    make_result(&b);
+    qc_result_move(&b, &a); /* frees b's old contents first */
+    ck_assert_int_eq(a.ncols, 0);
+    ck_assert_ptr_null(a.cells);
+    ck_assert_str_eq(qc_result_get(&b, 0, "job_id"), "1");
+    qc_result_clear(&b);
+    ck_assert_int_eq(b.nrows, 0);
+    ck_assert_ptr_null(b.cols);
+    qc_result_clear(&b); /* twice is fine */
+}
+END_TEST
+
+/* ---- split ------------------------------------------------------------ */
+
+START_TEST(test_split_quotes_comments_semicolons_kept)
+{
+    qc_protocol *p =
+        parse_ok(VALID "-- name: renew\n"
+                       "SELECT 'a;b' AS x, \"c;d\" AS y; SELECT $tag$ e;f :nope $tag$,\n"
+                       "  $$ g; $$;\n"
+                       "/* h; :nope */ SELECT 3 -- i; :nope\n"
+                       ";\n",
+                 QC_PARAM_DOLLAR);
+
+    ck_assert_int_eq(p->steps[QC_STEP_RENEW].nstmts, 3);
+    ck_assert_str_eq(stmt(p, QC_STEP_RENEW, 0)->sql, "SELECT 'a;b' AS x, \"c;d\" AS y");
+    ck_assert_str_eq(stmt(p, QC_STEP_RENEW, 1)->sql, "SELECT $tag$ e;f :nope $tag$,\n  $$ g; $$");
+    ck_assert_str_eq(stmt(p, QC_STEP_RENEW, 2)->sql, "SELECT 3 -- i; :nope");
+    ck_assert_int_eq(stmt(p, QC_STEP_RENEW, 0)->line, VALID_LINES + 2);
+    ck_assert_int_eq(stmt(p, QC_STEP_RENEW, 1)->line, VALID_LINES + 2);
+    ck_assert_int_eq(stmt(p, QC_STEP_RENEW, 2)->line, VALID_LINES + 4);
+    ck_assert_int_eq(stmt(p, QC_STEP_RENEW, 2)->nparams, 0);
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+START_TEST(test_split_casts_and_quoted_colons_untouched)
+{
+    qc_protocol *p =
+        parse_ok(VALID "-- name: renew\n"
+                       "SELECT :job_id::bigint, '::x :token'::text, a::int, ':token',\n"
+                       "       \":token\" FROM t WHERE b = :token AND c = E'\\':x'\n",
+                 QC_PARAM_DOLLAR);
+    const qc_stmt *s = stmt(p, QC_STEP_RENEW, 0);
+
+    ck_assert_str_eq(s->sql, "SELECT $1::bigint, '::x :token'::text, a::int, ':token',\n"
+                             "       \":token\" FROM t WHERE b = $2 AND c = E'\\':x'");
+    ck_assert_int_eq(s->nparams, 2);
+    ck_assert_str_eq(s->params[0], "job_id");
+    ck_assert_str_eq(s->params[1], "token");
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+START_TEST(test_split_dollar_style_numbers_distinct_names)
+{
+    qc_protocol *p = parse_ok(VALID "-- name: renew\n"
+                                    "UPDATE t SET a = :token WHERE id = :job_id AND b = :token;\n",
+                              QC_PARAM_DOLLAR);
+    const qc_stmt *s = stmt(p, QC_STEP_RENEW, 0);
+
+    ck_assert_str_eq(s->sql, "UPDATE t SET a = $1 WHERE id = $2 AND b = $1");
+    ck_assert_int_eq(s->nparams, 2);
+    ck_assert_str_eq(s->params[0], "token");
+    ck_assert_str_eq(s->params[1], "job_id");
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+START_TEST(test_split_qmark_style_repeats_names)
+{
+    qc_protocol *p = parse_ok(VALID "-- name: renew\n"
+                                    "UPDATE t SET a = :token WHERE id = :job_id AND b = :token;\n",
+                              QC_PARAM_QMARK);
+    const qc_stmt *s = stmt(p, QC_STEP_RENEW, 0);
+
+    ck_assert_int_eq(p->style, QC_PARAM_QMARK);
+    ck_assert_str_eq(s->sql, "UPDATE t SET a = ? WHERE id = ? AND b = ?");
+    ck_assert_int_eq(s->nparams, 3);
+    ck_assert_str_eq(s->params[0], "token");
+    ck_assert_str_eq(s->params[1], "job_id");
+    ck_assert_str_eq(s->params[2], "token");
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+START_TEST(test_split_empty_statements_dropped)
+{
+    qc_protocol *p = parse_ok(VALID "-- name: renew\n"
+                                    ";;  -- only a comment\n"
+                                    " ; /* block */ ;\n"
+                                    "\n"
+                                    "-- leading comment\n"
+                                    "SELECT 1;\n"
+                                    "-- trailing comment\n",
+                              QC_PARAM_DOLLAR);
+
+    ck_assert_int_eq(p->steps[QC_STEP_RENEW].nstmts, 1);
+    ck_assert_str_eq(stmt(p, QC_STEP_RENEW, 0)->sql, "SELECT 1");
+    ck_assert_int_eq(stmt(p, QC_STEP_RENEW, 0)->line, VALID_LINES + 6);
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+START_TEST(test_split_postgres_block_comments_nest)
+{
+    qc_protocol *p = parse_ok(VALID "-- name: renew\n"
+                                    "/* outer /* inner; */ still comment; */ SELECT 1;\n",
+                              QC_PARAM_DOLLAR);
+
+    ck_assert_int_eq(p->steps[QC_STEP_RENEW].nstmts, 1);
+    ck_assert_str_eq(stmt(p, QC_STEP_RENEW, 0)->sql, "SELECT 1");
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+START_TEST(test_split_name_inside_dollar_quote_is_text)
+{
+    qc_protocol *p = parse_ok(VALID "-- name: reap\n"
+                                    "DO $body$\n"
+                                    "-- name: claim\n"
+                                    "BEGIN PERFORM 1; END $body$;\n",
+                              QC_PARAM_DOLLAR);
+
+    ck_assert_int_eq(p->steps[QC_STEP_REAP].nstmts, 1);
+    ck_assert_int_eq(p->steps[QC_STEP_CLAIM].line, 12);
+    ck_assert_ptr_nonnull(strstr(stmt(p, QC_STEP_REAP, 0)->sql, "-- name: claim"));
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+START_TEST(test_split_mariadb_backslash_strings)
+{
+    qc_protocol *p =
+        parse_ok("-- engine: mariadb\n"
+                 "-- name: setup\nCREATE TABLE t (s TEXT);\n"
+                 "-- name: teardown\nDROP TABLE t;\n"
+                 "-- name: enqueue\nINSERT INTO t VALUES ('it\\'s; :x') ;\n"
+                 "SELECT LAST_INSERT_ID() AS job_id;\n"
+                 "-- name: claim\nSELECT 1 AS job_id, 2 AS token, 3 AS lease_until_ms,\n"
+                 "4 AS now_ms, 5 AS attempt, 6 AS op_key, 7 AS payload;\n"
+                 "-- name: complete\nUPDATE t SET s = :token WHERE `a:b` = :job_id;\n"
+                 "-- name: snapshot\nSELECT 1 AS job_id, 2 AS state, 3 AS attempt, "
+                 "4 AS token;\n"
+                 "-- name: renew\n/* MariaDB comments do not /* nest */ SELECT 1;\n",
+                 QC_PARAM_QMARK);
+
+    ck_assert_str_eq(p->engine, "mariadb");
+    ck_assert_int_eq(p->steps[QC_STEP_ENQUEUE].nstmts, 2);
+    ck_assert_int_eq(stmt(p, QC_STEP_ENQUEUE, 0)->nparams, 0);
+    ck_assert_str_eq(stmt(p, QC_STEP_COMPLETE, 0)->sql, "UPDATE t SET s = ? WHERE `a:b` = ?");
+    ck_assert_int_eq(p->steps[QC_STEP_RENEW].nstmts, 1);
+    ck_assert_str_eq(stmt(p, QC_STEP_RENEW, 0)->sql, "SELECT 1");
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+START_TEST(test_split_header_and_options_parsed)
+{
+    qc_protocol *p = parse_ok(VALID "-- name: renew\n"
+                                    "-- not an option, a free comment\n"
+                                    "-- autocommit: yes\n"
+                                    "SELECT 1;\n"
+                                    "-- name:fail\n"
+                                    "-- autocommit: FALSE\n"
+                                    "SELECT 1;\n",
+                              QC_PARAM_DOLLAR);
+
+    ck_assert_str_eq(p->engine, "postgres");
+    ck_assert_str_eq(p->model, "lease");
+    ck_assert_str_eq(p->description, "unit test fixture");
+    ck_assert_str_eq(p->path, "fixture.sql");
+    ck_assert_int_eq(p->steps[QC_STEP_RENEW].autocommit, 1);
+    ck_assert_int_eq(p->steps[QC_STEP_FAIL].autocommit, 0);
+    ck_assert_int_eq(p->steps[QC_STEP_CLAIM].autocommit, 0);
+    ck_assert_int_eq(p->steps[QC_STEP_MONITOR].present, 0);
+    ck_assert_int_eq(p->steps[QC_STEP_CLAIM].line, 12);
+    qc_protocol_destroy(p);
+
+    p = parse_ok(VALID_STEPS, QC_PARAM_DOLLAR);
+    ck_assert_str_eq(p->engine, "postgres");
+    ck_assert_str_eq(p->model, "lease");
+    ck_assert_ptr_null(p->description);
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+START_TEST(test_split_statement_ids_unique_positive)
+{
+    qc_protocol *p = parse_ok(VALID "-- name: renew\nSELECT 1; SELECT 2;\n", QC_PARAM_DOLLAR);
+    int seen[64] = {0}, s, i, n = 0;
+
+    for (s = 0; s < QC_STEP_COUNT; s++) {
+        for (i = 0; i < p->steps[s].nstmts; i++) {
+            int id = p->steps[s].stmts[i].id;
+            ck_assert_int_gt(id, 0);
+            ck_assert_int_lt(id, 64);
+            ck_assert_int_eq(seen[id], 0);
+            seen[id] = 1;
+            n++;
+        }
+    }
+    ck_assert_int_eq(n, 8);
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+START_TEST(test_split_later_statement_uses_earlier_column)
+{
+    qc_protocol *p = parse_ok(VALID "-- name: fail\n"
+                                    "SELECT id AS base FROM t WHERE id = :job_id;\n"
+                                    "UPDATE t SET x = :base WHERE id = :job_id;\n",
+                              QC_PARAM_DOLLAR);
+
+    ck_assert_str_eq(stmt(p, QC_STEP_FAIL, 1)->sql, "UPDATE t SET x = $1 WHERE id = $2");
+    ck_assert_str_eq(stmt(p, QC_STEP_FAIL, 1)->params[0], "base");
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+START_TEST(test_load_file_reads_and_missing_is_eio)
+{
+    char path[] = "/tmp/check_protocol.XXXXXX";
+    int fd = mkstemp(path);
+    qc_protocol *p = NULL;
+    qc_err err = {0};
+    FILE *f;
+
+    ck_assert_int_ge(fd, 0);
+    f = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(VALID, f);
+    fclose(f);
+    ck_assert_int_eq(qc_protocol_load(path, QC_PARAM_DOLLAR, &p, &err), 0);
+    ck_assert_str_eq(p->path, path);
+    ck_assert_int_eq(p->steps[QC_STEP_SNAPSHOT].present, 1);
+    qc_protocol_destroy(p);
+    unlink(path);
+    ck_assert_int_eq(qc_protocol_load(path, QC_PARAM_DOLLAR, &p, &err), QC_EIO);
+    ck_assert_ptr_null(p);
+    ck_assert_ptr_nonnull(strstr(err.msg, path));
+}
+END_TEST
+
+START_TEST(test_step_name_known_and_out_of_range)
+{
+    ck_assert_str_eq(qc_step_name(QC_STEP_CLAIM), "claim");
+    ck_assert_str_eq(qc_step_name(QC_STEP_KILL_SESSION), "kill_session");
+    ck_assert_str_eq(qc_step_name(QC_STEP_COUNT), "unknown");
+}
+END_TEST
+
+/* ---- load_errors ------------------------------------------------------ */
+
+START_TEST(test_load_unknown_step_einval)
+{
+    expect_error(VALID "\n-- name: bogus\nSELECT 1;\n", VALID_LINES + 2,
+                 "unknown step 'bogus' (expected setup, teardown, enqueue, claim, complete, "
+                 "renew, fail, reap, snapshot, monitor, server_pid, kill_session)",
+                 0);
+}
+END_TEST
+
+START_TEST(test_load_duplicate_step_einval)
+{
+    expect_error(VALID "-- name: claim\nSELECT 1;\n", VALID_LINES + 1,
+                 "duplicate step 'claim' (first at line 12)", 0);
+}
+END_TEST
+
+START_TEST(test_load_unknown_header_key_einval)
+{
+    expect_error("-- qchaos protocol\n-- see http://example.com\n-- flavour: vanilla\n" VALID, 3,
+                 "unknown header key 'flavour' (expected engine, model, description)", 0);
+}
+END_TEST
+
+START_TEST(test_load_bad_engine_and_model_einval)
+{
+    expect_error("-- engine: oracle\n" VALID, 1,
+                 "unknown engine 'oracle' (expected postgres, mariadb, sqlserver, spanner)", 0);
+    expect_error("\n-- model: maybe\n" VALID, 2,
+                 "unknown model 'maybe' (expected lease, transaction)", 0);
+}
+END_TEST
+
+START_TEST(test_load_missing_required_step_einval)
+{
+    /* VALID without its snapshot step (last two lines): 17 lines. */
+    static const char text[] = VALID;
+    char buf[sizeof text];
+    char *cut;
+
+    strcpy(buf, text);
+    cut = strstr(buf, "-- name: snapshot");
+    *cut = '\0';
+    expect_error(buf, VALID_LINES - 2,
+                 "missing required statement 'snapshot' (expected -- name: snapshot)", 0);
+    strcat(buf, "\n\n-- trailing comment"); /* no final newline: last line 20 */
+    expect_error(buf, VALID_LINES + 1,
+                 "missing required statement 'snapshot' (expected -- name: snapshot)", 0);
+    expect_error("", 1, "missing required statement 'setup' (expected -- name: setup)", 0);
+}
+END_TEST
+
+START_TEST(test_load_missing_required_column_einval)
+{
+    expect_error("-- name: claim\n"
+                 "WITH c AS (SELECT 1 AS op_key)\n"
+                 "SELECT 1;\n"
+                 "SELECT 1 AS job_id, 2 AS token,\n"
+                 "  3 AS lease_until_ms, 4 AS now_ms, 5 AS attempt, 6 AS payload;\n",
+                 4, "statement 'claim' must return column 'op_key'", 0);
+    expect_error("-- name: monitor\nSELECT 1 AS ready, 2 AS inflight_count;\n", 2,
+                 "statement 'monitor' must return column 'inflight'", 0);
+}
+END_TEST
+
+START_TEST(test_load_unknown_parameter_einval)
+{
+    expect_error("-- name: complete\n"
+                 "UPDATE t SET s = 'done'\n"
+                 " WHERE id = :job_id AND token = :tokn;\n",
+                 3,
+                 "unknown parameter :tokn in step 'complete' (expected one of job_id, token, "
+                 "lease_ms, worker, batch, payload, group_key, error, delay_ms, max_attempts, "
+                 "pid, op_key)",
+                 0);
+    expect_error("-- name: fail\n"
+                 "SELECT id AS base FROM t;\n"
+                 "UPDATE t SET x = :base\n"
+                 "  , y = :other;\n",
+                 4, "unknown parameter :other in step 'fail' statement 2", 1);
+}
+END_TEST
+
+START_TEST(test_load_setup_with_parameter_einval)
+{
+    expect_error("-- name: setup\nCREATE TABLE t (a int);\nINSERT INTO t VALUES (:job_id);\n", 3,
+                 "step 'setup' may not use parameters (found :job_id)", 1);
+    expect_error("-- name: teardown\nDROP TABLE :worker;\n", 2,
+                 "step 'teardown' may not use parameters (found :worker)", 1);
+}
+END_TEST
+
+START_TEST(test_load_unterminated_quote_einval)
+{
+    expect_error("-- name: renew\nSELECT 1;\nSELECT 'abc;\n\n-- name: fail\nSELECT 2;\n", 3,
+                 "unterminated quoted string", 0);
+    expect_error("-- name: renew\nSELECT \"abc;\n", 2, "unterminated quoted identifier", 0);
+    expect_error("-- name: renew\n\nSELECT $fn$ abc $fn;\n$$\n", 3,
+                 "unterminated dollar-quoted string $fn$", 0);
+    expect_error("-- name: renew\nSELECT 1 /* a /* nested */ still open\n;\n", 2,
+                 "unterminated block comment", 0);
+}
+END_TEST
+
+START_TEST(test_load_bad_autocommit_value_einval)
+{
+    expect_error(VALID "-- name: renew\n-- autocommit: maybe\nSELECT 1;\n", VALID_LINES + 2,
+                 "bad autocommit value 'maybe' (expected yes, no, true, false, 1, 0)", 0);
+}
+END_TEST
+
+START_TEST(test_load_unknown_option_einval)
+{
+    expect_error(VALID "-- name: renew\n-- isolation: serializable\nSELECT 1;\n", VALID_LINES + 2,
+                 "unknown option 'isolation' for step 'renew' (expected autocommit)", 0);
+    expect_error(VALID "-- name: renew\nSELECT 1;\n-- autocommit: yes\nSELECT 2;\n",
+                 VALID_LINES + 3, "option 'autocommit' must come right after '-- name: renew'", 0);
+}
+END_TEST
+
+START_TEST(test_load_sql_outside_step_einval)
+{
+    expect_error("-- engine: postgres\n\nSELECT 1;\n" VALID, 3,
+                 "SQL outside a step (expected -- name: before it)", 0);
+}
+END_TEST
+
+START_TEST(test_load_empty_step_einval)
+{
+    expect_error(VALID "-- name: renew\n-- nothing here\n;\n-- name: fail\nSELECT 1;\n",
+                 VALID_LINES + 1, "step 'renew' has no statement", 0);
+}
+END_TEST
+
+/* ---- run (scripted driver) -------------------------------------------- */
+
+/* A scripted in-process driver: logs calls as letters (B begin, E exec,
+ * C commit, R rollback), fails or returns no rows at a chosen exec, and
+ * otherwise returns one row (job_id = 100 + exec number, base = "b<n>"). */
+typedef struct fake {
+    char log[64];
+    int nexec;
+    int fail_at, fail_code, empty_at;
+    int prepare[8];
+    char bound[8][4][16];
+} fake;
+
+static void fake_log(fake *f, char c)
+{
+    size_t n = strlen(f->log);
+    if (n + 1 < sizeof f->log)
+        f->log[n] = c;
+}
+
+static int fake_exec(qc_conn *c, int stmt_id, int prepare, const char *sql, int nparams,
+                     const char *const *params, qc_result *out, qc_err *err)
+{
+    fake *f = (fake *)(void *)c;
+    int n = ++f->nexec, i;
+    char v[16];
+
+    (void)sql;
+    ck_assert_int_gt(stmt_id, 0);
+    fake_log(f, 'E');
+    f->prepare[n % 8] = prepare;
+    for (i = 0; i < nparams && i < 4; i++)
+        snprintf(f->bound[n % 8][i], sizeof f->bound[0][0], "%s", params[i] ? params[i] : "NULL");
+    if (n == f->fail_at) {
+        qc_err_set(err, f->fail_code, "40P01 deadlock detected");
+        strcpy(err->sqlstate, "40P01");
+        return f->fail_code;
+    }
+    qc_result_clear(out);
+    out->ncols = 2;
+    out->cols = calloc(2, sizeof *out->cols);
+    out->cols[0] = strdup("job_id");
+    out->cols[1] = strdup("base");
+    out->affected = n == f->empty_at ? 0 : 1;
+    if (n != f->empty_at) {
+        out->nrows = 1;
+        out->cells = calloc(2, sizeof *out->cells);
+        snprintf(v, sizeof v, "%d", 100 + n);
+        out->cells[0] = strdup(v);
+        snprintf(v, sizeof v, "b%d", n);
+        out->cells[1] = strdup(v);
+    }
+    return 0;
+}
+
+static int fake_begin(qc_conn *c, qc_err *err)
+{
+    (void)err;
+    fake_log((fake *)(void *)c, 'B');
+    return 0;
+}
+
+static int fake_commit(qc_conn *c, qc_err *err)
+{
+    (void)err;
+    fake_log((fake *)(void *)c, 'C');
+    return 0;
+}
+
+static int fake_rollback(qc_conn *c, qc_err *err)
+{
+    fake_log((fake *)(void *)c, 'R');
+    return qc_err_set(err, QC_EDB, "rollback error that must be ignored");
+}
+
+static const qc_driver fake_driver = {.name = "fake",
+                                      .style = QC_PARAM_DOLLAR,
+                                      .exec = fake_exec,
+                                      .begin = fake_begin,
+                                      .commit = fake_commit,
+                                      .rollback = fake_rollback};
+
+#define RUN_TEXT                                                                                   \
+    VALID "-- name: fail\n"                                                                        \
+          "SELECT id AS job_id, 'x' AS base FROM t WHERE id = :job_id;\n"                          \
+          "UPDATE t SET a = :base, b = :job_id, c = :error WHERE id = :job_id;\n"                  \
+          "-- name: renew\n"                                                                       \
+          "-- autocommit: yes\n"                                                                   \
+          "SELECT 1 AS job_id;\n"                                                                  \
+          "SELECT :job_id AS job_id;\n"                                                            \
+          "-- name: reap\n"                                                                        \
+          "SELECT 1 AS nothere WHERE false;\n"                                                     \
+          "SELECT :nothere;\n"                                                                     \
+          "-- name: kill_session\n"                                                                \
+          "SELECT 1 AS job_id;\n"                                                                  \
+          "SELECT 2 AS job_id, 0 AS base;\n"                                                       \
+          "SELECT :job_id, :base;\n"
+
+static int run_step(fake *f, qc_step_id step, const qc_params *in, qc_result *out, qc_err *err)
+{
+    qc_protocol *p = parse_ok(RUN_TEXT, QC_PARAM_DOLLAR);
+    int rc = qc_protocol_run(&fake_driver, (qc_conn *)(void *)f, p, step, in, out, err);
+
+    qc_protocol_destroy(p);
+    return rc;
+}
+
+START_TEST(test_run_single_statement_no_transaction)
+{
+    fake f = {0};
+    qc_params in = {0};
+    qc_result out = {0};
+    qc_err err = {0};
+
+    qc_params_set(&in, "job_id", "7");
+    qc_params_set(&in, "token", "tok");
+    ck_assert_int_eq(run_step(&f, QC_STEP_COMPLETE, &in, &out, &err), 0);
+    ck_assert_str_eq(f.log, "E");
+    ck_assert_int_eq(f.prepare[1], 1);
+    ck_assert_str_eq(f.bound[1][0], "7");
+    ck_assert_str_eq(f.bound[1][1], "tok");
+    ck_assert_str_eq(qc_result_get(&out, 0, "job_id"), "101");
+    qc_result_clear(&out);
+}
+END_TEST
+
+START_TEST(test_run_multi_statement_columns_override_input)
+{
+    fake f = {0};
+    qc_params in = {0};
+    qc_result out = {0};
+    qc_err err = {0};
+
+    qc_params_set(&in, "job_id", "7");
+    qc_params_set(&in, "error", NULL);
+    ck_assert_int_eq(run_step(&f, QC_STEP_FAIL, &in, &out, &err), 0);
+    ck_assert_str_eq(f.log, "BEEC");
+    ck_assert_str_eq(f.bound[1][0], "7");   /* statement 1: job_id from in */
+    ck_assert_str_eq(f.bound[2][0], "b1");  /* :base from statement 1 */
+    ck_assert_str_eq(f.bound[2][1], "101"); /* :job_id from statement 1 wins over in */
+    ck_assert_str_eq(f.bound[2][2], "NULL");
+    ck_assert_str_eq(qc_result_get(&out, 0, "job_id"), "102");
+    qc_result_clear(&out);
+}
+END_TEST
+
+START_TEST(test_run_latest_statement_column_wins)
+{
+    fake f = {0};
+    qc_params in = {0};
+    qc_result out = {0};
+    qc_err err = {0};
+
+    qc_params_set(&in, "job_id", "7");
+    ck_assert_int_eq(run_step(&f, QC_STEP_KILL_SESSION, &in, &out, &err), 0);
+    ck_assert_str_eq(f.log, "BEEEC");
+    ck_assert_str_eq(f.bound[3][0], "102");
+    ck_assert_str_eq(f.bound[3][1], "b2");
+    qc_result_clear(&out);
+}
+END_TEST
+
+START_TEST(test_run_autocommit_step_no_begin)
+{
+    fake f = {0};
+    qc_result out = {0};
+    qc_err err = {0};
+
+    ck_assert_int_eq(run_step(&f, QC_STEP_RENEW, NULL, &out, &err), 0);
+    ck_assert_str_eq(f.log, "EE");
+    ck_assert_str_eq(f.bound[2][0], "101");
+    qc_result_clear(&out);
+}
+END_TEST
+
+START_TEST(test_run_db_error_rolls_back_prefixed)
+{
+    fake f = {0};
+    qc_params in = {0};
+    qc_result out = {0};
+    qc_err err = {0};
+
+    f.fail_at = 2;
+    f.fail_code = QC_EDB;
+    qc_params_set(&in, "job_id", "7");
+    qc_params_set(&in, "error", "e");
+    ck_assert_int_eq(run_step(&f, QC_STEP_FAIL, &in, &out, &err), QC_EDB);
+    ck_assert_str_eq(f.log, "BEER");
+    ck_assert_int_eq(err.code, QC_EDB);
+    ck_assert_str_eq(err.msg, "fail: 40P01 deadlock detected");
+    ck_assert_str_eq(err.sqlstate, "40P01");
+    ck_assert_int_eq(out.nrows, 0);
+}
+END_TEST
+
+START_TEST(test_run_conn_lost_no_further_calls)
+{
+    fake f = {0};
+    qc_params in = {0};
+    qc_result out = {0};
+    qc_err err = {0};
+
+    f.fail_at = 2;
+    f.fail_code = QC_ECONN;
+    qc_params_set(&in, "job_id", "7");
+    qc_params_set(&in, "error", "e");
+    ck_assert_int_eq(run_step(&f, QC_STEP_FAIL, &in, &out, &err), QC_ECONN);
+    ck_assert_str_eq(f.log, "BEE");
+    ck_assert_str_eq(err.msg, "fail: 40P01 deadlock detected");
+}
+END_TEST
+
+START_TEST(test_run_empty_first_result_commits_and_stops)
+{
+    fake f = {0};
+    qc_params in = {0};
+    qc_result out = {0};
+    qc_err err = {0};
+
+    f.empty_at = 1;
+    qc_params_set(&in, "job_id", "7");
+    ck_assert_int_eq(run_step(&f, QC_STEP_FAIL, &in, &out, &err), 0);
+    ck_assert_str_eq(f.log, "BEC");
+    ck_assert_int_eq(out.ncols, 2);
+    ck_assert_int_eq(out.nrows, 0);
+    ck_assert_int_eq(out.affected, 0);
+    qc_result_clear(&out);
+}
+END_TEST
+
+START_TEST(test_run_missing_value_estate)
+{
+    fake f = {0};
+    qc_result out = {0};
+    qc_err err = {0};
+    char want[128];
+
+    ck_assert_int_eq(run_step(&f, QC_STEP_REAP, NULL, &out, &err), QC_ESTATE);
+    ck_assert_str_eq(f.log, "BER"); /* nothere is not a column of the fake's row */
+    snprintf(want, sizeof want,
+             "step 'reap' statement 2 (line %d): no value for parameter :nothere",
+             VALID_LINES + 10);
+    ck_assert_str_eq(err.msg, want);
+
+    memset(&f, 0, sizeof f);
+    ck_assert_int_eq(run_step(&f, QC_STEP_COMPLETE, NULL, &out, &err), QC_ESTATE);
+    ck_assert_str_eq(f.log, "");
+    ck_assert_str_eq(err.msg, "step 'complete' statement 1 (line 17): no value for parameter "
+                              ":job_id");
+}
+END_TEST
+
+START_TEST(test_run_setup_unprepared_others_prepared)
+{
+    fake f = {0};
+    qc_result out = {0};
+    qc_err err = {0};
+
+    ck_assert_int_eq(run_step(&f, QC_STEP_SETUP, NULL, &out, &err), 0);
+    ck_assert_int_eq(f.prepare[1], 0);
+    ck_assert_int_eq(run_step(&f, QC_STEP_ENQUEUE, NULL, &out, &err), 0);
+    ck_assert_int_eq(f.prepare[2], 1);
+    qc_result_clear(&out);
+}
+END_TEST
+
+START_TEST(test_run_absent_step_einval)
+{
+    fake f = {0};
+    qc_result out = {0};
+    qc_err err = {0};
+
+    ck_assert_int_eq(run_step(&f, QC_STEP_MONITOR, NULL, &out, &err), QC_EINVAL);
+    ck_assert_str_eq(f.log, "");
+    ck_assert_ptr_nonnull(strstr(err.msg, "monitor"));
+}
+END_TEST
+
+START_TEST(test_params_set_replaces_and_bounds)
+{
+    qc_params in = {0};
+    char names[QC_MAX_PARAMS + 1][8];
+    int i;
+
+    qc_params_set(&in, "job_id", "1");
+    qc_params_set(&in, "job_id", "2");
+    ck_assert_int_eq(in.n, 1);
+    ck_assert_str_eq(in.value[0], "2");
+    for (i = 0; i <= QC_MAX_PARAMS; i++) {
+        snprintf(names[i], sizeof names[i], "p%d", i);
+        qc_params_set(&in, names[i], "v");
+    }
+    ck_assert_int_eq(in.n, QC_MAX_PARAMS);
+}
+END_TEST
+
+/* ---- pg_offline ------------------------------------------------------- */
+
+START_TEST(test_pg_open_unreachable_port_econn_no_password)
+{
+    qc_conn *c = NULL;
+    qc_err err = {0};
+    int rc =
+        qc_driver_pg.open("host=127.0.0.1 port=1 password=sekrit123 connect_timeout=2", &c, &err);
+
+    ck_assert_int_eq(rc, QC_ECONN);
+    ck_assert_int_eq(err.code, QC_ECONN);
+    ck_assert_ptr_null(c);
+    ck_assert_msg(strncmp(err.msg, "cannot connect to 127.0.0.1:1: ", 31) == 0, "got '%s'",
+                  err.msg);
+    ck_assert(strstr(err.msg, "sekrit123") == NULL);
+}
+END_TEST
+
+START_TEST(test_pg_open_password_echoed_by_libpq_scrubbed)
+{
+    qc_conn *c = NULL;
+    qc_err err = {0};
+    /* Contrived: the password equals the host, which libpq's message names. */
+    int rc =
+        qc_driver_pg.open("host=127.0.0.1 port=1 password=127.0.0.1 connect_timeout=2", &c, &err);
+
+    ck_assert_int_eq(rc, QC_ECONN);
+    ck_assert_msg(strstr(err.msg, "127.0.0.1") == NULL, "leaked: %s", err.msg);
+    ck_assert_ptr_nonnull(strstr(err.msg, "***"));
+}
+END_TEST
+
+START_TEST(test_pg_open_malformed_conninfo_einval_no_password)
+{
+    qc_conn *c = NULL;
+    qc_err err = {0};
+    int rc = qc_driver_pg.open("host=127.0.0.1 password='sekrit123", &c, &err);
+
+    ck_assert_int_eq(rc, QC_EINVAL);
+    ck_assert_ptr_null(c);
+    ck_assert_msg(strstr(err.msg, "sekrit123") == NULL, "leaked: %s", err.msg);
+    ck_assert_ptr_nonnull(strstr(err.msg, "host=127.0.0.1"));
+}
+END_TEST
+
+/* ---- pg_live ---------------------------------------------------------- */
+
+static qc_conn *live_open(void)
+{
+    qc_conn *c = NULL;
+    qc_err err = {0};
+    int rc = qc_driver_pg.open(getenv("QC_TEST_DSN"), &c, &err);
+
+    ck_assert_msg(rc == 0, "open: %s", err.msg);
+    ck_assert(qc_driver_pg.is_ok(c));
+    return c;
+}
+
+/* Runs sql unprepared (nparams 0) and asserts success. */
+static void live_ddl(qc_conn *c, const char *sql)
+{
+    qc_result r = {0};
+    qc_err err = {0};
+    int rc = qc_driver_pg.exec(c, 0, 0, sql, 0, NULL, &r, &err);
+
+    ck_assert_msg(rc == 0, "%s: %s", sql, err.msg);
+    qc_result_clear(&r);
+}
+
+/* Runs a one-parameter query prepared as id and returns cell (0, col). */
+static char *live_value(qc_conn *c, int id, const char *sql, const char *param, const char *col)
+{
+    const char *params[1] = {param};
+    qc_result r = {0};
+    qc_err err = {0};
+    char *v;
+    int rc = qc_driver_pg.exec(c, id, 1, sql, param ? 1 : 0, params, &r, &err);
+
+    ck_assert_msg(rc == 0, "%s: %s", sql, err.msg);
+    ck_assert_int_eq(r.nrows, 1);
+    v = strdup(qc_result_get(&r, 0, col) ? qc_result_get(&r, 0, col) : "NULL");
+    qc_result_clear(&r);
+    return v;
+}
+
+#define LIVE_TEXT                                                                                  \
+    "-- engine: postgres\n"                                                                        \
+    "-- name: setup\n"                                                                             \
+    "CREATE TEMP TABLE qc_live (id int PRIMARY KEY, note text);\n"                                 \
+    "-- name: teardown\n"                                                                          \
+    "DROP TABLE IF EXISTS qc_live;\n"                                                              \
+    "-- name: enqueue\n"                                                                           \
+    "INSERT INTO qc_live (id, note) VALUES (:job_id::int, :payload) RETURNING id AS job_id;\n"     \
+    "-- name: claim\n"                                                                             \
+    "SELECT id AS job_id, 't' AS token, 0 AS lease_until_ms, 0 AS now_ms, 1 AS attempt,\n"         \
+    "       id::text AS op_key, note AS payload FROM qc_live WHERE id = :job_id::int;\n"           \
+    "-- name: complete\n"                                                                          \
+    "UPDATE qc_live SET note = 'done' WHERE id = :job_id::int;\n"                                  \
+    "-- name: snapshot\n"                                                                          \
+    "SELECT id AS job_id, note AS state, 1 AS attempt, NULL AS token FROM qc_live;\n"              \
+    "-- name: renew\n"                                                                             \
+    "SELECT 41 AS job_id;\n"                                                                       \
+    "SELECT :job_id::int + 1 AS answer;\n"                                                         \
+    "-- name: fail\n"                                                                              \
+    "SELECT id AS job_id FROM qc_live WHERE id = -1;\n"                                            \
+    "INSERT INTO qc_live (id, note) VALUES (:job_id::int, 'must not happen');\n"                   \
+    "-- name: reap\n"                                                                              \
+    "INSERT INTO qc_live (id, note) VALUES (99, 'rolled back');\n"                                 \
+    "SELECT * FROM qc_missing_table;\n"
+
+static qc_protocol *live_protocol(qc_conn *c)
+{
+    qc_protocol *p = parse_ok(LIVE_TEXT, qc_driver_pg.style);
+    qc_result r = {0};
+    qc_err err = {0};
+
+    ck_assert_msg(qc_protocol_run(&qc_driver_pg, c, p, QC_STEP_SETUP, NULL, &r, &err) == 0,
+                  "setup: %s", err.msg);
+    qc_result_clear(&r);
+    return p;
+}
+
+START_TEST(test_pg_open_server_version_names_postgresql)
+{
+    qc_conn *c = live_open();
+    char v[64];
+
+    qc_driver_pg.server_version(c, v, sizeof v);
+    ck_assert_msg(strncmp(v, "PostgreSQL ", 11) == 0 && v[11] >= '1' && v[11] <= '9', "got %s", v);
+    ck_assert_ptr_null(strchr(v, '('));
+    qc_driver_pg.close(c);
+    qc_driver_pg.close(NULL);
+}
+END_TEST
+
+START_TEST(test_pg_exec_prepared_insert_binds_quote_and_null)
+{
+    qc_conn *c = live_open();
+    const char *params[4] = {"1", "it's; -- not sql", "2", NULL};
+    qc_result r = {0};
+    qc_err err = {0};
+
+    live_ddl(c, "CREATE TEMP TABLE t (id int, s text)");
+    ck_assert_int_eq(qc_driver_pg.exec(c, 1, 1,
+                                       "INSERT INTO t VALUES ($1, $2), ($3, $4) "
+                                       "RETURNING id AS \"Job_ID\", s",
+                                       4, params, &r, &err),
+                     0);
+    ck_assert_int_eq(r.nrows, 2);
+    ck_assert_int_eq(r.ncols, 2);
+    ck_assert_int_eq(r.affected, 2);
+    ck_assert_str_eq(r.cols[0], "job_id");
+    ck_assert_str_eq(qc_result_get(&r, 0, "s"), "it's; -- not sql");
+    ck_assert_ptr_null(qc_result_get(&r, 1, "s"));
+    ck_assert_str_eq(qc_result_get(&r, 1, "job_id"), "2");
+    /* Same id again: the prepared statement is reused. */
+    params[0] = "3";
+    ck_assert_int_eq(qc_driver_pg.exec(c, 1, 1,
+                                       "INSERT INTO t VALUES ($1, $2), ($3, $4) "
+                                       "RETURNING id AS \"Job_ID\", s",
+                                       4, params, &r, &err),
+                     0);
+    ck_assert_str_eq(qc_result_get(&r, 0, "job_id"), "3");
+    qc_result_clear(&r);
+    qc_driver_pg.close(c);
+}
+END_TEST
+
+START_TEST(test_pg_exec_update_reports_affected)
+{
+    qc_conn *c = live_open();
+    qc_result r = {0};
+    qc_err err = {0};
+    const char *p[1] = {"x"};
+
+    live_ddl(c,
+             "CREATE TEMP TABLE t AS SELECT g AS id, 'a'::text AS s FROM generate_series(1, 3) g");
+    ck_assert_int_eq(
+        qc_driver_pg.exec(c, 2, 1, "UPDATE t SET s = $1 WHERE id <= 2", 1, p, &r, &err), 0);
+    ck_assert_int_eq(r.affected, 2);
+    ck_assert_int_eq(r.ncols, 0);
+    ck_assert_int_eq(r.nrows, 0);
+    ck_assert_int_eq(qc_driver_pg.exec(c, 3, 1, "UPDATE t SET s = $1 WHERE false", 1, p, &r, &err),
+                     0);
+    ck_assert_int_eq(r.affected, 0);
+    ck_assert_int_eq(qc_driver_pg.exec(c, 4, 1, "SELECT s FROM t WHERE id = 9", 0, NULL, &r, &err),
+                     0);
+    ck_assert_int_eq(r.ncols, 1);
+    ck_assert_int_eq(r.nrows, 0);
+    qc_result_clear(&r);
+    qc_driver_pg.close(c);
+}
+END_TEST
+
+START_TEST(test_pg_exec_missing_table_edb_conn_usable)
+{
+    qc_conn *c = live_open();
+    qc_result r = {0};
+    qc_err err = {0};
+    char *v;
+
+    ck_assert_int_eq(
+        qc_driver_pg.exec(c, 5, 1, "SELECT * FROM qc_no_such_table", 0, NULL, &r, &err), QC_EDB);
+    ck_assert_int_eq(err.code, QC_EDB);
+    ck_assert_str_eq(err.sqlstate, "42P01");
+    ck_assert_msg(strncmp(err.msg, "42P01 ", 6) == 0 && strstr(err.msg, "qc_no_such_table"),
+                  "got '%s'", err.msg);
+    ck_assert(qc_driver_pg.is_ok(c));
+    ck_assert_int_eq(qc_driver_pg.exec(c, 0, 0, "SELEC 1", 0, NULL, &r, &err), QC_EDB);
+    ck_assert_str_eq(err.sqlstate, "42601");
+    v = live_value(c, 6, "SELECT 1 + 1 AS two", NULL, "two");
+    ck_assert_str_eq(v, "2");
+    free(v);
+    qc_driver_pg.close(c);
+}
+END_TEST
+
+START_TEST(test_pg_exec_deallocated_statement_reprepared)
+{
+    qc_conn *c = live_open();
+    char *v;
+
+    v = live_value(c, 7, "SELECT $1::int * 2 AS x", "21", "x");
+    ck_assert_str_eq(v, "42");
+    free(v);
+    live_ddl(c, "DEALLOCATE ALL"); /* what a pooler swapping backends looks like */
+    v = live_value(c, 7, "SELECT $1::int * 2 AS x", "5", "x");
+    ck_assert_str_eq(v, "10");
+    free(v);
+    /* The same id with different text (another protocol) is not confused. */
+    v = live_value(c, 7, "SELECT $1::int * 3 AS x", "5", "x");
+    ck_assert_str_eq(v, "15");
+    free(v);
+    qc_driver_pg.close(c);
+}
+END_TEST
+
+START_TEST(test_pg_run_later_statement_uses_earlier_column)
+{
+    qc_conn *c = live_open();
+    qc_protocol *p = live_protocol(c);
+    qc_params in = {0};
+    qc_result r = {0};
+    qc_err err = {0};
+
+    qc_params_set(&in, "job_id", "7"); /* overridden by statement 1's column */
+    ck_assert_msg(qc_protocol_run(&qc_driver_pg, c, p, QC_STEP_RENEW, &in, &r, &err) == 0, "%s",
+                  err.msg);
+    ck_assert_str_eq(qc_result_get(&r, 0, "answer"), "42");
+    qc_params_set(&in, "payload", "O'Reilly");
+    ck_assert_int_eq(qc_protocol_run(&qc_driver_pg, c, p, QC_STEP_ENQUEUE, &in, &r, &err), 0);
+    ck_assert_str_eq(qc_result_get(&r, 0, "job_id"), "7");
+    ck_assert_int_eq(qc_protocol_run(&qc_driver_pg, c, p, QC_STEP_CLAIM, &in, &r, &err), 0);
+    ck_assert_str_eq(qc_result_get(&r, 0, "payload"), "O'Reilly");
+    ck_assert_int_eq(qc_protocol_run(&qc_driver_pg, c, p, QC_STEP_COMPLETE, &in, &r, &err), 0);
+    ck_assert_int_eq(r.affected, 1);
+    ck_assert_int_eq(qc_protocol_run(&qc_driver_pg, c, p, QC_STEP_TEARDOWN, NULL, &r, &err), 0);
+    qc_result_clear(&r);
+    qc_protocol_destroy(p);
+    qc_driver_pg.close(c);
+}
+END_TEST
+
+START_TEST(test_pg_run_empty_first_result_ends_step)
+{
+    qc_conn *c = live_open();
+    qc_protocol *p = live_protocol(c);
+    qc_params in = {0};
+    qc_result r = {0};
+    qc_err err = {0};
+    char *v;
+
+    qc_params_set(&in, "job_id", "5");
+    ck_assert_msg(qc_protocol_run(&qc_driver_pg, c, p, QC_STEP_FAIL, &in, &r, &err) == 0, "%s",
+                  err.msg);
+    ck_assert_int_eq(r.ncols, 1);
+    ck_assert_int_eq(r.nrows, 0);
+    v = live_value(c, 100, "SELECT count(*) AS n FROM qc_live", NULL, "n");
+    ck_assert_str_eq(v, "0");
+    free(v);
+    /* The step committed: no transaction is left open, so SAVEPOINT is
+     * refused (25P01 no_active_sql_transaction). */
+    ck_assert_int_eq(qc_driver_pg.exec(c, 0, 0, "SAVEPOINT s", 0, NULL, &r, &err), QC_EDB);
+    ck_assert_str_eq(err.sqlstate, "25P01");
+    qc_result_clear(&r);
+    qc_protocol_destroy(p);
+    qc_driver_pg.close(c);
+}
+END_TEST
+
+START_TEST(test_pg_run_error_rolls_back_transaction)
+{
+    qc_conn *c = live_open();
+    qc_protocol *p = live_protocol(c);
+    qc_result r = {0};
+    qc_err err = {0};
+    char *v;
+
+    ck_assert_int_eq(qc_protocol_run(&qc_driver_pg, c, p, QC_STEP_REAP, NULL, &r, &err), QC_EDB);
+    ck_assert_str_eq(err.sqlstate, "42P01");
+    ck_assert_msg(strncmp(err.msg, "reap: 42P01 ", 12) == 0, "got '%s'", err.msg);
+    ck_assert(qc_driver_pg.is_ok(c));
+    /* Rolled back, not left aborted: 25P01 (no transaction), not 25P02. */
+    ck_assert_int_eq(qc_driver_pg.exec(c, 0, 0, "SAVEPOINT s", 0, NULL, &r, &err), QC_EDB);
+    ck_assert_str_eq(err.sqlstate, "25P01");
+    v = live_value(c, 102, "SELECT count(*) AS n FROM qc_live WHERE id = 99", NULL, "n");
+    ck_assert_str_eq(v, "0");
+    free(v);
+    qc_protocol_destroy(p);
+    qc_driver_pg.close(c);
+}
+END_TEST
+
+START_TEST(test_pg_exec_notice_not_printed)
+{
+    qc_conn *c = live_open();
+    char path[] = "/tmp/check_protocol_stderr.XXXXXX", buf[256];
+    int fd = mkstemp(path), saved = dup(2);
+    ssize_t n;
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_ge(saved, 0);
+    ck_assert_int_ge(dup2(fd, 2), 0);
+    /* Raises NOTICE "table ... does not exist, skipping". */
+    live_ddl(c, "DROP TABLE IF EXISTS qc_never_existed");
+    qc_driver_pg.close(c);
+    dup2(saved, 2);
+    close(saved);
+    n = pread(fd, buf, sizeof buf - 1, 0);
+    close(fd);
+    unlink(path);
+    ck_assert_msg(n == 0, "driver printed: %.*s", (int)(n > 0 ? n : 0), buf);
+}
+END_TEST
+
+/* Polls sql (one parameter, one row, column "v") on c until it yields want
+ * or deadline_ms passes; returns whether it did. */
+static int poll_until(qc_conn *c, int id, const char *sql, const char *param, const char *want,
+                      int deadline_ms)
+{
+    struct timespec start, now, pause = {0, 20 * 1000 * 1000};
+    int ok = 0;
+
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        char *v = live_value(c, id, sql, param, "v");
+        ok = strcmp(v, want) == 0;
+        free(v);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (ok || (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >
+                      deadline_ms)
+            return ok;
+        nanosleep(&pause, NULL);
+    }
+}
+
+START_TEST(test_pg_exec_terminated_backend_econn)
+{
+    qc_conn *a = live_open(), *b = live_open();
+    qc_result r = {0};
+    qc_err err = {0};
+    char *pid = live_value(a, 1, "SELECT pg_backend_pid()::text AS pid", NULL, "pid"), *v;
+
+    v = live_value(b, 2, "SELECT pg_terminate_backend($1::int)::text AS v", pid, "v");
+    ck_assert_str_eq(v, "true");
+    free(v);
+    ck_assert(poll_until(b, 3,
+                         "SELECT count(*)::text AS v FROM pg_stat_activity WHERE pid = $1::int",
+                         pid, "0", 10000));
+    ck_assert_int_eq(qc_driver_pg.exec(a, 4, 1, "SELECT 1 AS one", 0, NULL, &r, &err), QC_ECONN);
+    ck_assert_int_eq(err.code, QC_ECONN);
+    ck_assert_msg(strncmp(err.msg, "connection lost: ", 17) == 0, "got '%s'", err.msg);
+    ck_assert(!qc_driver_pg.is_ok(a));
+    qc_driver_pg.abort(a); /* on a dead connection: must not crash */
+    free(pid);
+    qc_driver_pg.close(b);
+}
+END_TEST
+
+START_TEST(test_pg_abort_drops_connection_rolls_back)
+{
+    qc_conn *a = live_open(), *b = live_open();
+    char table[64], sql[160], *pid, *abandoned;
+    qc_result r = {0};
+    qc_err err = {0};
+
+    snprintf(table, sizeof table, "qc_abort_%ld", (long)getpid());
+    snprintf(sql, sizeof sql, "CREATE TABLE %s (id int)", table);
+    live_ddl(b, sql);
+    pid = live_value(a, 1, "SELECT pg_backend_pid()::text AS pid", NULL, "pid");
+    ck_assert_int_eq(qc_driver_pg.begin(a, &err), 0);
+    snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (1)", table);
+    ck_assert_int_eq(qc_driver_pg.exec(a, 2, 1, sql, 0, NULL, &r, &err), 0);
+    ck_assert_int_eq(r.affected, 1);
+    ck_assert(poll_until(b, 3, "SELECT state AS v FROM pg_stat_activity WHERE pid = $1::int", pid,
+                         "idle in transaction", 10000));
+    /* PostgreSQL counts a session that ends without a Terminate message as
+     * abandoned (pg_stat_database.sessions_abandoned, PostgreSQL 14+). */
+    abandoned = live_value(b, 6,
+                           "SELECT sessions_abandoned::text AS v FROM pg_stat_database "
+                           "WHERE datname = current_database() AND $1::text IS NOT NULL",
+                           "x", "v");
+    qc_driver_pg.abort(a);
+    ck_assert_msg(poll_until(b, 4,
+                             "SELECT count(*)::text AS v FROM pg_stat_activity WHERE pid = $1::int",
+                             pid, "0", 10000),
+                  "backend %s still present after abort", pid);
+    ck_assert_msg(poll_until(b, 7,
+                             "SELECT (sessions_abandoned > $1::bigint)::text AS v "
+                             "FROM pg_stat_database WHERE datname = current_database()",
+                             abandoned, "true", 10000),
+                  "abort() ended the session politely (sessions_abandoned stayed %s)", abandoned);
+    free(abandoned);
+    snprintf(sql, sizeof sql, "SELECT count(*)::text AS v FROM %s WHERE $1::text IS NOT NULL",
+             table);
+    ck_assert(poll_until(b, 5, sql, "x", "0", 1000));
+    snprintf(sql, sizeof sql, "DROP TABLE %s", table);
+    live_ddl(b, sql);
+    free(pid);
+    qc_result_clear(&r);
+    qc_driver_pg.close(b);
+}
+END_TEST
+
+/* ---- suite ------------------------------------------------------------ */
+
+static TCase *tcase(Suite *s, const char *name, int timeout)
+{
+    TCase *tc = tcase_create(name);
+
+    tcase_set_timeout(tc, timeout);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
+static Suite *protocol_suite(int live)
+{
+    Suite *s = suite_create("protocol");
+    TCase *tc;
+
+    tc = tcase(s, "err", 5);
+    tcase_add_test(tc, test_err_set_formats_and_returns_code);
+    tcase_add_test(tc, test_err_prefix_prepends_context_keeps_sqlstate);
+    tcase_add_test(tc, test_err_prefix_long_message_stays_terminated);
+    tcase_add_test(tc, test_err_exit_code_maps_documented_values);
+
+    tc = tcase(s, "redact", 5);
+    tcase_add_test(tc, test_redact_keyvalue_password_hidden);
+    tcase_add_test(tc, test_redact_quoted_value_hidden);
+    tcase_add_test(tc, test_redact_uri_userinfo_and_query_hidden);
+    tcase_add_test(tc, test_redact_uri_without_password_unchanged);
+    tcase_add_test(tc, test_redact_odbc_pwd_forms_hidden);
+    tcase_add_test(tc, test_redact_small_buffer_terminated_no_leak);
+
+    tc = tcase(s, "result", 5);
+    tcase_add_test(tc, test_result_get_by_name_case_insensitive);
+    tcase_add_test(tc, test_result_move_and_clear_zero);
+
+    tc = tcase(s, "split", 5);
+    tcase_add_test(tc, test_split_quotes_comments_semicolons_kept);
+    tcase_add_test(tc, test_split_casts_and_quoted_colons_untouched);
+    tcase_add_test(tc, test_split_dollar_style_numbers_distinct_names);
+    tcase_add_test(tc, test_split_qmark_style_repeats_names);
+    tcase_add_test(tc, test_split_empty_statements_dropped);
+    tcase_add_test(tc, test_split_postgres_block_comments_nest);
+    tcase_add_test(tc, test_split_name_inside_dollar_quote_is_text);
+    tcase_add_test(tc, test_split_mariadb_backslash_strings);
+    tcase_add_test(tc, test_split_header_and_options_parsed);
+    tcase_add_test(tc, test_split_statement_ids_unique_positive);
+    tcase_add_test(tc, test_split_later_statement_uses_earlier_column);
+    tcase_add_test(tc, test_load_file_reads_and_missing_is_eio);
+    tcase_add_test(tc, test_step_name_known_and_out_of_range);
+
+    tc = tcase(s, "load_errors", 5);
+    tcase_add_test(tc, test_load_unknown_step_einval);
+    tcase_add_test(tc, test_load_duplicate_step_einval);
+    tcase_add_test(tc, test_load_unknown_header_key_einval);
+    tcase_add_test(tc, test_load_bad_engine_and_model_einval);
+    tcase_add_test(tc, test_load_missing_required_step_einval);
+    tcase_add_test(tc, test_load_missing_required_column_einval);
+    tcase_add_test(tc, test_load_unknown_parameter_einval);
+    tcase_add_test(tc, test_load_setup_with_parameter_einval);
+    tcase_add_test(tc, test_load_unterminated_quote_einval);
+    tcase_add_test(tc, test_load_bad_autocommit_value_einval);
+    tcase_add_test(tc, test_load_unknown_option_einval);
+    tcase_add_test(tc, test_load_sql_outside_step_einval);
+    tcase_add_test(tc, test_load_empty_step_einval);
+
+    tc = tcase(s, "run", 5);
+    tcase_add_test(tc, test_run_single_statement_no_transaction);
+    tcase_add_test(tc, test_run_multi_statement_columns_override_input);
+    tcase_add_test(tc, test_run_latest_statement_column_wins);
+    tcase_add_test(tc, test_run_autocommit_step_no_begin);
+    tcase_add_test(tc, test_run_db_error_rolls_back_prefixed);
+    tcase_add_test(tc, test_run_conn_lost_no_further_calls);
+    tcase_add_test(tc, test_run_empty_first_result_commits_and_stops);
+    tcase_add_test(tc, test_run_missing_value_estate);
+    tcase_add_test(tc, test_run_setup_unprepared_others_prepared);
+    tcase_add_test(tc, test_run_absent_step_einval);
+    tcase_add_test(tc, test_params_set_replaces_and_bounds);
+
+    tc = tcase(s, "pg_offline", 15);
+    tcase_add_test(tc, test_pg_open_unreachable_port_econn_no_password);
+    tcase_add_test(tc, test_pg_open_password_echoed_by_libpq_scrubbed);
+    tcase_add_test(tc, test_pg_open_malformed_conninfo_einval_no_password);
+
+    if (live) {
+        tc = tcase(s, "pg_live", 30);
+        tcase_add_test(tc, test_pg_open_server_version_names_postgresql);
+        tcase_add_test(tc, test_pg_exec_prepared_insert_binds_quote_and_null);
+        tcase_add_test(tc, test_pg_exec_update_reports_affected);
+        tcase_add_test(tc, test_pg_exec_missing_table_edb_conn_usable);
+        tcase_add_test(tc, test_pg_exec_deallocated_statement_reprepared);
+        tcase_add_test(tc, test_pg_exec_notice_not_printed);
+        tcase_add_test(tc, test_pg_run_later_statement_uses_earlier_column);
+        tcase_add_test(tc, test_pg_run_empty_first_result_ends_step);
+        tcase_add_test(tc, test_pg_run_error_rolls_back_transaction);
+        tcase_add_test(tc, test_pg_exec_terminated_backend_econn);
+        tcase_add_test(tc, test_pg_abort_drops_connection_rolls_back);
+    }
+    return s;
+}
+
+int main(void)
+{
+    const char *dsn = getenv("QC_TEST_DSN");
+    int live = dsn != NULL && *dsn != '\0';
+    SRunner *sr;
+    int failed;
+
+    if (!live)
+        fprintf(stderr, "check_protocol: QC_TEST_DSN unset, skipping live PostgreSQL tests\n");
+    sr = srunner_create(protocol_suite(live));
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,158 @@
+/*
+ * check_scenario.c - scenario file loading: defaults, overrides, and every
+ * error naming file:line and what was expected.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../harness/scenario.h"
+
+static char path[256];
+
+static void write_file(const char *text)
+{
+    snprintf(path, sizeof path, "/tmp/qc_scenario_%d.ini", (int)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int load(const char *text, qc_scenario *s, qc_err *err)
+{
+    write_file(text);
+    qc_scenario_defaults(s);
+    int rc = qc_scenario_load(s, path, err);
+    unlink(path);
+    return rc;
+}
+
+START_TEST(test_scenario_defaults_are_the_main_job)
+{
+    qc_scenario s;
+    qc_scenario_defaults(&s);
+    ck_assert_int_eq(s.workers, 16);
+    ck_assert_int_eq(s.jobs, 20000);
+    ck_assert_str_eq(s.protocol, "backends/postgres/skip_locked.sql");
+}
+END_TEST
+
+START_TEST(test_scenario_valid_file_overrides_keys)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    ck_assert_int_eq(load("[scenario]\nname = x\n[workload]\nworkers = 3\njobs = 7\nwork_ms = 2-9\n"
+                          "[lease]\nlease_ms = 900\n[idle]\njitter = 0.5\n[run]\nseed = 77\n",
+                          &s, &err),
+                     0);
+    ck_assert_str_eq(s.name, "x");
+    ck_assert_int_eq(s.workers, 3);
+    ck_assert_int_eq(s.jobs, 7);
+    ck_assert_int_eq(s.work_ms_min, 2);
+    ck_assert_int_eq(s.work_ms_max, 9);
+    ck_assert_int_eq(s.lease_ms, 900);
+    ck_assert(s.idle_jitter == 0.5);
+    ck_assert(s.seed == 77 && s.seed_set);
+    ck_assert_int_eq(s.batch, 1); /* untouched default */
+}
+END_TEST
+
+START_TEST(test_scenario_unknown_key_error_names_line)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    ck_assert_int_eq(load("[workload]\nworkers = 2\nwrokers = 3\n", &s, &err), QC_EINVAL);
+    char want[300];
+    snprintf(want, sizeof want, "%s:3: unknown key 'wrokers' in [workload]", path);
+    ck_assert_msg(strstr(err.msg, want) == err.msg, "got '%s'", err.msg);
+    ck_assert_ptr_nonnull(strstr(err.msg, "expected workers"));
+}
+END_TEST
+
+START_TEST(test_scenario_bad_value_error_names_line_and_expectation)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    ck_assert_int_eq(load("[workload]\n\njobs = many\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":3: jobs must be an integer >= 0, got 'many'"), "got '%s'",
+                  err.msg);
+    ck_assert_int_eq(load("[workload]\nworkers = 0\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":2: workers must be an integer >= 1"), "got '%s'", err.msg);
+    ck_assert_int_eq(load("[idle]\njitter = 2\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":2: jitter must be a number from 0 to 1"), "got '%s'", err.msg);
+    ck_assert_int_eq(load("[workload]\nwork_ms = 9-2\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":2: work_ms must be N or MIN-MAX"), "got '%s'", err.msg);
+}
+END_TEST
+
+START_TEST(test_scenario_unknown_section_and_syntax_error_rejected)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    ck_assert_int_eq(load("[workload]\nworkers = 2\n[faultz]\nx = 1\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":4: unknown section [faultz]"), "got '%s'", err.msg);
+    ck_assert_int_eq(load("[workload]\nthis line has no equals sign\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":2: syntax error"), "got '%s'", err.msg);
+}
+END_TEST
+
+START_TEST(test_scenario_missing_file_is_input_error)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    qc_scenario_defaults(&s);
+    ck_assert_int_eq(qc_scenario_load(&s, "/nonexistent/x.ini", &err), QC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/x.ini"));
+}
+END_TEST
+
+START_TEST(test_scenario_validate_cap_below_base_rejected)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    qc_scenario_defaults(&s);
+    s.idle_base_ms = 100;
+    s.idle_cap_ms = 10;
+    ck_assert_int_eq(qc_scenario_validate(&s, &err), QC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "cap_ms"));
+}
+END_TEST
+
+START_TEST(test_scenario_resolve_missing_protocol_rejected)
+{
+    char out[1024];
+    qc_err err = {0};
+    ck_assert_int_eq(qc_scenario_resolve("no/such/protocol.sql", "/tmp", out, sizeof out, &err),
+                     QC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no/such/protocol.sql"));
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("scenario");
+    TCase *tc = tcase_create("load");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_scenario_defaults_are_the_main_job);
+    tcase_add_test(tc, test_scenario_valid_file_overrides_keys);
+    tcase_add_test(tc, test_scenario_unknown_key_error_names_line);
+    tcase_add_test(tc, test_scenario_bad_value_error_names_line_and_expectation);
+    tcase_add_test(tc, test_scenario_unknown_section_and_syntax_error_rejected);
+    tcase_add_test(tc, test_scenario_missing_file_is_input_error);
+    tcase_add_test(tc, test_scenario_validate_cap_below_base_rejected);
+    tcase_add_test(tc, test_scenario_resolve_missing_protocol_rejected);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The test command (`make check`): unit tests, end-to-end runs on a real
+# ephemeral PostgreSQL started with the project's own script, and one
+# end-to-end run under ThreadSanitizer.  Prints "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+work=$(mktemp -d /tmp/qchaos-test.XXXXXX)
+chmod 755 "$work"
+cleanup() { scripts/pg-ephemeral.sh destroy "$work/pg" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+
+echo "== starting an ephemeral PostgreSQL for the tests"
+if ! dsn=$(scripts/pg-ephemeral.sh start "$work/pg" | tail -n1) || [ -z "$dsn" ]; then
+  echo "tests/run.sh: could not start PostgreSQL (see $work/pg/log)" >&2
+  exit 3
+fi
+export QC_TEST_DSN="$dsn"
+echo "   $dsn"
+
+passed=0
+failed=0
+failures=()
+step() { # name command...
+  local name=$1; shift
+  echo "== $name"
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
+}
+
+for t in tests/check_*; do
+  case "$t" in *.c) continue ;; esac
+  [ -x "$t" ] || continue
+  step "$(basename "$t")" "./$t"
+done
+
+tsan_run() {
+  make -s qchaos-tsan || return 1
+  TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+    ./qchaos-tsan run scenarios/default.ini --dsn "$dsn" --jobs 2000 --workers 8 --seed 3 \
+      --out "$work/tsan" --no-progress
+}
+step "e2e under ThreadSanitizer (default scenario, 2000 jobs, 8 workers)" tsan_run
+
+echo
+for f in "${failures[@]}"; do echo "FAILED: $f"; done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
