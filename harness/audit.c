@@ -4,9 +4,30 @@
  */
 #include "audit.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
+
+int qc_mkdirs(const char *path, qc_err *err)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                goto fail;
+            *p = '/';
+        }
+    }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+        goto fail;
+    return 0;
+fail:
+    return qc_err_set(err, QC_EIO, "cannot create folder '%s': %s", buf, strerror(errno));
+}
 
 int qc_audit_exit_code(const qc_check *c, size_t n)
 {
@@ -104,7 +125,9 @@ int qc_audit(const char *const *ledgers, int n, const char *out_dir, json_t *met
             json_object_update(root, metrics);
         char path[2048];
         snprintf(path, sizeof path, "%s/results.json", out_dir);
-        if (json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) != 0) {
+        if (qc_mkdirs(out_dir, err) != 0) {
+            code = 3;
+        } else if (json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) != 0) {
             qc_err_set(err, QC_EIO, "cannot write '%s'", path);
             code = 3;
         }

@@ -21,4 +21,7 @@ int qc_audit(const char *const *ledgers, int n, const char *out_dir, json_t *met
  * INCONCLUSIVE, else 0. */
 int qc_audit_exit_code(const qc_check *c, size_t n);
 
+/* mkdir -p path (mode 0755).  Errors: QC_EIO naming the folder. */
+int qc_mkdirs(const char *path, qc_err *err);
+
 #endif

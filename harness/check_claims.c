@@ -46,29 +46,29 @@
 #define MAX_SEGS 4 /* live intervals of one lease; more lapses are dropped */
 
 enum end_kind {
-    END_CLAIM,         /* the claim's lease_until (or none: a point) */
-    END_RENEW,         /* a renew's lease_until */
-    END_RELEASE,       /* a complete / fail, at its "now" */
-    END_RELEASE_BOUND  /* a complete / fail, at a lower bound of its time */
+    END_CLAIM,        /* the claim's lease_until (or none: a point) */
+    END_RENEW,        /* a renew's lease_until */
+    END_RELEASE,      /* a complete / fail, at its "now" */
+    END_RELEASE_BOUND /* a complete / fail, at a lower bound of its time */
 };
 
 typedef struct seg {
-    double s, e;          /* server ms, live on [s, e) */
-    long s_ev;            /* event that opened it: the claim, or a renew */
-    long e_ev;            /* event that set e, -1 for the opener's own */
+    double s, e; /* server ms, live on [s, e) */
+    long s_ev;   /* event that opened it: the claim, or a renew */
+    long e_ev;   /* event that set e, -1 for the opener's own */
     enum end_kind kind;
 } seg;
 
 typedef struct lease {
-    long claim;           /* the claim's OK event */
-    const char *token0;   /* token the claim returned */
-    const char *token;    /* current token (after rotations) */
+    long claim;         /* the claim's OK event */
+    const char *token0; /* token the claim returned */
+    const char *token;  /* current token (after rotations) */
     int worker, inc;
-    int placed;           /* the claim carried "now" */
-    int released;         /* a complete / fail ended it, or may have */
-    double start;         /* server ms */
-    double t_ok;          /* client ms of the claim's answer, QC_NO_TIME */
-    double t_inv;         /* client ms of the claim's invoke, QC_NO_TIME */
+    int placed;   /* the claim carried "now" */
+    int released; /* a complete / fail ended it, or may have */
+    double start; /* server ms */
+    double t_ok;  /* client ms of the claim's answer, QC_NO_TIME */
+    double t_inv; /* client ms of the claim's invoke, QC_NO_TIME */
     int nseg;
     seg seg[MAX_SEGS];
 } lease;
@@ -85,7 +85,7 @@ typedef struct job_scan {
     size_t nl, capl;
     item *it;
     size_t capit;
-    size_t *pair;         /* reported lease pairs (a, b), two entries each */
+    size_t *pair; /* reported lease pairs (a, b), two entries each */
     size_t npair, cappair;
 } job_scan;
 
@@ -361,6 +361,8 @@ static int sweep_job(job_scan *js, const qc_history *h, int64_t job, qc_check *c
     for (size_t k = 0; k < js->nl; k++)
         for (int s = 0; s < js->l[k].nseg; s++)
             js->it[n++] = (item){js->l[k].seg[s].s, js->l[k].seg[s].e, k, s};
+    if (n < 2)
+        return 0; /* one segment cannot overlap another */
     qsort(js->it, n, sizeof *js->it, cmp_item);
     js->npair = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {

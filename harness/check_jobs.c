@@ -96,7 +96,8 @@ static void check_enqueued(qc_check *c, const qc_history *h, const qc__snapshot 
         qc__check_violation(c, r[0].job, seqs, 3,
                             "job %lld is %s in the final snapshot (seq %lld), not done or dead; "
                             "enqueued at seq %lld, its last ledger event is seq %lld (%s)",
-                            (long long)r[0].job, row->state != NULL ? row->state : "without a state",
+                            (long long)r[0].job,
+                            row->state != NULL ? row->state : "without a state",
                             (long long)row->seq, (long long)enq->seq, (long long)last->seq, what);
     }
 }

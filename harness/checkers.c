@@ -47,8 +47,8 @@ static int cmp_i64(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
-void qc__check_violation(qc_check *c, int64_t job, const int64_t *seqs, int nseq,
-                         const char *fmt, ...)
+void qc__check_violation(qc_check *c, int64_t job, const int64_t *seqs, int nseq, const char *fmt,
+                         ...)
 {
     int64_t sorted[64];
     qc_violation *v;

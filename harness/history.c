@@ -51,10 +51,10 @@ typedef struct chunk {
 } chunk;
 
 typedef struct strtab {
-    chunk *chunks;       /* newest first; strings never move */
-    const char **slot;   /* open addressing, NULL = empty */
-    uint32_t *hash;      /* hash of slot[i] */
-    size_t cap, count;   /* cap is a power of two; count <= cap / 2 */
+    chunk *chunks;     /* newest first; strings never move */
+    const char **slot; /* open addressing, NULL = empty */
+    uint32_t *hash;    /* hash of slot[i] */
+    size_t cap, count; /* cap is a power of two; count <= cap / 2 */
 } strtab;
 
 static uint32_t str_hash(const char *s, size_t len)
@@ -187,15 +187,15 @@ typedef struct hdr_rec {
 
 /* A run of whole lines of one ledger, parsed by one thread. */
 typedef struct part {
-    const char *buf;   /* borrowed; ends after a '\n' unless it is the file's end */
+    const char *buf; /* borrowed; ends after a '\n' unless it is the file's end */
     size_t len;
-    const char *name;  /* ledger name for messages (borrowed) */
-    int file;          /* ledger index */
-    int line0;         /* lines of the file before buf */
-    strtab *st;        /* owned by the pool */
-    qc_event *ev;      /* owned until merged */
+    const char *name; /* ledger name for messages (borrowed) */
+    int file;         /* ledger index */
+    int line0;        /* lines of the file before buf */
+    strtab *st;       /* owned by the pool */
+    qc_event *ev;     /* owned until merged */
     size_t n, cap;
-    hdr_rec *hdr;      /* owned until merged */
+    hdr_rec *hdr; /* owned until merged */
     size_t nhdr;
     size_t torn;
     int rc;
@@ -205,17 +205,16 @@ typedef struct part {
 typedef struct loader {
     qc_history *h;
     strpool *pool;
-    size_t cap;        /* capacity of h->ev */
-    int have_header;   /* h->info was filled from a header */
+    size_t cap;      /* capacity of h->ev */
+    int have_header; /* h->info was filled from a header */
     int have_seed;
     uint64_t seed;
-    where seed_at;     /* the header the seed came from */
+    where seed_at; /* the header the seed came from */
 } loader;
 
 static int bad_field(qc_err *err, where w, const char *key, const char *what)
 {
-    return qc_err_set(err, QC_EINVAL, "%s:%d: field \"%s\" is not %s", w.file, w.line, key,
-                      what);
+    return qc_err_set(err, QC_EINVAL, "%s:%d: field \"%s\" is not %s", w.file, w.line, key, what);
 }
 
 /* Integer field: JSON integer, or a real with an integral value.
@@ -308,8 +307,8 @@ static qc_ev_type parse_type(const char *s)
         const char *name;
         qc_ev_type type;
     } map[] = {
-        {"invoke", QC_EV_INVOKE},   {"ok", QC_EV_OK},         {"fail", QC_EV_FAIL},
-        {"info", QC_EV_INFO},       {"effect", QC_EV_EFFECT}, {"fault", QC_EV_FAULT},
+        {"invoke", QC_EV_INVOKE},     {"ok", QC_EV_OK},           {"fail", QC_EV_FAIL},
+        {"info", QC_EV_INFO},         {"effect", QC_EV_EFFECT},   {"fault", QC_EV_FAULT},
         {"snapshot", QC_EV_SNAPSHOT}, {"monitor", QC_EV_MONITOR}, {"end", QC_EV_END},
     };
     for (size_t i = 0; s != NULL && i < sizeof map / sizeof map[0]; i++)
@@ -352,11 +351,11 @@ static void info_defaults(qc_run_info *info)
 /* Parses a header line into a record (applied later, in file order). */
 static int parse_header(part *pt, json_t *o, where w, qc_err *err)
 {
-    static const char *const nums[] = {"lease_ms", "max_attempts", "reaper_interval_ms",
-                                       "recovery_slack_ms", "workers", "jobs"};
+    static const char *const nums[] = {"lease_ms",          "max_attempts", "reaper_interval_ms",
+                                       "recovery_slack_ms", "workers",      "jobs"};
     hdr_rec r;
-    long *dst[] = {&r.info.lease_ms, &r.info.max_attempts, &r.info.reaper_interval_ms,
-                   &r.info.recovery_slack_ms, &r.info.workers, &r.info.jobs};
+    long *dst[] = {&r.info.lease_ms,          &r.info.max_attempts, &r.info.reaper_interval_ms,
+                   &r.info.recovery_slack_ms, &r.info.workers,      &r.info.jobs};
     json_t *v;
 
     memset(&r, 0, sizeof r);
@@ -434,6 +433,9 @@ static void event_init(qc_event *e)
     e->lease_until = QC_NO_TIME;
     e->attempt = -1;
     e->invoke = -1;
+    e->ready = e->inflight = e->expired = e->dead = e->done = -1;
+    e->oldest_ready_age_ms = -1.0;
+    e->until_t = QC_NO_TIME;
 }
 
 enum field_kind { F_INT64, F_INT, F_LONG, F_DOUBLE, F_BOOL, F_STR, F_OP };
@@ -463,6 +465,13 @@ static const struct field {
     {"state", F_STR, offsetof(qc_event, state)},
     {"fault", F_STR, offsetof(qc_event, fault)},
     {"error", F_STR, offsetof(qc_event, error)},
+    {"ready", F_LONG, offsetof(qc_event, ready)},
+    {"inflight", F_LONG, offsetof(qc_event, inflight)},
+    {"expired", F_LONG, offsetof(qc_event, expired)},
+    {"dead", F_LONG, offsetof(qc_event, dead)},
+    {"done", F_LONG, offsetof(qc_event, done)},
+    {"oldest_ready_age_ms", F_DOUBLE, offsetof(qc_event, oldest_ready_age_ms)},
+    {"until_t", F_DOUBLE, offsetof(qc_event, until_t)},
 };
 
 static int set_field(part *pt, const struct field *f, json_t *v, qc_event *e, const char **what)
@@ -734,6 +743,9 @@ static int parse_buffer(loader *ld, const char *buf, size_t len, const char *nam
             lines += count_lines(buf + off, buf + stop);
         off = stop;
     }
+    /* jansson seeds its hash function on first use; do that here, before
+     * the parts run, rather than rely on its atomic first-use path. */
+    json_decref(json_object());
     for (int k = 1; k < np; k++)
         started[k] = pthread_create(&tid[k], NULL, parse_part, &pts[k]) == 0;
     parse_part(&pts[0]);

@@ -29,7 +29,9 @@
  *
  * Absent fields read back as: t QC_NO_TIME, worker -1, inc 0, req -1,
  * job QC_NO_JOB, rows -1, now / lease_until QC_NO_TIME, attempt -1,
- * applied / drained 0, strings NULL; JSON null counts as absent.  Every
+ * applied / drained 0, strings NULL; JSON null counts as absent.  Strings
+ * are interned, but equal strings may still be distinct pointers (ledgers
+ * are parsed in parallel parts): compare them with strcmp.  Every
  * event but the header must carry "seq".  Header defaults: seed 0,
  * lease_ms 0, max_attempts -1, model "lease", other numbers 0.
  */
@@ -95,6 +97,12 @@ typedef struct qc_event {
                              inc and req; without req, that worker
                              incarnation's latest invoke; the op must match);
                              -1 when none or not a completion */
+    /* Monitor sample (QC_EV_MONITOR): queue depth by state (rows) and the
+     * age of the oldest ready job (ms); -1 when absent. */
+    long ready, inflight, expired, dead, done;
+    double oldest_ready_age_ms;
+    double until_t;       /* fault: client ms (like t) its window ends;
+                             QC_NO_TIME when absent (an instant fault) */
 } qc_event;
 
 /* Header values the checkers need (from the first line of the ledger). */

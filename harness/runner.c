@@ -24,26 +24,6 @@
 
 volatile sig_atomic_t qc_interrupted = 0;
 
-/* mkdir -p */
-static int make_dirs(const char *path, qc_err *err)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                goto fail;
-            *p = '/';
-        }
-    }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-        goto fail;
-    return 0;
-fail:
-    return qc_err_set(err, QC_EIO, "cannot create folder '%s': %s", buf, strerror(errno));
-}
-
 typedef struct ephemeral {
     char dir[256];
     char dsn[512];
@@ -337,7 +317,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             goto out;
         }
     }
-    if ((rc = make_dirs(o->out_dir, err)) != 0) {
+    if ((rc = qc_mkdirs(o->out_dir, err)) != 0) {
         code = 2;
         goto out;
     }
