@@ -81,6 +81,17 @@ typedef struct qc_driver {
 
     /* Whether the connection is still usable (after QC_EDB it is). */
     int (*is_ok)(qc_conn *c);
+
+    /* Sets a per-connection option.  pg: "prepare" = "on" | "off" (off runs
+     * every statement unnamed, as transaction-mode poolers such as PgBouncer
+     * < 1.21 require: a named statement prepared on one server backend is
+     * not there on the next).  Errors: QC_EINVAL for an unknown key. */
+    int (*set_option)(qc_conn *c, const char *key, const char *value, qc_err *err);
+
+    /* The server-side session id (PostgreSQL backend pid), 0 when unknown.
+     * The nemesis uses the protocol's server_pid step instead where it has
+     * one, since behind a pooler this is the pooler's view. */
+    int (*backend_pid)(qc_conn *c);
 } qc_driver;
 
 extern const qc_driver qc_driver_pg;

@@ -40,6 +40,7 @@ struct qc_conn {
     prep *preps; /* indexed by statement id */
     int npreps;
     int renames; /* counter for fresh names when an id changes text */
+    int no_prepare; /* 1: unnamed statements only (transaction-mode poolers) */
 };
 
 static void notice_ignore(void *arg, const char *message)
@@ -309,7 +310,7 @@ static int pg_exec(qc_conn *c, int stmt_id, int prepare, const char *sql, int np
     int rc, attempt;
 
     qc_result_clear(out);
-    if (!prepare || stmt_id < 0) {
+    if (!prepare || stmt_id < 0 || c->no_prepare) {
         res = PQexecParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0);
         return finish(c, res, out, err);
     }
@@ -416,6 +417,20 @@ static int pg_is_ok(qc_conn *c)
     return c != NULL && PQstatus(c->pg) == CONNECTION_OK;
 }
 
+static int pg_set_option(qc_conn *c, const char *key, const char *value, qc_err *err)
+{
+    if (!strcmp(key, "prepare")) {
+        c->no_prepare = !strcmp(value, "off");
+        return 0;
+    }
+    return qc_err_set(err, QC_EINVAL, "pg driver: unknown option '%s'", key);
+}
+
+static int pg_backend_pid(qc_conn *c)
+{
+    return c ? PQbackendPID(c->pg) : 0;
+}
+
 const qc_driver qc_driver_pg = {
     .name = "pg",
     .style = QC_PARAM_DOLLAR,
@@ -428,4 +443,6 @@ const qc_driver qc_driver_pg = {
     .close = pg_close,
     .server_version = pg_server_version,
     .is_ok = pg_is_ok,
+    .set_option = pg_set_option,
+    .backend_pid = pg_backend_pid,
 };

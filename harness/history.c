@@ -687,6 +687,15 @@ static int merge_part(loader *ld, part *pt, qc_err *err)
         if (rc != 0)
             return rc;
     }
+    if (h->ev == NULL) {
+        /* The first part's events become the history's: no copy. */
+        h->ev = pt->ev;
+        h->n = pt->n;
+        ld->cap = pt->cap;
+        pt->ev = NULL;
+        h->torn += pt->torn;
+        return 0;
+    }
     if (h->n + pt->n > ld->cap) {
         size_t cap = ld->cap ? ld->cap : 1024;
         while (cap < h->n + pt->n)

@@ -42,6 +42,7 @@ static void usage(FILE *f)
             "run options:\n"
             "  --dsn DSN          database to test (libpq conninfo or URI); default: start an\n"
             "                     ephemeral PostgreSQL with scripts/pg-ephemeral.sh\n"
+            "  --worker-dsn DSN   workers and reaper connect here instead (e.g. your PgBouncer)\n"
             "  --protocol FILE    protocol (backend) file, overrides the scenario's\n"
             "  --workers N        worker threads (one connection each)\n"
             "  --jobs N           jobs to enqueue\n"
@@ -106,22 +107,23 @@ static char *join_argv(int argc, char **argv)
 
 static int cmd_run(int argc, char **argv)
 {
-    enum { O_DSN = 256, O_PROTOCOL, O_WORKERS, O_JOBS, O_DURATION, O_SEED, O_OUT, O_KEEP,
+    enum { O_DSN = 256, O_WORKER_DSN, O_PROTOCOL, O_WORKERS, O_JOBS, O_DURATION, O_SEED, O_OUT, O_KEEP,
            O_NOPROGRESS };
     static const struct option opts[] = {
-        {"dsn", required_argument, 0, O_DSN},         {"protocol", required_argument, 0, O_PROTOCOL},
+        {"dsn", required_argument, 0, O_DSN}, {"worker-dsn", required_argument, 0, O_WORKER_DSN},         {"protocol", required_argument, 0, O_PROTOCOL},
         {"workers", required_argument, 0, O_WORKERS}, {"jobs", required_argument, 0, O_JOBS},
         {"duration", required_argument, 0, O_DURATION}, {"seed", required_argument, 0, O_SEED},
         {"out", required_argument, 0, O_OUT},         {"keep", no_argument, 0, O_KEEP},
         {"no-progress", no_argument, 0, O_NOPROGRESS}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    const char *dsn = NULL, *protocol = NULL, *out = NULL, *seed = NULL, *duration = NULL;
+    const char *dsn = NULL, *worker_dsn = NULL, *protocol = NULL, *out = NULL, *seed = NULL, *duration = NULL;
     long workers = -1, jobs = -1;
     int keep = 0, noprogress = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case O_DSN: dsn = optarg; break;
+        case O_WORKER_DSN: worker_dsn = optarg; break;
         case O_PROTOCOL: protocol = optarg; break;
         case O_WORKERS:
             if (parse_long_arg("--workers", optarg, 1, &workers)) return 2;
@@ -196,6 +198,9 @@ static int cmd_run(int argc, char **argv)
     else
         snprintf(o.out_dir, sizeof o.out_dir, "results/%s-%" PRIu64, o.sc.name, o.sc.seed);
     o.dsn = dsn;
+    o.worker_dsn = worker_dsn;
+    if (worker_dsn && !dsn)
+        return die(2, "--worker-dsn needs --dsn (the direct connection for setup and checks)");
     o.keep = keep;
     o.progress = !noprogress && isatty(2);
 

@@ -10,9 +10,12 @@
 #include "runner.h"
 #include "audit.h"
 #include "clock.h"
+#include "nemesis.h"
 #include "worker.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -100,36 +103,60 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "idle_cap_ms", json_integer(s->idle_cap_ms));
     json_object_set_new(h, "idle_jitter", json_real(s->idle_jitter));
     json_object_set_new(h, "duration_s", json_real(s->duration_s));
+    json_object_set_new(h, "poison_mode", json_string(s->poison_crash ? "crash" : "fail"));
+    json_object_set_new(h, "sink", json_string(s->sink_idempotent ? "idempotent" : "plain"));
+    json_object_set_new(h, "pooler", json_string(s->pooler));
+    json_t *faults = json_object();
+    for (int k = 1; k < QC_FAULT_COUNT; k++) {
+        const qc_fault_spec *f = &s->faults[k];
+        if (f->count > 0)
+            json_object_set_new(faults, qc_fault_name((qc_fault_kind)k), json_integer(f->count));
+        else if (f->count < 0 && f->rate > 0)
+            json_object_set_new(faults, qc_fault_name((qc_fault_kind)k), json_real(f->rate));
+    }
+    json_object_set_new(h, "faults", faults);
+    json_t *judge = json_array();
+    if (s->checkers[0]) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", s->checkers);
+        char *save = NULL;
+        for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+            json_array_append_new(judge, json_string(t));
+    }
+    json_object_set_new(h, "checkers", judge);
     if (o->argv_line)
         json_object_set_new(h, "command", json_string(o->argv_line));
     return h;
 }
 
-/* Enqueues sc->jobs jobs on the control connection, in transactions of 500
- * when the enqueue step is one statement.  Ledger ok events are written only
- * after the commit that makes them real. */
-static int enqueue_all(const qc_run_opts *o, const qc_driver *d, qc_conn *c,
-                       const qc_protocol *proto, qc_lbuf *lb, qc_err *err)
+/* Enqueues count jobs on connection c, in transactions of 500 when the
+ * enqueue step is one statement; delay_ms schedules them for later.  Ledger
+ * ok events are written only after the commit that makes them real.  The
+ * new job ids are appended to *ids (grown with realloc; *nids updated) when
+ * ids is not NULL.  first_index numbers the payloads. */
+static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
+                        const qc_protocol *proto, qc_lbuf *lb, long count, long first_index,
+                        long delay_ms, int64_t **ids, size_t *nids, qc_err *err)
 {
-    const qc_scenario *s = &o->sc;
     int wrap = proto->steps[QC_STEP_ENQUEUE].nstmts == 1;
     long chunk = 500;
-    int64_t *ids = malloc(sizeof *ids * (size_t)chunk);
+    int64_t *batch = malloc(sizeof *batch * (size_t)chunk);
     char *payload = malloc((size_t)s->payload_bytes + 32);
-    if (!ids || !payload) {
-        free(ids);
+    if (!batch || !payload) {
+        free(batch);
         free(payload);
         return qc_err_set(err, QC_ENOMEM, "out of memory");
     }
-    char max_att[24];
+    char max_att[24], delay[24];
     snprintf(max_att, sizeof max_att, "%ld", s->max_attempts);
+    snprintf(delay, sizeof delay, "%ld", delay_ms);
     int rc = 0;
-    for (long done = 0; done < s->jobs && rc == 0;) {
-        long n = s->jobs - done < chunk ? s->jobs - done : chunk;
+    for (long done = 0; done < count && rc == 0;) {
+        long n = count - done < chunk ? count - done : chunk;
         if (wrap && (rc = d->begin(c, err)) != 0)
             break;
         for (long i = 0; i < n; i++) {
-            int len = snprintf(payload, 32, "job-%ld", done + i);
+            int len = snprintf(payload, 32, "job-%ld", first_index + done + i);
             while (len < s->payload_bytes)
                 payload[len++] = 'x';
             payload[len] = 0;
@@ -137,7 +164,7 @@ static int enqueue_all(const qc_run_opts *o, const qc_driver *d, qc_conn *c,
             qc_params_set(&p, "payload", payload);
             qc_params_set(&p, "group_key", NULL);
             qc_params_set(&p, "max_attempts", max_att);
-            qc_params_set(&p, "delay_ms", "0");
+            qc_params_set(&p, "delay_ms", delay);
             qc_result r = {0};
             rc = qc_protocol_run(d, c, proto, QC_STEP_ENQUEUE, &p, &r, err);
             const char *id = rc == 0 ? qc_result_get(&r, 0, "job_id") : NULL;
@@ -145,7 +172,7 @@ static int enqueue_all(const qc_run_opts *o, const qc_driver *d, qc_conn *c,
                 rc = qc_err_set(err, QC_EINVAL, "%s: step 'enqueue' (line %d) returned no job_id",
                                 proto->path, proto->steps[QC_STEP_ENQUEUE].line);
             if (rc == 0)
-                ids[i] = strtoll(id, NULL, 10);
+                batch[i] = strtoll(id, NULL, 10);
             qc_result_clear(&r);
             if (rc != 0)
                 break;
@@ -159,14 +186,113 @@ static int enqueue_all(const qc_run_opts *o, const qc_driver *d, qc_conn *c,
             json_object_set_new(e, "type", json_string("ok"));
             json_object_set_new(e, "op", json_string("enqueue"));
             json_object_set_new(e, "worker", json_integer(-1));
-            json_object_set_new(e, "job", json_integer(ids[i]));
+            json_object_set_new(e, "job", json_integer(batch[i]));
+            if (delay_ms > 0)
+                json_object_set_new(e, "delay_ms", json_integer(delay_ms));
             qc_ledger_append(lb, e);
+        }
+        if (ids) {
+            int64_t *grown = realloc(*ids, sizeof **ids * (*nids + (size_t)n));
+            if (!grown) {
+                rc = qc_err_set(err, QC_ENOMEM, "out of memory");
+                break;
+            }
+            memcpy(grown + *nids, batch, sizeof *batch * (size_t)n);
+            *ids = grown;
+            *nids += (size_t)n;
         }
         done += n;
     }
-    free(ids);
+    free(batch);
     free(payload);
     return rc;
+}
+
+/* The feeder: enqueues [feed] bursts during the run on its own connection
+ * (workloads with idle phases: bursts separated by quiet periods, jobs
+ * scheduled for later). */
+typedef struct feeder {
+    qc_shared *sh;
+    const char *dsn;
+    qc_lbuf *lb;
+    pthread_t thread;
+    atomic_int done;
+    atomic_long enqueued;
+    int started;
+} feeder;
+
+static void *feeder_main(void *arg)
+{
+    feeder *f = arg;
+    qc_shared *sh = f->sh;
+    const qc_scenario *s = sh->sc;
+    qc_conn *c = NULL;
+    double start = qc_clock_ms();
+    for (long b = 0; b < s->feed_bursts && !atomic_load(&sh->stop); b++) {
+        double at = start + (double)s->feed_start_ms + (double)b * (double)s->feed_gap_ms;
+        while (!atomic_load(&sh->stop) && qc_clock_ms() < at)
+            qc_clock_sleep_ms(5);
+        if (atomic_load(&sh->stop))
+            break;
+        /* retry the burst until it goes in (the server may be restarting) */
+        for (;;) {
+            qc_err err = {0};
+            if (!c && sh->drv->open(f->dsn, &c, &err) != 0) {
+                c = NULL;
+            } else if (enqueue_jobs(s, sh->drv, c, sh->proto, f->lb, s->feed_jobs,
+                                    s->jobs + b * s->feed_jobs, s->feed_delay_ms, NULL, NULL,
+                                    &err) == 0) {
+                atomic_fetch_add(&f->enqueued, s->feed_jobs);
+                break;
+            } else if (!sh->drv->is_ok(c)) {
+                sh->drv->close(c);
+                c = NULL;
+            } else {
+                char msg[1100];
+                snprintf(msg, sizeof msg, "feed enqueue: %s", err.msg);
+                qc_shared_fatal(sh, err.code == QC_EINVAL ? QC_EINVAL : QC_ECONN, msg);
+                break;
+            }
+            if (qc_clock_sleep_until_stop(200, &sh->stop))
+                break;
+        }
+    }
+    if (c)
+        sh->drv->close(c);
+    atomic_store(&f->done, 1);
+    return NULL;
+}
+
+/* Starts scripts/pgbouncer-ephemeral.sh in transaction pooling mode in
+ * front of the server at dsn; its last stdout line is the pooler's conninfo. */
+static int pooler_start(const char *dir, const char *dsn, char *out, size_t n, qc_err *err)
+{
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, "'%s/scripts/pgbouncer-ephemeral.sh' start '%s' '%s'", qc_datadir(),
+             dir, dsn);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return qc_err_set(err, QC_ECONN, "cannot run %s", cmd);
+    char line[512];
+    out[0] = 0;
+    while (fgets(line, sizeof line, p)) {
+        line[strcspn(line, "\n")] = 0;
+        if (line[0])
+            snprintf(out, n, "%s", line);
+    }
+    if (pclose(p) != 0 || !out[0])
+        return qc_err_set(err, QC_ECONN, "could not start PgBouncer (%s); see %s/pgbouncer.log",
+                          cmd, dir);
+    return 0;
+}
+
+static void pooler_stop(const char *dir)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s/scripts/pgbouncer-ephemeral.sh' stop '%s' >/dev/null 2>&1",
+             qc_datadir(), dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "qchaos: could not stop PgBouncer in %s\n", dir);
 }
 
 typedef struct monitor_sample {
@@ -291,6 +417,16 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     char server[128] = "unknown";
     double t0 = qc_clock_ms();
     const qc_driver *d = NULL;
+    int64_t *job_ids = NULL;
+    size_t njob_ids = 0;
+    qc_fault_plan *plan = NULL;
+    atomic_int *pids = NULL;
+    feeder feed;
+    memset(&feed, 0, sizeof feed);
+    qc_nemesis nem;
+    memset(&nem, 0, sizeof nem);
+    char pooler_dir[400] = "", pooler_dsn[512] = "";
+    int pooler_running = 0;
 
     /* Input first: nothing connects before the files are known good. */
     qc_protocol *probe = NULL;
@@ -358,23 +494,63 @@ int qc_run(const qc_run_opts *o, qc_err *err)
 
     fprintf(stderr, "qchaos: seed %" PRIu64 ", scenario %s, protocol %s, %ld workers, %ld jobs\n",
             s->seed, s->name, proto->path, s->workers, s->jobs);
-    if ((rc = enqueue_all(o, d, ctl, proto, lb, err)) != 0) {
+    if ((rc = enqueue_jobs(s, d, ctl, proto, lb, s->jobs, 0, 0, &job_ids, &njob_ids, err)) != 0) {
         code = rc == QC_EINVAL ? 2 : 3;
         goto out;
     }
-
-    sink = qc_sink_create(1);
-    workers = calloc((size_t)s->workers, sizeof *workers);
-    if (!sink || !workers) {
+    plan = qc_fault_plan_create(s->seed, s->faults, job_ids, njob_ids);
+    if (!plan) {
         qc_err_set(err, QC_ENOMEM, "out of memory");
         goto out;
+    }
+    for (int k = 1; k < QC_FAULT_COUNT; k++) {
+        if (qc_fault_plan_count(plan, (qc_fault_kind)k) > 0) {
+            json_t *e = json_object();
+            json_object_set_new(e, "type", json_string("note"));
+            json_object_set_new(e, "note", json_string("fault plan"));
+            json_object_set_new(e, "fault", json_string(qc_fault_name((qc_fault_kind)k)));
+            json_object_set_new(e, "planned",
+                                json_integer(qc_fault_plan_count(plan, (qc_fault_kind)k)));
+            qc_ledger_append(lb, e);
+        }
+    }
+
+    sink = qc_sink_create(s->sink_idempotent);
+    workers = calloc((size_t)s->workers, sizeof *workers);
+    pids = calloc((size_t)s->workers, sizeof *pids);
+    if (!sink || !workers || !pids) {
+        qc_err_set(err, QC_ENOMEM, "out of memory");
+        goto out;
+    }
+    /* Workers and the reaper are the application: behind the pooler when
+     * there is one.  Setup, monitor, snapshot and the nemesis go direct. */
+    const char *app_dsn = o->worker_dsn ? o->worker_dsn : dsn;
+    if (!strcmp(s->pooler, "pgbouncer") && !o->worker_dsn) {
+        if (!eph.running) {
+            qc_err_set(err, QC_EINVAL,
+                       "%s: [topology] pooler = pgbouncer starts PgBouncer in front of the "
+                       "ephemeral PostgreSQL; with --dsn, give your pooler with --worker-dsn",
+                       s->path);
+            code = 2;
+            goto out;
+        }
+        snprintf(pooler_dir, sizeof pooler_dir, "%s/pgbouncer", eph.dir);
+        if (pooler_start(pooler_dir, dsn, pooler_dsn, sizeof pooler_dsn, err) != 0)
+            goto out;
+        pooler_running = 1;
+        app_dsn = pooler_dsn;
     }
     sh.sc = s;
     sh.drv = d;
     sh.proto = proto;
-    sh.dsn = dsn;
+    sh.dsn = app_dsn;
     sh.ledger = ledger;
     sh.sink = sink;
+    sh.plan = plan;
+    sh.pids = pids;
+    sh.t0 = t0;
+    sh.no_prepare = !strcmp(s->pooler, "pgbouncer");
+    atomic_store(&sh.chaos, 1);
     for (long i = 0; i < s->workers; i++) {
         if (qc_worker_start(&workers[i], &sh, (int)i) != 0) {
             qc_shared_fatal(&sh, QC_EIO, "cannot start worker threads");
@@ -386,9 +562,24 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         if (qc_worker_start(&reaper, &sh, -1) == 0)
             reaper_started = 1;
     }
+    if (s->feed_bursts > 0 && s->feed_jobs > 0) {
+        feed.sh = &sh;
+        feed.dsn = dsn;
+        feed.lb = qc_ledger_buf(ledger);
+        if (feed.lb && pthread_create(&feed.thread, NULL, feeder_main, &feed) == 0)
+            feed.started = 1;
+        else
+            qc_shared_fatal(&sh, QC_EIO, "cannot start the feeder thread");
+    } else {
+        atomic_store(&feed.done, 1);
+    }
+    if (qc_nemesis_start(&nem, &sh, dsn, eph.running ? eph.dir : NULL, err) != 0) {
+        qc_shared_fatal(&sh, err->code, err->msg);
+    }
 
     /* Chaos, then drain: sample the monitor until the queue is empty or the
-     * drain timeout passes. */
+     * drain timeout passes.  The control connection reconnects as often as
+     * it must (the server may be restarting). */
     double start = qc_clock_ms();
     double last_progress = start, last_claims_t = 0;
     long last_claims = 0;
@@ -400,19 +591,28 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         double el = (now - start) / 1000.0;
         if (qc_interrupted)
             break;
-        sample_monitor(d, ctl, proto, lb, &m);
-        if (!d->is_ok(ctl)) {
-            d->close(ctl);
+        if (!ctl || !d->is_ok(ctl)) {
+            if (ctl)
+                d->close(ctl);
             ctl = NULL;
             qc_err e2 = {0};
             if (d->open(dsn, &ctl, &e2) != 0)
                 ctl = NULL;
-            if (!ctl)
-                break;
         }
+        m.ok = 0;
+        if (ctl)
+            sample_monitor(d, ctl, proto, lb, &m);
         int chaos_over = s->duration_s <= 0 || el >= s->duration_s;
+        if (chaos_over && s->duration_s > 0 && atomic_load(&sh.chaos)) {
+            /* heal: faults stop, stalled workers wake */
+            atomic_store(&sh.chaos, 0);
+            json_t *e = json_object();
+            json_object_set_new(e, "type", json_string("note"));
+            json_object_set_new(e, "note", json_string("heal: chaos phase over"));
+            qc_ledger_append(lb, e);
+        }
         if (chaos_over && m.ok && m.ready == 0 && m.inflight == 0 &&
-            atomic_load(&sh.connected) == nstarted) {
+            atomic_load(&feed.done) && atomic_load(&sh.connected) == nstarted) {
             drained = 1;
             break;
         }
@@ -425,11 +625,16 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             last_progress = now;
         }
     }
+    atomic_store(&sh.chaos, 0);
     atomic_store(&sh.stop, 1);
     for (int i = 0; i < nstarted; i++)
         qc_worker_join(&workers[i]);
     if (reaper_started)
         qc_worker_join(&reaper);
+    if (feed.started)
+        pthread_join(feed.thread, NULL);
+    feed.started = 0;
+    qc_nemesis_join(&nem);
     double elapsed = (qc_clock_ms() - start) / 1000.0;
     if (o->progress)
         progress(&sh, elapsed, s->jobs, &last_claims_t, &last_claims, 1);
@@ -444,7 +649,23 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     }
 
     long snap_rows = 0;
-    if (!ctl || write_snapshot(d, ctl, proto, lb, &snap_rows, err) != 0) {
+    for (int tries = 0; tries < 150 && (!ctl || !d->is_ok(ctl)); tries++) {
+        if (ctl)
+            d->close(ctl);
+        ctl = NULL;
+        qc_err e2 = {0};
+        if (d->open(dsn, &ctl, &e2) != 0) {
+            ctl = NULL;
+            qc_clock_sleep_ms(200);
+        }
+    }
+    if (!ctl) {
+        qc_err_set(err, QC_ECONN, "the database did not come back for the final snapshot");
+        qc_ledger_close(ledger, NULL);
+        ledger = NULL;
+        goto out;
+    }
+    if (write_snapshot(d, ctl, proto, lb, &snap_rows, err) != 0) {
         qc_err_prefix(err, "final snapshot");
         qc_ledger_close(ledger, NULL);
         ledger = NULL;
@@ -520,12 +741,22 @@ out:
         if (reaper_started)
             qc_worker_join(&reaper);
     }
+    if (feed.started) {
+        atomic_store(&sh.stop, 1);
+        pthread_join(feed.thread, NULL);
+    }
+    qc_nemesis_join(&nem);
+    if (pooler_running)
+        pooler_stop(pooler_dir);
     if (ledger)
         qc_ledger_close(ledger, NULL);
     if (ctl)
         d->close(ctl);
     ephemeral_stop(&eph);
     free(workers);
+    free(pids);
+    free(job_ids);
+    qc_fault_plan_destroy(plan);
     qc_sink_destroy(sink);
     qc_protocol_destroy(proto);
     pthread_mutex_destroy(&sh.fatal_mu);

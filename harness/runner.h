@@ -10,6 +10,7 @@
 typedef struct qc_run_opts {
     qc_scenario sc;       /* scenario with CLI overrides applied */
     const char *dsn;      /* NULL: start the ephemeral PostgreSQL */
+    const char *worker_dsn; /* workers and reaper connect here (a pooler); NULL: dsn */
     char out_dir[1024];   /* created if missing */
     int keep;             /* 1: skip the protocol's teardown */
     int progress;         /* 1: progress line on stderr every second */

@@ -43,8 +43,39 @@ void qc_scenario_defaults(qc_scenario *s)
     s->drain_timeout_s = 120;
     s->monitor_interval_ms = 250;
     s->recovery_slack_ms = 2000;
+    for (int k = 0; k < QC_FAULT_COUNT; k++) {
+        s->faults[k].count = 0;
+        s->faults[k].rate = 0;
+    }
+    s->stall_factor = 2.0;
+    s->restart_delay_ms = 200;
+    s->poison_crash = 0;
+    s->heartbeat = 1;
+    s->sink_idempotent = 1;
+    s->feed_bursts = 0;
+    s->feed_jobs = 0;
+    s->feed_gap_ms = 1000;
+    s->feed_start_ms = 0;
+    s->feed_delay_ms = 0;
+    s->terminate_every_ms = 0;
+    s->restart_at_s = 0;
+    snprintf(s->restart_command, sizeof s->restart_command,
+             "scripts/pg-ephemeral.sh restart {pgdir} --immediate");
+    snprintf(s->pooler, sizeof s->pooler, "none");
     s->seed = 0;
     s->seed_set = 0;
+}
+
+static int parse_bool(const char *v, int *out)
+{
+    if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "on"))
+        *out = 1;
+    else if (!strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcmp(v, "0") ||
+             !strcasecmp(v, "off"))
+        *out = 0;
+    else
+        return -1;
+    return 0;
 }
 
 typedef struct parse_ctx {
@@ -180,6 +211,92 @@ static int handler(void *user, const char *section, const char *name, const char
         LONGKEY("bounds", "recovery_slack_ms", recovery_slack_ms, 0)
         return fail(c, "unknown key '%s' in [%s] (expected recovery_slack_ms)", name, section);
     }
+    if (!strcmp(section, "faults")) {
+        qc_fault_kind k = qc_fault_from_name(name);
+        if (k != QC_FAULT_NONE)
+            return qc_fault_spec_parse(value, &s->faults[k])
+                       ? fail(c, "%s must be a count of jobs (e.g. 20) or a rate (e.g. 1.5%%), "
+                                 "got '%s'", name, value)
+                       : 1;
+        if (!strcmp(name, "stall_factor"))
+            return parse_double(value, 1.0, 1000, &s->stall_factor)
+                       ? fail(c, "%s must be a number >= 1 (times the lease), got '%s'", name,
+                              value)
+                       : 1;
+        LONGKEY("faults", "restart_delay_ms", restart_delay_ms, 0)
+        if (!strcmp(name, "poison_mode")) {
+            if (!strcmp(value, "fail"))
+                s->poison_crash = 0;
+            else if (!strcmp(value, "crash"))
+                s->poison_crash = 1;
+            else
+                return fail(c, "%s must be fail or crash, got '%s'", name, value);
+            return 1;
+        }
+        if (!strcmp(name, "heartbeat"))
+            return parse_bool(value, &s->heartbeat)
+                       ? fail(c, "%s must be yes or no, got '%s'", name, value)
+                       : 1;
+        return fail(c,
+                    "unknown key '%s' in [%s] (expected kill_after_claim, kill_after_effect, "
+                    "stall_beyond_lease, lost_ack, lost_request, poison, stall_factor, "
+                    "restart_delay_ms, poison_mode, heartbeat)",
+                    name, section);
+    }
+    if (!strcmp(section, "sink")) {
+        if (!strcmp(name, "idempotent"))
+            return parse_bool(value, &s->sink_idempotent)
+                       ? fail(c, "%s must be yes or no, got '%s'", name, value)
+                       : 1;
+        return fail(c, "unknown key '%s' in [%s] (expected idempotent)", name, section);
+    }
+    if (!strcmp(section, "feed")) {
+        LONGKEY("feed", "bursts", feed_bursts, 0)
+        LONGKEY("feed", "jobs", feed_jobs, 0)
+        LONGKEY("feed", "gap_ms", feed_gap_ms, 0)
+        LONGKEY("feed", "start_ms", feed_start_ms, 0)
+        LONGKEY("feed", "delay_ms", feed_delay_ms, 0)
+        return fail(c,
+                    "unknown key '%s' in [%s] (expected bursts, jobs, gap_ms, start_ms, "
+                    "delay_ms)",
+                    name, section);
+    }
+    if (!strcmp(section, "nemesis")) {
+        LONGKEY("nemesis", "terminate_every_ms", terminate_every_ms, 0)
+        if (!strcmp(name, "restart_at_s"))
+            return parse_double(value, 0, 1e7, &s->restart_at_s)
+                       ? fail(c, "%s must be a number of seconds >= 0, got '%s'", name, value)
+                       : 1;
+        if (!strcmp(name, "restart_command")) {
+            snprintf(s->restart_command, sizeof s->restart_command, "%s", value);
+            return 1;
+        }
+        return fail(c,
+                    "unknown key '%s' in [%s] (expected terminate_every_ms, restart_at_s, "
+                    "restart_command)",
+                    name, section);
+    }
+    if (!strcmp(section, "topology")) {
+        if (!strcmp(name, "pooler")) {
+            if (strcmp(value, "none") && strcmp(value, "pgbouncer"))
+                return fail(c, "%s must be none or pgbouncer, got '%s'", name, value);
+            snprintf(s->pooler, sizeof s->pooler, "%s", value);
+            return 1;
+        }
+        return fail(c, "unknown key '%s' in [%s] (expected pooler)", name, section);
+    }
+    if (!strcmp(section, "checks")) {
+        if (!strcmp(name, "judge")) {
+            /* normalise: strip blanks */
+            size_t k = 0;
+            for (const char *q = value; *q && k + 1 < sizeof s->checkers; q++)
+                if (*q != ' ' && *q != '\t')
+                    s->checkers[k++] = *q;
+            s->checkers[k] = 0;
+            return 1;
+        }
+        return fail(c, "unknown key '%s' in [%s] (expected judge)", name, section);
+    }
     if (!strcmp(section, "run")) {
         if (!strcmp(name, "seed")) {
             char *end;
@@ -195,7 +312,7 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     return fail(c,
                 "unknown section [%s]%s (expected [scenario], [workload], [lease], [idle], "
-                "[drain], [bounds], [run])",
+                "[drain], [bounds], [faults], [sink], [feed], [nemesis], [topology], [checks], [run])",
                 section, "");
 }
 

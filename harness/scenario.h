@@ -10,6 +10,15 @@
  *   [idle]     base_ms, cap_ms, jitter (0..1)
  *   [drain]    timeout_s, monitor_interval_ms
  *   [bounds]   recovery_slack_ms
+ *   [faults]   kill_after_claim, kill_after_effect, stall_beyond_lease, lost_ack,
+ *              lost_request, poison (each N jobs or R%), stall_factor,
+ *              restart_delay_ms, poison_mode (fail|crash), heartbeat (yes|no)
+ *   [sink]     idempotent (yes|no)
+ *   [feed]     bursts, jobs (per burst), gap_ms, start_ms, delay_ms
+ *   [nemesis]  terminate_every_ms, restart_at_s, restart_command
+ *   [topology] pooler (none|pgbouncer)
+ *   [checks]   judge (comma-separated checker names: their INCONCLUSIVE is exit 4;
+ *              a FAIL of any checker is always exit 1)
  *   [run]      seed
  * An unknown section or key, or a value of the wrong shape, is an error
  * "file:line: ..." naming what was expected (QC_EINVAL, exit 2).
@@ -19,6 +28,7 @@
 
 #include <stdint.h>
 #include "err.h"
+#include "fault.h"
 
 typedef struct qc_scenario {
     char path[1024];         /* file it came from ("" for defaults only) */
@@ -40,6 +50,24 @@ typedef struct qc_scenario {
     double drain_timeout_s;
     long monitor_interval_ms;
     long recovery_slack_ms;
+    /* [faults]: per-job plan (count or rate), see fault.h */
+    qc_fault_spec faults[QC_FAULT_COUNT];
+    double stall_factor;     /* stall = lease_ms * stall_factor */
+    long restart_delay_ms;   /* a killed worker's new incarnation starts after this */
+    int poison_crash;        /* 1: a poison job kills its worker (C12); 0: effect fails, fail() */
+    int heartbeat;           /* 1: renew every lease/3 while working */
+    /* [sink] */
+    int sink_idempotent;     /* 1: the sink dedups by op key */
+    /* [feed]: jobs enqueued during the run, in bursts */
+    long feed_bursts, feed_jobs, feed_gap_ms, feed_start_ms, feed_delay_ms;
+    /* [nemesis] */
+    long terminate_every_ms; /* pg_terminate_backend a worker session every N ms; 0 off */
+    double restart_at_s;     /* restart the server at this second of the chaos phase; 0 off */
+    char restart_command[1024]; /* {pgdir} = the ephemeral server's folder */
+    /* [topology] */
+    char pooler[32];         /* "none" or "pgbouncer" (transaction pooling) */
+    /* [checks] */
+    char checkers[1024];     /* comma-separated checkers this scenario judges; "" = all */
     uint64_t seed;
     int seed_set;
 } qc_scenario;

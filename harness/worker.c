@@ -102,8 +102,11 @@ static int ensure_conn(qc_worker *w)
             return 0;
         drop_conn(w, 1);
         qc_err err = {0};
-        if (sh->drv->open(sh->dsn, &w->conn, &err) == 0)
+        if (sh->drv->open(sh->dsn, &w->conn, &err) == 0) {
+            if (sh->no_prepare)
+                sh->drv->set_option(w->conn, "prepare", "off", NULL);
             return 0;
+        }
         json_t *e = event(w, "note", NULL, -1);
         json_object_set_new(e, "note", json_string("connect failed"));
         json_object_set_new(e, "error", json_string(err.msg));
@@ -250,34 +253,217 @@ static void do_effect(qc_worker *w, const claimed *c)
     qc_ledger_append(w->lb, e);
 }
 
-/* Completes a claimed job with its token.  Returns rows changed or -1. */
-static long do_complete(qc_worker *w, const claimed *c)
+/* Publishes this worker's server session id for the nemesis: the
+ * protocol's server_pid step where it has one, else the driver's view. */
+static void publish_pid(qc_worker *w)
 {
     qc_shared *sh = w->sh;
-    char job[32];
+    if (w->id < 0 || !sh->pids)
+        return;
+    int pid = 0;
+    if (sh->proto->steps[QC_STEP_SERVER_PID].present) {
+        qc_params p = {0};
+        qc_result r = {0};
+        qc_err err = {0};
+        if (qc_protocol_run(sh->drv, w->conn, sh->proto, QC_STEP_SERVER_PID, &p, &r, &err) == 0) {
+            const char *v = qc_result_get(&r, 0, "pid");
+            pid = v ? atoi(v) : 0;
+        }
+        qc_result_clear(&r);
+    } else if (sh->drv->backend_pid) {
+        pid = sh->drv->backend_pid(w->conn);
+    }
+    atomic_store(&sh->pids[w->id], pid);
+}
+
+/* Records a fault the harness injects on purpose. until_ms > 0 marks the
+ * end of its window (client ms since the run started). */
+static void record_fault(qc_worker *w, qc_fault_kind k, const claimed *c, double until_ms)
+{
+    json_t *e = event(w, "fault", NULL, -1);
+    json_object_set_new(e, "fault", json_string(qc_fault_name(k)));
+    if (c)
+        set_job(e, c->job, c->token);
+    if (until_ms > 0)
+        json_object_set_new(e, "until_t", json_real(until_ms));
+    qc_ledger_append(w->lb, e);
+    atomic_fetch_add(&w->sh->faults, 1);
+}
+
+/* The worker "process" dies: its connection is dropped abruptly (the
+ * server rolls back anything open), and after restart_delay_ms a new
+ * incarnation starts on a new connection, as a supervisor would restart it. */
+static void die_and_restart(qc_worker *w)
+{
+    qc_shared *sh = w->sh;
+    drop_conn(w, 1);
+    if (sh->pids && w->id >= 0)
+        atomic_store(&sh->pids[w->id], 0);
+    qc_clock_sleep_until_stop((double)sh->sc->restart_delay_ms, &sh->stop);
+    w->inc++;
+}
+
+/* A complete, renew or fail: invoke, run, and the ok event with rows.
+ * Returns rows changed, or -1 when the request failed (fail / info already
+ * recorded).  discard: the answer is thrown away (lost_ack): the ledger gets
+ * an info event as if it never came, and the connection is dropped. */
+static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *error, int discard)
+{
+    qc_shared *sh = w->sh;
+    char job[32], lease[24], delay[24];
     snprintf(job, sizeof job, "%" PRId64, c->job);
+    snprintf(lease, sizeof lease, "%ld", sh->sc->lease_ms);
+    snprintf(delay, sizeof delay, "%ld", sh->sc->retry_delay_ms);
     qc_params p = {0};
     qc_params_set(&p, "job_id", job);
     qc_params_set(&p, "token", c->token);
+    qc_params_set(&p, "lease_ms", lease);
+    qc_params_set(&p, "delay_ms", delay);
+    qc_params_set(&p, "error", error);
     qc_result r = {0};
     int64_t req;
-    if (request(w, QC_STEP_COMPLETE, &p, c->job, c->token, &r, &req) != 0)
+    const char *op = qc_step_name(step);
+    if (request(w, step, &p, c->job, c->token, &r, &req) != 0)
         return -1;
     long rows = changed_rows(&r);
-    json_t *e = event(w, "ok", "complete", req);
+    json_t *e = event(w, discard ? "info" : "ok", op, req);
     set_job(e, c->job, c->token);
+    if (discard) {
+        /* What the server said, kept for the reader, never used by a checker. */
+        json_object_set_new(e, "discarded_rows", json_integer(rows));
+        json_object_set_new(e, "error", json_string("lost_ack: answer thrown away"));
+        qc_ledger_append(w->lb, e);
+        qc_result_clear(&r);
+        return -1;
+    }
     json_object_set_new(e, "rows", json_integer(rows));
     set_time(e, "now", qc_result_get(&r, 0, "now_ms"));
-    /* The worker's own bookkeeping: a 0-row complete is NOT a success
-     * (the job changed owner or state; see the READPAST seed). */
-    json_object_set_new(e, "counted", json_boolean(rows > 0));
+    if (step == QC_STEP_RENEW) {
+        set_time(e, "lease_until", qc_result_get(&r, 0, "lease_until_ms"));
+        const char *tok = qc_result_get(&r, 0, "token");
+        if (rows > 0 && tok && strcmp(tok, c->token)) {
+            json_object_set_new(e, "new_token", json_string(tok));
+            snprintf(c->token, sizeof c->token, "%s", tok);
+        }
+    }
+    if (step == QC_STEP_COMPLETE) {
+        /* The worker's own bookkeeping: a 0-row complete is NOT a success
+         * (the job changed owner or state; see the READPAST seed). */
+        json_object_set_new(e, "counted", json_boolean(rows > 0));
+        atomic_fetch_add(rows > 0 ? &sh->completes_ok : &sh->completes_zero, 1);
+    }
     qc_ledger_append(w->lb, e);
-    if (rows > 0)
-        atomic_fetch_add(&sh->completes_ok, 1);
-    else
-        atomic_fetch_add(&sh->completes_zero, 1);
     qc_result_clear(&r);
     return rows;
+}
+
+/* Completes a claimed job; when the answer is lost (connection gone) the
+ * worker reconnects and retries once with the same token, as a client with
+ * a retry would.  Returns rows changed or -1. */
+static long complete_with_retry(qc_worker *w, claimed *c, int lose_ack)
+{
+    long rows = do_update(w, QC_STEP_COMPLETE, c, NULL, lose_ack);
+    if (rows >= 0)
+        return rows;
+    if (lose_ack) {
+        record_fault(w, QC_FAULT_LOST_ACK, c, 0);
+        drop_conn(w, 1);
+    }
+    if (w->conn && w->sh->drv->is_ok(w->conn) && !lose_ack)
+        return -1; /* a definite failure (statement error): no retry */
+    if (ensure_conn(w) != 0)
+        return -1;
+    publish_pid(w);
+    return do_update(w, QC_STEP_COMPLETE, c, NULL, 0);
+}
+
+/* Simulated work of work_ms; with heartbeat on, renews every lease/3 with
+ * the current token (taking a rotated token).  Returns 0 when the lease is
+ * still ours, -1 when a renew was rejected or failed (the job is given up). */
+static int work(qc_worker *w, claimed *c)
+{
+    const qc_scenario *sc = w->sh->sc;
+    double left = (double)qc_rng_range(&w->rng, sc->work_ms_min, sc->work_ms_max);
+    double every = (double)sc->lease_ms / 3.0;
+    while (left > 0) {
+        double chunk = (sc->heartbeat && left > every) ? every : left;
+        qc_clock_sleep_ms(chunk);
+        left -= chunk;
+        if (left > 0 && sc->heartbeat && w->sh->proto->steps[QC_STEP_RENEW].present) {
+            if (do_update(w, QC_STEP_RENEW, c, NULL, 0) <= 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* Runs one claimed job through work, effect and complete, injecting the
+ * job's planned fault.  Returns 1 when the worker died (the rest of its
+ * batch is abandoned), else 0. */
+static int process(qc_worker *w, claimed *c)
+{
+    qc_shared *sh = w->sh;
+    const qc_scenario *sc = sh->sc;
+    qc_fault_kind f = qc_fault_plan_get(sh->plan, c->job);
+    /* Poison is a property of the job and fails every attempt; the other
+     * faults fire once, and only during the chaos phase. */
+    int fire = f != QC_FAULT_NONE && f != QC_FAULT_POISON && atomic_load(&sh->chaos) &&
+               qc_fault_plan_take(sh->plan, c->job);
+
+    if (fire && f == QC_FAULT_KILL_AFTER_CLAIM) {
+        record_fault(w, f, c, 0);
+        die_and_restart(w);
+        return 1;
+    }
+    if (work(w, c) != 0)
+        return 0;
+    if (f == QC_FAULT_POISON) {
+        record_fault(w, f, c, 0);
+        if (sc->poison_crash) {
+            die_and_restart(w);
+            return 1;
+        }
+        if (sh->proto->steps[QC_STEP_FAIL].present)
+            do_update(w, QC_STEP_FAIL, c, "poison: the effect failed", 0);
+        return 0;
+    }
+    do_effect(w, c);
+    if (!fire) {
+        complete_with_retry(w, c, 0);
+        return 0;
+    }
+    switch (f) {
+    case QC_FAULT_KILL_AFTER_EFFECT:
+        record_fault(w, f, c, 0);
+        die_and_restart(w);
+        return 1;
+    case QC_FAULT_STALL_BEYOND_LEASE: {
+        /* A pause (GC, swap, SIGSTOP) past the lease; then the worker carries
+         * on with its old token, which must be rejected. */
+        double ms = (double)sc->lease_ms * sc->stall_factor;
+        double now_rel = qc_clock_ms() - sh->t0;
+        record_fault(w, f, c, now_rel + ms);
+        qc_clock_sleep_until_stop(ms, &sh->stop);
+        if (ensure_conn(w) != 0)
+            return 0;
+        if (sh->proto->steps[QC_STEP_RENEW].present)
+            do_update(w, QC_STEP_RENEW, c, NULL, 0);
+        do_update(w, QC_STEP_COMPLETE, c, NULL, 0);
+        return 0;
+    }
+    case QC_FAULT_LOST_REQUEST:
+        /* The connection dies just before complete is sent; the worker gives
+         * the job up and the lease must run out for it to be recovered. */
+        record_fault(w, f, c, 0);
+        drop_conn(w, 1);
+        return 0;
+    case QC_FAULT_LOST_ACK:
+        complete_with_retry(w, c, 1);
+        return 0;
+    default:
+        complete_with_retry(w, c, 0);
+        return 0;
+    }
 }
 
 /* Bounded pause after an empty claim: exponential from base to cap, with
@@ -314,9 +500,15 @@ static void *worker_main(void *arg)
         return NULL;
     }
     atomic_fetch_add(&sh->connected, 1);
+    if (sh->no_prepare)
+        sh->drv->set_option(w->conn, "prepare", "off", NULL);
+    publish_pid(w);
     while (!atomic_load(&sh->stop)) {
+        int had = w->conn != NULL;
         if (ensure_conn(w) != 0)
             break;
+        if (!had)
+            publish_pid(w);
         int n = do_claim(w, jobs, batch);
         if (n < 0) {
             qc_clock_sleep_until_stop(10, &sh->stop);
@@ -328,13 +520,10 @@ static void *worker_main(void *arg)
         }
         w->idle_step = 0;
         for (int i = 0; i < n && !atomic_load(&sh->fatal); i++) {
-            do_effect(w, &jobs[i]);
-            long work = qc_rng_range(&w->rng, sc->work_ms_min, sc->work_ms_max);
-            if (work > 0)
-                qc_clock_sleep_ms((double)work);
             if (ensure_conn(w) != 0)
                 break;
-            do_complete(w, &jobs[i]);
+            if (process(w, &jobs[i]))
+                break; /* died: the rest of the batch is abandoned */
         }
     }
     free(jobs);

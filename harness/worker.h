@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "../backends/protocol.h"
+#include "fault.h"
 #include "ledger.h"
 #include "rng.h"
 #include "scenario.h"
@@ -26,7 +27,12 @@ typedef struct qc_shared {
     const char *dsn;
     qc_ledger *ledger;
     qc_sink *sink;
+    qc_fault_plan *plan;     /* may be NULL: no client-side faults */
+    int no_prepare;          /* 1: unnamed statements (transaction-mode pooler) */
+    double t0;               /* the run's monotonic origin (qc_clock_ms), as the ledger's */
+    atomic_int *pids;        /* [workers]: each worker's server session id, 0 unknown */
     /* atomics */
+    atomic_int chaos;        /* 1 while planned faults may fire (the chaos phase) */
     atomic_int stop;         /* workers and reaper leave their loops */
     atomic_int fatal;        /* a protocol error: the run cannot go on */
     atomic_llong next_req;   /* request ids */

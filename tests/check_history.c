@@ -224,6 +224,38 @@ START_TEST(test_history_parse_event_fields_read)
 }
 END_TEST
 
+START_TEST(test_history_parse_monitor_and_fault_window_read)
+{
+    qc_history h;
+    qc_err err;
+
+    ck_assert_int_eq(parse(&h,
+                           "{'seq':1,'t':5.5,'type':'monitor','ready':10,'inflight':4,'expired':1,"
+                           "'dead':0,'done':85,'oldest_ready_age_ms':120.5}\n"
+                           "{'seq':2,'t':6,'type':'fault','fault':'stall_beyond_lease','job':3,"
+                           "'worker':2,'until_t':9006.25}\n"
+                           "{'seq':3,'type':'monitor','ready':2}\n",
+                           &err),
+                     0);
+    ck_assert_int_eq(h.ev[0].type, QC_EV_MONITOR);
+    ck_assert_int_eq(h.ev[0].ready, 10);
+    ck_assert_int_eq(h.ev[0].inflight, 4);
+    ck_assert_int_eq(h.ev[0].expired, 1);
+    ck_assert_int_eq(h.ev[0].dead, 0);
+    ck_assert_int_eq(h.ev[0].done, 85);
+    ck_assert_double_eq(h.ev[0].oldest_ready_age_ms, 120.5);
+    ck_assert_double_eq(h.ev[0].until_t, QC_NO_TIME);
+    ck_assert_int_eq(h.ev[1].type, QC_EV_FAULT);
+    ck_assert_double_eq(h.ev[1].until_t, 9006.25);
+    ck_assert_int_eq(h.ev[1].ready, -1);
+    ck_assert_int_eq(h.ev[2].ready, 2);
+    ck_assert_int_eq(h.ev[2].inflight, -1);
+    ck_assert_int_eq(h.ev[2].done, -1);
+    ck_assert_double_eq(h.ev[2].oldest_ready_age_ms, -1.0);
+    qc_history_fini(&h);
+}
+END_TEST
+
 START_TEST(test_history_parse_unknown_type_and_op_kept_as_other)
 {
     qc_history h;
@@ -553,6 +585,48 @@ START_TEST(test_history_load_200k_lines_fast)
 }
 END_TEST
 
+/* A ledger big enough to be cut into parts parsed in parallel: line
+ * numbers, in events and in errors, still count from the file's start. */
+START_TEST(test_history_parse_large_ledger_line_numbers_exact)
+{
+    enum { LINES = 60000, BAD = 47123 };
+    size_t cap = (size_t)LINES * 100, len = 0;
+    char *text = malloc(cap);
+    qc_history h;
+    qc_err err;
+
+    ck_assert_ptr_nonnull(text);
+    len += (size_t)snprintf(text + len, cap - len, "{\"type\":\"header\",\"seed\":4}\n");
+    for (int i = 2; i <= LINES; i++)
+        len += (size_t)snprintf(text + len, cap - len,
+                                "{\"seq\":%d,\"t\":%d.5,\"type\":\"effect\",\"job\":%d,"
+                                "\"token\":\"tok-%d\",\"applied\":true}\n",
+                                i, i, i, i % 1000);
+    ck_assert_uint_gt(len, 4u << 20);
+    memset(&h, 0, sizeof h);
+    memset(&err, 0, sizeof err);
+    ck_assert_msg(qc_history_parse(&h, text, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(h.n, LINES - 1);
+    for (size_t i = 0; i < h.n; i++) {
+        ck_assert_int_eq(h.ev[i].line, (int)i + 2);
+        ck_assert_int_eq(h.ev[i].seq, (int64_t)i + 2);
+        ck_assert_int_eq(h.ev[i].job, (int64_t)i + 2);
+    }
+    ck_assert_uint_eq(h.info.seed, 4);
+    qc_history_fini(&h);
+
+    /* break one line late in the file */
+    char *p = text;
+    for (int line = 1; line < BAD; line++)
+        p = strchr(p, '\n') + 1;
+    p[1] = 'x';
+    ck_assert_int_eq(qc_history_parse(&h, text, &err), QC_EINVAL);
+    ck_assert_msg(strncmp(err.msg, "(text):47123: invalid JSON: ", 28) == 0, "%s", err.msg);
+    free(text);
+    qc_history_fini(&h);
+}
+END_TEST
+
 static Suite *history_suite(void)
 {
     Suite *s = suite_create("history");
@@ -569,6 +643,7 @@ static Suite *history_suite(void)
     tc = tcase_create("events");
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_history_parse_event_fields_read);
+    tcase_add_test(tc, test_history_parse_monitor_and_fault_window_read);
     tcase_add_test(tc, test_history_parse_unknown_type_and_op_kept_as_other);
     tcase_add_test(tc, test_history_parse_equal_tokens_interned);
     tcase_add_test(tc, test_history_parse_completion_paired_with_invoke);
@@ -596,6 +671,7 @@ static Suite *history_suite(void)
     tc = tcase_create("size");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_history_load_200k_lines_fast);
+    tcase_add_test(tc, test_history_parse_large_ledger_line_numbers_exact);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,58 @@
+/*
+ * fault.h - the seeded client-side fault plan (DESIGN.md "Faults").
+ *
+ * Each fault kind is given in the scenario as an exact count of jobs
+ * ("kill_after_claim = 20") or a rate per job ("kill_after_claim = 1.5%").
+ * The plan assigns at most one fault to each job, decided once from the seed
+ * and the enqueued job ids, so the same seed gives the same plan.  A planned
+ * fault fires on the first claim of its job that the harness sees (poison
+ * fires on every attempt: the effect fails each time).
+ */
+#ifndef QC_FAULT_H
+#define QC_FAULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    QC_FAULT_NONE = 0,
+    QC_FAULT_KILL_AFTER_CLAIM,
+    QC_FAULT_KILL_AFTER_EFFECT,
+    QC_FAULT_STALL_BEYOND_LEASE,
+    QC_FAULT_LOST_ACK,
+    QC_FAULT_LOST_REQUEST,
+    QC_FAULT_POISON,
+    QC_FAULT_COUNT
+} qc_fault_kind;
+
+typedef struct qc_fault_spec {
+    long count;  /* exact number of jobs, or -1 */
+    double rate; /* fraction of jobs 0..1 when count < 0 */
+} qc_fault_spec;
+
+typedef struct qc_fault_plan qc_fault_plan;
+
+/* Name as written in scenario files and the ledger ("kill_after_claim"). */
+const char *qc_fault_name(qc_fault_kind k);
+/* Kind for a name, QC_FAULT_NONE when unknown. */
+qc_fault_kind qc_fault_from_name(const char *name);
+
+/* Parses "20" (count) or "1.5%" (rate) into spec; -1 on bad input. */
+int qc_fault_spec_parse(const char *v, qc_fault_spec *spec);
+
+/* Builds the plan over job ids (borrowed, copied).  NULL on OOM. */
+qc_fault_plan *qc_fault_plan_create(uint64_t seed, const qc_fault_spec spec[QC_FAULT_COUNT],
+                                    const int64_t *jobs, size_t njobs);
+void qc_fault_plan_destroy(qc_fault_plan *p);
+
+/* The fault planned for job (NONE if none).  Thread-safe (read-only). */
+qc_fault_kind qc_fault_plan_get(const qc_fault_plan *p, int64_t job);
+
+/* Marks job's planned fault as fired; returns 1 the first time only.
+ * Thread-safe (atomic). */
+int qc_fault_plan_take(qc_fault_plan *p, int64_t job);
+
+/* Number of jobs planned for kind k. */
+long qc_fault_plan_count(const qc_fault_plan *p, qc_fault_kind k);
+
+#endif

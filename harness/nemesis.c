@@ -1,0 +1,169 @@
+/*
+ * nemesis.c - the server-side fault thread.
+ *
+ * Invariants: the nemesis only reads workers' published session ids
+ * (atomics) and never touches a worker's connection; every fault it
+ * injects is a ledger event written before the fault, so a checker can
+ * place it in time.
+ */
+#include "nemesis.h"
+#include "clock.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+static json_t *fault_event(const char *kind)
+{
+    json_t *e = json_object();
+    json_object_set_new(e, "type", json_string("fault"));
+    json_object_set_new(e, "fault", json_string(kind));
+    json_object_set_new(e, "worker", json_integer(-2));
+    return e;
+}
+
+static int ensure_conn(qc_nemesis *n)
+{
+    qc_shared *sh = n->sh;
+    if (n->conn && sh->drv->is_ok(n->conn))
+        return 0;
+    if (n->conn) {
+        sh->drv->close(n->conn);
+        n->conn = NULL;
+    }
+    qc_err err = {0};
+    return sh->drv->open(n->dsn, &n->conn, &err) == 0 ? 0 : -1;
+}
+
+static void terminate_one(qc_nemesis *n)
+{
+    qc_shared *sh = n->sh;
+    long nw = sh->sc->workers;
+    long pick = qc_rng_range(&n->rng, 0, nw - 1);
+    /* first worker from pick on with a known session */
+    for (long k = 0; k < nw; k++) {
+        long i = (pick + k) % nw;
+        int pid = atomic_load(&sh->pids[i]);
+        if (pid <= 0)
+            continue;
+        if (ensure_conn(n) != 0)
+            return;
+        char buf[24];
+        snprintf(buf, sizeof buf, "%d", pid);
+        json_t *e = fault_event("terminate_session");
+        json_object_set_new(e, "target", json_integer(i));
+        json_object_set_new(e, "pid", json_integer(pid));
+        qc_ledger_append(n->lb, e);
+        qc_params p = {0};
+        qc_params_set(&p, "pid", buf);
+        qc_result r = {0};
+        qc_err err = {0};
+        qc_protocol_run(sh->drv, n->conn, sh->proto, QC_STEP_KILL_SESSION, &p, &r, &err);
+        qc_result_clear(&r);
+        atomic_fetch_add(&sh->faults, 1);
+        return;
+    }
+}
+
+static void restart_server(qc_nemesis *n)
+{
+    qc_shared *sh = n->sh;
+    double begin = qc_clock_ms() - sh->t0;
+    json_t *e = fault_event("restart_server");
+    json_object_set_new(e, "command", json_string(n->command));
+    qc_ledger_append(n->lb, e);
+    atomic_fetch_add(&sh->faults, 1);
+    char cmd[2200];
+    snprintf(cmd, sizeof cmd, "%s >/dev/null 2>&1", n->command);
+    int st = system(cmd);
+    e = json_object();
+    json_object_set_new(e, "type", json_string("note"));
+    json_object_set_new(e, "note", json_string("restart_server finished"));
+    json_object_set_new(e, "from_t", json_real(begin));
+    json_object_set_new(e, "exit", json_integer(WIFEXITED(st) ? WEXITSTATUS(st) : -1));
+    qc_ledger_append(n->lb, e);
+    if (n->conn) {
+        sh->drv->abort(n->conn);
+        n->conn = NULL;
+    }
+}
+
+static void *nemesis_main(void *arg)
+{
+    qc_nemesis *n = arg;
+    qc_shared *sh = n->sh;
+    const qc_scenario *sc = sh->sc;
+    double start = qc_clock_ms();
+    double next_kill = start + (double)sc->terminate_every_ms;
+    int restarted = 0;
+    while (!atomic_load(&sh->stop) && atomic_load(&sh->chaos)) {
+        qc_clock_sleep_until_stop(10, &sh->stop);
+        double now = qc_clock_ms();
+        if (sc->restart_at_s > 0 && !restarted && now - start >= sc->restart_at_s * 1000.0) {
+            restarted = 1;
+            restart_server(n);
+        }
+        if (sc->terminate_every_ms > 0 && now >= next_kill) {
+            next_kill = now + (double)sc->terminate_every_ms;
+            terminate_one(n);
+        }
+    }
+    return NULL;
+}
+
+int qc_nemesis_start(qc_nemesis *n, qc_shared *sh, const char *dsn, const char *pgdir,
+                     qc_err *err)
+{
+    memset(n, 0, sizeof *n);
+    const qc_scenario *sc = sh->sc;
+    if (sc->terminate_every_ms <= 0 && sc->restart_at_s <= 0)
+        return 0;
+    n->sh = sh;
+    n->dsn = dsn;
+    if (sc->terminate_every_ms > 0 && !sh->proto->steps[QC_STEP_KILL_SESSION].present)
+        return qc_err_set(err, QC_EINVAL,
+                          "%s: [nemesis] terminate_every_ms needs a kill_session statement in %s",
+                          sc->path, sh->proto->path);
+    if (sc->restart_at_s > 0) {
+        const char *tpl = sc->restart_command;
+        const char *at = strstr(tpl, "{pgdir}");
+        if (at && !pgdir)
+            return qc_err_set(err, QC_EINVAL,
+                              "%s: [nemesis] restart_command uses {pgdir}, which only the "
+                              "ephemeral PostgreSQL has; give a command for your server",
+                              sc->path);
+        if (at)
+            snprintf(n->command, sizeof n->command, "%.*s%s%s", (int)(at - tpl), tpl, pgdir,
+                     at + 7);
+        else
+            snprintf(n->command, sizeof n->command, "%s", tpl);
+        /* A relative scripts/ path is relative to the qchaos data folder. */
+        if (!strncmp(n->command, "scripts/", 8)) {
+            char tmp[sizeof n->command];
+            int len = snprintf(tmp, sizeof tmp, "'%s'/", qc_datadir());
+            if (len > 0 && (size_t)len < sizeof tmp) {
+                snprintf(tmp + len, sizeof tmp - (size_t)len, "%.*s",
+                         (int)(sizeof tmp - (size_t)len - 1), n->command);
+                memcpy(n->command, tmp, sizeof tmp);
+            }
+        }
+    }
+    qc_rng_init(&n->rng, sc->seed, 0x6e656d);
+    n->lb = qc_ledger_buf(sh->ledger);
+    if (!n->lb || pthread_create(&n->thread, NULL, nemesis_main, n) != 0)
+        return qc_err_set(err, QC_EIO, "cannot start the nemesis thread");
+    n->started = 1;
+    return 0;
+}
+
+void qc_nemesis_join(qc_nemesis *n)
+{
+    if (!n->started)
+        return;
+    pthread_join(n->thread, NULL);
+    if (n->conn)
+        n->sh->drv->close(n->conn);
+    n->conn = NULL;
+    n->started = 0;
+}

@@ -1,0 +1,34 @@
+/*
+ * nemesis.h - server-side faults from a control connection or a command
+ * hook (DESIGN.md "Faults", server-side): terminate worker sessions at a
+ * rate (pg_terminate_backend through the protocol's kill_session step) and
+ * restart the server once through a command named in the scenario.
+ * Faults stop when the chaos phase ends (sh->chaos = 0).
+ */
+#ifndef QC_NEMESIS_H
+#define QC_NEMESIS_H
+
+#include "worker.h"
+
+typedef struct qc_nemesis {
+    qc_shared *sh;
+    const char *dsn;     /* direct connection (never through a pooler) */
+    char command[2048];  /* restart command with {pgdir} substituted; "" none */
+    qc_conn *conn;
+    qc_lbuf *lb;
+    qc_rng rng;
+    pthread_t thread;
+    int started;
+} qc_nemesis;
+
+/* Starts the nemesis thread when the scenario asks for server faults
+ * (terminate_every_ms > 0 or restart_at_s > 0); otherwise does nothing and
+ * returns 0.  pgdir: the ephemeral server's folder, or NULL.
+ * Errors: QC_EINVAL when a restart is asked for but no command can be
+ * built ({pgdir} without an ephemeral server), QC_EIO thread creation. */
+int qc_nemesis_start(qc_nemesis *n, qc_shared *sh, const char *dsn, const char *pgdir,
+                     qc_err *err);
+/* Joins the thread (after sh->stop or sh->chaos = 0) and closes its connection. */
+void qc_nemesis_join(qc_nemesis *n);
+
+#endif
