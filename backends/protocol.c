@@ -150,6 +150,8 @@ void qc_protocol_destroy(qc_protocol *p)
     free(p->engine);
     free(p->model);
     free(p->description);
+    free(p->expect);
+    free(p->scenario);
     free(p);
 }
 
@@ -488,7 +490,13 @@ static int directive(parser *ps, const char *key, const char *val)
         }
         if (strcasecmp(key, "description") == 0)
             return set_string(ps, &ps->p->description, val);
-        return fail(ps, ps->line, "unknown header key '%s' (expected engine, model, description)",
+        if (strcasecmp(key, "expect") == 0)
+            return set_string(ps, &ps->p->expect, val);
+        if (strcasecmp(key, "scenario") == 0)
+            return set_string(ps, &ps->p->scenario, val);
+        return fail(ps, ps->line,
+                    "unknown header key '%s' (expected engine, model, description, expect, "
+                    "scenario)",
                     key);
     }
     if (strcasecmp(key, "autocommit") == 0 && ps->ph == PH_BODY)

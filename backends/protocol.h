@@ -6,7 +6,9 @@
  *   -- qchaos protocol            (free comment lines are allowed anywhere)
  *   -- engine: postgres           header keys before the first "-- name:":
  *   -- model: lease                 engine (postgres|mariadb|sqlserver|spanner),
- *                                   model (lease|transaction), description
+ *                                   model (lease|transaction), description,
+ *                                   expect, scenario (mutants: the checkers that
+ *                                   must catch it and the scenario exposing it)
  *   -- name: claim                starts a step; the known step names are the
  *   -- autocommit: yes            QC_STEP_* below.  "-- key: value" lines right
  *   WITH picked AS (...) ...;     after "-- name:" are step options
@@ -73,6 +75,8 @@ typedef struct qc_protocol {
     char *engine;      /* "postgres" when the header does not say */
     char *model;       /* "lease" (default) or "transaction" */
     char *description; /* header "description:", may be NULL */
+    char *expect;      /* mutants: "expect:" checkers that must FAIL (comma list), or NULL */
+    char *scenario;    /* mutants: "scenario:" file that exposes the bug, or NULL */
     qc_param_style style;
     qc_step steps[QC_STEP_COUNT];
 } qc_protocol;

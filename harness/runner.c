@@ -13,6 +13,7 @@
 #include "nemesis.h"
 #include "worker.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -103,6 +104,20 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "idle_cap_ms", json_integer(s->idle_cap_ms));
     json_object_set_new(h, "idle_jitter", json_real(s->idle_jitter));
     json_object_set_new(h, "duration_s", json_real(s->duration_s));
+    /* The idle bounds: given in [bounds], or derived from the declared
+     * policy (twice the steady rate at the cap, the cap with jitter plus
+     * 100 ms of scheduling slack). */
+    double cap_lo = (double)s->idle_cap_ms * (1.0 - s->idle_jitter);
+    double rate = s->max_idle_polls_per_s > 0 ? s->max_idle_polls_per_s
+                  : cap_lo > 0                 ? 2.0 * 1000.0 / cap_lo
+                                               : 1000.0;
+    long pause = s->max_idle_pause_ms > 0
+                     ? s->max_idle_pause_ms
+                     : (long)((double)s->idle_cap_ms * (1.0 + s->idle_jitter)) + 100;
+    long pickup = s->max_pickup_ms > 0 ? s->max_pickup_ms : pause + 100;
+    json_object_set_new(h, "max_idle_polls_per_s", json_real(rate));
+    json_object_set_new(h, "max_idle_pause_ms", json_integer(pause));
+    json_object_set_new(h, "max_pickup_ms", json_integer(pickup));
     json_object_set_new(h, "poison_mode", json_string(s->poison_crash ? "crash" : "fail"));
     json_object_set_new(h, "sink", json_string(s->sink_idempotent ? "idempotent" : "plain"));
     json_object_set_new(h, "pooler", json_string(s->pooler));
@@ -293,6 +308,102 @@ static void pooler_stop(const char *dir)
              qc_datadir(), dir);
     if (system(cmd) != 0)
         fprintf(stderr, "qchaos: could not stop PgBouncer in %s\n", dir);
+}
+
+/* The server's own count of claim statements (pg_stat_statements), so the
+ * idle-polling check does not rest on the harness's word alone.  Reset
+ * before the workers start; returns 1 when the extension answered. */
+static int server_count_reset(const qc_driver *d, qc_conn *c)
+{
+    qc_result r = {0};
+    qc_err err = {0};
+    int rc = d->exec(c, -1, 0, "SELECT pg_stat_statements_reset()", 0, NULL, &r, &err);
+    qc_result_clear(&r);
+    return rc == 0;
+}
+
+/* pg_stat_statements keeps a query's text with its constants replaced by
+ * $n (and a constant may be a keyword in our text: extract(epoch FROM ..)
+ * becomes extract($8 FROM ..)).  A server text matches our statement when,
+ * token by token, each server token equals ours or is a $n placeholder. */
+static const char *next_token(const char *p, char *tok, size_t n)
+{
+    while (*p && isspace((unsigned char)*p))
+        p++;
+    if (!*p)
+        return NULL;
+    size_t k = 0;
+    if (*p == '\'') {
+        tok[k++] = *p++;
+        while (*p && k + 1 < n) {
+            if (*p == '\'' && p[1] == '\'') {
+                tok[k++] = *p++;
+                tok[k++] = *p++;
+                continue;
+            }
+            tok[k++] = *p;
+            if (*p++ == '\'')
+                break;
+        }
+    } else if (*p == '$' && isdigit((unsigned char)p[1])) {
+        p++;
+        while (isdigit((unsigned char)*p))
+            p++;
+        tok[k++] = '$';
+    } else if (isalnum((unsigned char)*p) || *p == '_' || *p == '.') {
+        while ((isalnum((unsigned char)*p) || *p == '_' || *p == '.') && k + 1 < n)
+            tok[k++] = (char)tolower((unsigned char)*p++);
+    } else {
+        tok[k++] = *p++;
+    }
+    tok[k] = 0;
+    return p;
+}
+
+static int query_matches(const char *server, const char *ours)
+{
+    char a[512], b[512];
+    for (;;) {
+        server = next_token(server, a, sizeof a);
+        ours = next_token(ours, b, sizeof b);
+        if (!server || !ours)
+            return !server && !ours;
+        if (strcmp(a, "$") && strcmp(a, b))
+            return 0;
+    }
+}
+
+static void server_count_record(const qc_driver *d, qc_conn *c, const qc_protocol *proto,
+                                qc_lbuf *lb)
+{
+    const qc_step *st = &proto->steps[QC_STEP_CLAIM];
+    if (!st->present || st->nstmts < 1)
+        return;
+    /* The protocol text has :name parameters rewritten to $n already. */
+    qc_result r = {0};
+    qc_err err = {0};
+    if (d->exec(c, -1, 0, "SELECT query, calls FROM pg_stat_statements WHERE calls > 0", 0, NULL,
+                &r, &err) != 0) {
+        qc_result_clear(&r);
+        return;
+    }
+    long long calls = 0;
+    for (int i = 0; i < r.nrows; i++) {
+        const char *q = qc_result_get(&r, i, "query");
+        const char *v = qc_result_get(&r, i, "calls");
+        if (!q || !v)
+            continue;
+        if (query_matches(q, st->stmts[0].sql))
+            calls += strtoll(v, NULL, 10);
+    }
+    qc_result_clear(&r);
+    json_t *e = json_object();
+    json_object_set_new(e, "type", json_string("note"));
+    json_object_set_new(e, "note", json_string("server_count"));
+    json_object_set_new(e, "op", json_string("claim"));
+    json_object_set_new(e, "source", json_string("pg_stat_statements"));
+    json_object_set_new(e, "calls", json_integer(calls));
+    qc_ledger_append(lb, e);
 }
 
 typedef struct monitor_sample {
@@ -551,6 +662,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     sh.t0 = t0;
     sh.no_prepare = !strcmp(s->pooler, "pgbouncer");
     atomic_store(&sh.chaos, 1);
+    int server_count = !strcmp(proto->engine, "postgres") && server_count_reset(d, ctl);
     for (long i = 0; i < s->workers; i++) {
         if (qc_worker_start(&workers[i], &sh, (int)i) != 0) {
             qc_shared_fatal(&sh, QC_EIO, "cannot start worker threads");
@@ -584,6 +696,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     double last_progress = start, last_claims_t = 0;
     long last_claims = 0;
     int drained = 0, timed_out = 0;
+    double drained_at = 0;
     monitor_sample m = {0};
     while (!atomic_load(&sh.stop)) {
         qc_clock_sleep_ms((double)s->monitor_interval_ms);
@@ -611,12 +724,20 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             json_object_set_new(e, "note", json_string("heal: chaos phase over"));
             qc_ledger_append(lb, e);
         }
-        if (chaos_over && m.ok && m.ready == 0 && m.inflight == 0 &&
+        if (!drained && chaos_over && m.ok && m.ready == 0 && m.inflight == 0 &&
             atomic_load(&feed.done) && atomic_load(&sh.connected) == nstarted) {
             drained = 1;
-            break;
+            drained_at = el;
+            if (s->idle_tail_s > 0) {
+                json_t *e = json_object();
+                json_object_set_new(e, "type", json_string("note"));
+                json_object_set_new(e, "note", json_string("drained: idle tail begins"));
+                qc_ledger_append(lb, e);
+            }
         }
-        if (chaos_over && el >= s->duration_s + s->drain_timeout_s) {
+        if (drained && el >= drained_at + s->idle_tail_s)
+            break;
+        if (!drained && chaos_over && el >= s->duration_s + s->drain_timeout_s) {
             timed_out = 1;
             break;
         }
@@ -635,6 +756,8 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         pthread_join(feed.thread, NULL);
     feed.started = 0;
     qc_nemesis_join(&nem);
+    if (server_count && ctl && d->is_ok(ctl))
+        server_count_record(d, ctl, proto, lb);
     double elapsed = (qc_clock_ms() - start) / 1000.0;
     if (o->progress)
         progress(&sh, elapsed, s->jobs, &last_claims_t, &last_claims, 1);

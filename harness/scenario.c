@@ -47,6 +47,10 @@ void qc_scenario_defaults(qc_scenario *s)
         s->faults[k].count = 0;
         s->faults[k].rate = 0;
     }
+    s->idle_tail_s = 0;
+    s->max_idle_polls_per_s = 0;
+    s->max_idle_pause_ms = 0;
+    s->max_pickup_ms = 0;
     s->stall_factor = 2.0;
     s->restart_delay_ms = 200;
     s->poison_crash = 0;
@@ -204,12 +208,27 @@ static int handler(void *user, const char *section, const char *name, const char
             return parse_double(value, 1, 1e7, &s->drain_timeout_s)
                        ? fail(c, "%s must be a number of seconds >= 1, got '%s'", name, value)
                        : 1;
-        return fail(c, "unknown key '%s' in [%s] (expected timeout_s, monitor_interval_ms)", name,
-                    section);
+        if (!strcmp(name, "idle_tail_s"))
+            return parse_double(value, 0, 1e7, &s->idle_tail_s)
+                       ? fail(c, "%s must be a number of seconds >= 0, got '%s'", name, value)
+                       : 1;
+        return fail(c,
+                    "unknown key '%s' in [%s] (expected timeout_s, monitor_interval_ms, "
+                    "idle_tail_s)",
+                    name, section);
     }
     if (!strcmp(section, "bounds")) {
         LONGKEY("bounds", "recovery_slack_ms", recovery_slack_ms, 0)
-        return fail(c, "unknown key '%s' in [%s] (expected recovery_slack_ms)", name, section);
+        LONGKEY("bounds", "max_idle_pause_ms", max_idle_pause_ms, 1)
+        LONGKEY("bounds", "max_pickup_ms", max_pickup_ms, 1)
+        if (!strcmp(name, "max_idle_polls_per_s"))
+            return parse_double(value, 0.001, 1e9, &s->max_idle_polls_per_s)
+                       ? fail(c, "%s must be a number > 0, got '%s'", name, value)
+                       : 1;
+        return fail(c,
+                    "unknown key '%s' in [%s] (expected recovery_slack_ms, "
+                    "max_idle_polls_per_s, max_idle_pause_ms, max_pickup_ms)",
+                    name, section);
     }
     if (!strcmp(section, "faults")) {
         qc_fault_kind k = qc_fault_from_name(name);

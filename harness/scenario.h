@@ -8,8 +8,8 @@
  *              duration_s (chaos phase length; 0 = until drained)
  *   [lease]    lease_ms, max_attempts, reaper_interval_ms, retry_delay_ms
  *   [idle]     base_ms, cap_ms, jitter (0..1)
- *   [drain]    timeout_s, monitor_interval_ms
- *   [bounds]   recovery_slack_ms
+ *   [drain]    timeout_s, monitor_interval_ms, idle_tail_s
+ *   [bounds]   recovery_slack_ms, max_idle_polls_per_s, max_idle_pause_ms, max_pickup_ms
  *   [faults]   kill_after_claim, kill_after_effect, stall_beyond_lease, lost_ack,
  *              lost_request, poison (each N jobs or R%), stall_factor,
  *              restart_delay_ms, poison_mode (fail|crash), heartbeat (yes|no)
@@ -48,8 +48,12 @@ typedef struct qc_scenario {
     long idle_base_ms, idle_cap_ms;
     double idle_jitter;
     double drain_timeout_s;
+    double idle_tail_s;      /* after the drain, workers keep polling the empty queue */
     long monitor_interval_ms;
     long recovery_slack_ms;
+    double max_idle_polls_per_s; /* per worker, during idle streaks; 0 = derived from [idle] */
+    long max_idle_pause_ms;  /* longest pause after an empty claim; 0 = derived */
+    long max_pickup_ms;      /* job due on an empty queue -> claimed; 0 = derived */
     /* [faults]: per-job plan (count or rate), see fault.h */
     qc_fault_spec faults[QC_FAULT_COUNT];
     double stall_factor;     /* stall = lease_ms * stall_factor */

@@ -94,6 +94,8 @@ WHERE id = :job_id::bigint AND token = :token::uuid AND state = 'inflight'
 RETURNING state, (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms;
 
 -- name: reap
+-- run_after is left alone: a recovered job keeps its place at the head of
+-- the queue instead of waiting behind the whole backlog.
 WITH expired AS (
     SELECT id, token
     FROM qchaos.jobs
@@ -104,7 +106,7 @@ UPDATE qchaos.jobs j
 SET state = CASE WHEN j.attempt >= j.max_attempts THEN 'dead' ELSE 'ready' END,
     last_error = CASE WHEN j.attempt >= j.max_attempts
                       THEN 'lease expired on attempt ' || j.attempt ELSE j.last_error END,
-    token = NULL, lease_until = NULL, locked_by = NULL, run_after = now()
+    token = NULL, lease_until = NULL, locked_by = NULL
 FROM expired e
 WHERE j.id = e.id
 RETURNING j.id AS job_id, e.token::text AS token, j.state,
