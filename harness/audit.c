@@ -41,7 +41,48 @@ int qc_audit_exit_code(const qc_check *c, size_t n)
     return inconclusive ? 4 : 0;
 }
 
-static json_t *check_json(const qc_check *c)
+/* Client time (ms since the run started) of the event with seq, or -1. */
+static double seq_time(const qc_history *h, int64_t seq)
+{
+    size_t lo = 0, hi = h->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->ev[mid].seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (lo < h->n && h->ev[lo].seq == seq) ? h->ev[lo].t : -1;
+}
+
+/* Seconds from the first claim to the earliest evidence of a violation:
+ * the time a run needed to catch the bug; -1 without violations. */
+static double first_violation_s(const qc_history *h, const qc_check *c)
+{
+    double first_claim = -1, best = -1;
+    for (size_t i = 0; i < h->n; i++) {
+        if (h->ev[i].type == QC_EV_INVOKE && h->ev[i].op == QC_OP_CLAIM) {
+            first_claim = h->ev[i].t;
+            break;
+        }
+    }
+    for (size_t i = 0; i < c->nstored; i++) {
+        const qc_violation *v = &c->v[i];
+        double t = -1;
+        for (int k = 0; k < v->nseq; k++) {
+            double x = seq_time(h, v->seq[k]);
+            if (x >= 0 && (t < 0 || x > t))
+                t = x; /* a violation is proven by its last piece of evidence */
+        }
+        if (t >= 0 && (best < 0 || t < best))
+            best = t;
+    }
+    if (best < 0)
+        return -1;
+    return (best - (first_claim >= 0 ? first_claim : 0)) / 1000.0;
+}
+
+static json_t *check_json(const qc_history *h, const qc_check *c)
 {
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(c->name));
@@ -49,6 +90,8 @@ static json_t *check_json(const qc_check *c)
     json_object_set_new(o, "opportunities", json_integer(c->opportunities));
     json_object_set_new(o, "violations_total", json_integer(c->nviolations));
     json_object_set_new(o, "summary", json_string(c->summary));
+    double fv = first_violation_s(h, c);
+    json_object_set_new(o, "first_violation_s", fv >= 0 ? json_real(fv) : json_null());
     json_t *vs = json_array();
     for (size_t i = 0; i < c->nstored; i++) {
         const qc_violation *v = &c->v[i];
@@ -116,7 +159,7 @@ int qc_audit(const char *const *ledgers, int n, const char *out_dir, json_t *met
         json_object_set_new(root, "torn_lines", json_integer((json_int_t)h.torn));
         json_t *arr = json_array();
         for (size_t i = 0; i < nc; i++)
-            json_array_append_new(arr, check_json(&c[i]));
+            json_array_append_new(arr, check_json(&h, &c[i]));
         json_object_set_new(root, "checkers", arr);
         json_object_set_new(root, "exit_code", json_integer(code));
         json_object_set_new(root, "verdict",

@@ -3,7 +3,9 @@
  * running them all, job-indexed views of a history) and the
  * double_complete checker.  exclusive_claim lives in check_claims.c,
  * no_lost_jobs and acked_durable (the final-snapshot checkers) in
- * check_jobs.c.
+ * check_jobs.c, stale_token_rejected, no_false_success, effects_once and
+ * batch_bound in check_faults.c, recovery and bounded_failure in
+ * check_recovery.c, no_early_reap in check_leases.c.
  *
  * Invariants shared by every checker:
  *   - a checker is a pure function of the history: events are read in seq
@@ -278,6 +280,13 @@ int qc_check_all(const qc_history *h, qc_check **out, size_t *n)
         qc_check_double_complete,
         qc_check_no_lost_jobs,
         qc_check_acked_durable,
+        qc_check_stale_token_rejected,
+        qc_check_no_false_success,
+        qc_check_effects_once,
+        qc_check_recovery,
+        qc_check_bounded_failure,
+        qc_check_no_early_reap,
+        qc_check_batch_bound,
     };
     size_t count = sizeof run / sizeof run[0];
     qc_check *c = calloc(count, sizeof *c);

@@ -50,6 +50,65 @@ int qc_check_double_complete(const qc_history *h, qc_check *out);
 int qc_check_no_lost_jobs(const qc_history *h, qc_check *out);
 int qc_check_acked_durable(const qc_history *h, qc_check *out);
 
+/* stale_token_rejected (check_faults.c): a complete / renew / fail carrying
+ * a token T of job J, invoked after T was superseded (the first later OK
+ * claim of J with another token, or the OK renew that rotated T into a
+ * new_token), must not be answered OK with rows > 0.  Opportunities: such
+ * requests answered OK (any rows).  A request invoked before the
+ * superseding answer was logged is not judged: it may have run first. */
+int qc_check_stale_token_rejected(const qc_history *h, qc_check *out);
+
+/* no_false_success (check_faults.c): an OK complete with rows 0 that the
+ * worker "counted" as a success.  Opportunities: OK completes with rows 0
+ * carrying "counted". */
+int qc_check_no_false_success(const qc_history *h, qc_check *out);
+
+/* effects_once (check_faults.c): more than one effect event with
+ * "applied": true for one job (the sink deduplicates by op key, so an
+ * unstable op key shows up here).  Opportunities: re-deliveries (effect
+ * events of a job beyond its first). */
+int qc_check_effects_once(const qc_history *h, qc_check *out);
+
+/* batch_bound (check_faults.c): one claim request (OK claim events of one
+ * ledger, worker, incarnation and req) returned more jobs than the header's
+ * "batch".  Opportunities: non-empty claims; none when batch is unknown. */
+int qc_check_batch_bound(const qc_history *h, qc_check *out);
+
+/* recovery (check_recovery.c): a job abandoned by a fault (kill_after_claim,
+ * kill_after_effect, lost_request, stall_beyond_lease; poison when the
+ * header says "poison_mode":"crash") must be recovered within the bound
+ * lease_ms + reaper_interval_ms + recovery_slack_ms (client ms).  Recovered
+ * = the first later (seq order) OK claim of the job, OK reap of it into
+ * state dead, or, for a stall, OK complete with rows > 0 by another token.
+ * Never recovered is a violation only when the final snapshot shows the job
+ * not done or dead.  The summary gives min / median / p95 / max recovery
+ * ms.  Opportunities: such faults with a job. */
+int qc_check_recovery(const qc_history *h, qc_check *out);
+
+/* The recovery time (client ms) of each fault the recovery checker judges
+ * whose recovery event and both client times are in the ledger, in the
+ * faults' seq order: stores the first max of them in out_ms (may be NULL
+ * when max is 0) and returns how many there are (call with max 0 to size
+ * the array).  Returns 0 when out of memory.  Thread-safe (read-only). */
+size_t qc_recovery_times(const qc_history *h, double *out_ms, size_t max);
+
+/* bounded_failure (check_recovery.c): a poison job (one with a fault event
+ * "poison") claimed (OK claim events) more than the header's max_attempts
+ * times, or not dead in the final snapshot, or dead with an empty or absent
+ * "error".  Opportunities: poison jobs that can be judged (max_attempts
+ * known, or a final snapshot row). */
+int qc_check_bounded_failure(const qc_history *h, qc_check *out);
+
+/* no_early_reap (check_leases.c): a lease taken away before its
+ * lease_until: (a) an OK reap of the job carrying the lease's token whose
+ * server "now" is before lease_until (extended by renews acknowledged
+ * before the reap was sent); (b) the owner's complete or renew with the
+ * current token answered OK with rows 0 although an upper bound of the
+ * server time it ran at is before lease_until.  Opportunities: reaps with a
+ * token of a known lease, and owner requests whose upper bound is before
+ * lease_until. */
+int qc_check_no_early_reap(const qc_history *h, qc_check *out);
+
 /* Runs every checker; *out is a new array of *n checks freed with
  * qc_checks_free. */
 int qc_check_all(const qc_history *h, qc_check **out, size_t *n);
@@ -98,5 +157,16 @@ int qc__snapshot_build(const qc_history *h, qc__snapshot *s);
 /* The job's final snapshot row, or NULL when the job is not in it. */
 const qc_event *qc__snapshot_find(const qc_history *h, const qc__snapshot *s, int64_t job);
 void qc__snapshot_fini(qc__snapshot *s);
+
+/* Writes a short form of a token ("token 5b1e0c2a..", "no token") into
+ * buf (check_faults.c). */
+void qc__token_text(char *buf, size_t n, const char *token);
+
+/* The invoke event of a request: e itself when it is an invoke, else its
+ * paired invoke; NULL when the ledger has none. */
+const qc_event *qc__invoke_of(const qc_history *h, const qc_event *e);
+
+/* 1 for an OK claim event that returned a job (rows != 0). */
+int qc__is_claim(const qc_event *e);
 
 #endif

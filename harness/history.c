@@ -345,17 +345,57 @@ static void info_defaults(qc_run_info *info)
 {
     memset(info, 0, sizeof *info);
     info->max_attempts = -1;
+    info->batch = -1;
     snprintf(info->model, sizeof info->model, "lease");
+}
+
+/* Header "checkers": a JSON array of checker names (a single string is
+ * taken as it is), stored joined with ",".  1 set, 0 absent, <0 bad. */
+static int get_checkers(json_t *v, char *out, size_t size)
+{
+    size_t len = 0, i;
+    json_t *name;
+
+    if (v == NULL || json_is_null(v))
+        return 0;
+    if (json_is_string(v)) {
+        if (json_string_length(v) >= size)
+            return QC_EINVAL;
+        snprintf(out, size, "%s", json_string_value(v));
+        return 1;
+    }
+    if (!json_is_array(v))
+        return QC_EINVAL;
+    out[0] = '\0';
+    json_array_foreach(v, i, name)
+    {
+        size_t n;
+        if (!json_is_string(name))
+            return QC_EINVAL;
+        n = json_string_length(name);
+        if (n == 0 || strchr(json_string_value(name), ',') != NULL)
+            return QC_EINVAL;
+        if (len + (len > 0) + n >= size)
+            return QC_EINVAL;
+        if (len > 0)
+            out[len++] = ',';
+        memcpy(out + len, json_string_value(name), n);
+        len += n;
+        out[len] = '\0';
+    }
+    return 1;
 }
 
 /* Parses a header line into a record (applied later, in file order). */
 static int parse_header(part *pt, json_t *o, where w, qc_err *err)
 {
     static const char *const nums[] = {"lease_ms",          "max_attempts", "reaper_interval_ms",
-                                       "recovery_slack_ms", "workers",      "jobs"};
+                                       "recovery_slack_ms", "workers",      "jobs",
+                                       "batch"};
     hdr_rec r;
     long *dst[] = {&r.info.lease_ms,          &r.info.max_attempts, &r.info.reaper_interval_ms,
-                   &r.info.recovery_slack_ms, &r.info.workers,      &r.info.jobs};
+                   &r.info.recovery_slack_ms, &r.info.workers,      &r.info.jobs,
+                   &r.info.batch};
     json_t *v;
 
     memset(&r, 0, sizeof r);
@@ -389,6 +429,15 @@ static int parse_header(part *pt, json_t *o, where w, qc_err *err)
             return bad_field(err, w, "model", "a short string (\"lease\" or \"transaction\")");
         snprintf(r.info.model, sizeof r.info.model, "%s", json_string_value(v));
     }
+    v = json_object_get(o, "poison_mode");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_string(v))
+            return bad_field(err, w, "poison_mode", "a string (\"fail\" or \"crash\")");
+        r.info.poison_crash = strcmp(json_string_value(v), "crash") == 0;
+    }
+    if (get_checkers(json_object_get(o, "checkers"), r.info.checkers, sizeof r.info.checkers) < 0)
+        return bad_field(err, w, "checkers",
+                         "an array of checker names (together under 1024 characters)");
     if (pt->nhdr % 4 == 0) {
         hdr_rec *n = realloc(pt->hdr, (pt->nhdr + 4) * sizeof *n);
         if (n == NULL)
@@ -436,6 +485,7 @@ static void event_init(qc_event *e)
     e->ready = e->inflight = e->expired = e->dead = e->done = -1;
     e->oldest_ready_age_ms = -1.0;
     e->until_t = QC_NO_TIME;
+    e->counted = -1;
 }
 
 enum field_kind { F_INT64, F_INT, F_LONG, F_DOUBLE, F_BOOL, F_STR, F_OP };
@@ -472,6 +522,7 @@ static const struct field {
     {"done", F_LONG, offsetof(qc_event, done)},
     {"oldest_ready_age_ms", F_DOUBLE, offsetof(qc_event, oldest_ready_age_ms)},
     {"until_t", F_DOUBLE, offsetof(qc_event, until_t)},
+    {"counted", F_BOOL, offsetof(qc_event, counted)},
 };
 
 static int set_field(part *pt, const struct field *f, json_t *v, qc_event *e, const char **what)

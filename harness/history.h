@@ -13,7 +13,8 @@
  *    "now":1764469995123.0,"attempt":1,"op_key":"17"}
  *   {"seq":10,"type":"effect","job":17,"op_key":"17","token":"..","worker":3,"inc":0,"applied":true}
  *   {"seq":11,"type":"invoke","op":"complete","job":17,"token":"..",...}
- *   {"seq":12,"type":"ok","op":"complete","job":17,"token":"..","rows":1,"now":...}
+ *   {"seq":12,"type":"ok","op":"complete","job":17,"token":"..","rows":1,"now":...,
+ *    "counted":true}
  *   {"seq":13,"type":"fail","op":"complete",...,"error":"40001 ..."}
  *   {"seq":14,"type":"info","op":"complete",...,"error":"connection lost"}
  *   {"seq":15,"type":"fault","fault":"kill_after_claim","job":17,"worker":3,"inc":0}
@@ -29,11 +30,12 @@
  *
  * Absent fields read back as: t QC_NO_TIME, worker -1, inc 0, req -1,
  * job QC_NO_JOB, rows -1, now / lease_until QC_NO_TIME, attempt -1,
- * applied / drained 0, strings NULL; JSON null counts as absent.  Strings
+ * applied / drained 0, counted -1, strings NULL; JSON null counts as absent.  Strings
  * are interned, but equal strings may still be distinct pointers (ledgers
  * are parsed in parallel parts): compare them with strcmp.  Every
  * event but the header must carry "seq".  Header defaults: seed 0,
- * lease_ms 0, max_attempts -1, model "lease", other numbers 0.
+ * lease_ms 0, max_attempts -1, batch -1, model "lease", poison_crash 0,
+ * checkers "" (all), other numbers 0.
  */
 #ifndef QC_HISTORY_H
 #define QC_HISTORY_H
@@ -103,6 +105,8 @@ typedef struct qc_event {
     double oldest_ready_age_ms;
     double until_t;       /* fault: client ms (like t) its window ends;
                              QC_NO_TIME when absent (an instant fault) */
+    int counted;          /* ok complete: 1 the worker counted it as a
+                             success, 0 it did not; -1 when absent */
 } qc_event;
 
 /* Header values the checkers need (from the first line of the ledger). */
@@ -115,6 +119,11 @@ typedef struct qc_run_info {
     long workers;
     long jobs;
     char model[32];          /* "lease" or "transaction" */
+    long batch;              /* jobs asked for per claim; -1 when unknown */
+    int poison_crash;        /* 1: header "poison_mode":"crash" (a poison job
+                                kills its worker, leaving a live lease) */
+    char checkers[1024];     /* header "checkers" (JSON array of names the
+                                scenario judges) joined with ","; "" = all */
 } qc_run_info;
 
 typedef struct qc_history {

@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "../reports/report.h"
+#include "mutation.h"
 #include "runner.h"
 
 extern volatile sig_atomic_t qc_interrupted;
@@ -36,7 +38,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: qchaos run [SCENARIO.ini] [options]\n"
-            "       qchaos audit [--out DIR] LEDGER...\n"
+            "       qchaos audit [--out DIR] [--allow-inconclusive] LEDGER...\n"
+            "       qchaos report [--allow-inconclusive] DIR [LEDGER...]\n"
+            "       qchaos mutation [--seeds K] [--out DIR] [--dsn DSN] [--only NAME]\n"
             "       qchaos version\n"
             "\n"
             "run options:\n"
@@ -51,6 +55,7 @@ static void usage(FILE *f)
             "  --out DIR          output folder (default results/NAME-SEED)\n"
             "  --keep             keep the queue tables (skip teardown)\n"
             "  --no-progress      no progress line even on a terminal\n"
+            "  --allow-inconclusive  junit.xml shows INCONCLUSIVE checkers as skipped\n"
             "\n"
             "exit codes: 0 pass, 1 violation, 2 usage or input error,\n"
             "            3 database or service unreachable, 4 inconclusive\n");
@@ -108,17 +113,18 @@ static char *join_argv(int argc, char **argv)
 static int cmd_run(int argc, char **argv)
 {
     enum { O_DSN = 256, O_WORKER_DSN, O_PROTOCOL, O_WORKERS, O_JOBS, O_DURATION, O_SEED, O_OUT, O_KEEP,
-           O_NOPROGRESS };
+           O_NOPROGRESS, O_ALLOW_INC };
     static const struct option opts[] = {
         {"dsn", required_argument, 0, O_DSN}, {"worker-dsn", required_argument, 0, O_WORKER_DSN},         {"protocol", required_argument, 0, O_PROTOCOL},
         {"workers", required_argument, 0, O_WORKERS}, {"jobs", required_argument, 0, O_JOBS},
         {"duration", required_argument, 0, O_DURATION}, {"seed", required_argument, 0, O_SEED},
         {"out", required_argument, 0, O_OUT},         {"keep", no_argument, 0, O_KEEP},
         {"no-progress", no_argument, 0, O_NOPROGRESS}, {"help", no_argument, 0, 'h'},
+        {"allow-inconclusive", no_argument, 0, O_ALLOW_INC},
         {0, 0, 0, 0}};
     const char *dsn = NULL, *worker_dsn = NULL, *protocol = NULL, *out = NULL, *seed = NULL, *duration = NULL;
     long workers = -1, jobs = -1;
-    int keep = 0, noprogress = 0, c;
+    int keep = 0, noprogress = 0, allow_inc = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -136,6 +142,7 @@ static int cmd_run(int argc, char **argv)
         case O_OUT: out = optarg; break;
         case O_KEEP: keep = 1; break;
         case O_NOPROGRESS: noprogress = 1; break;
+        case O_ALLOW_INC: allow_inc = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -202,6 +209,7 @@ static int cmd_run(int argc, char **argv)
     if (worker_dsn && !dsn)
         return die(2, "--worker-dsn needs --dsn (the direct connection for setup and checks)");
     o.keep = keep;
+    o.allow_inconclusive = allow_inc;
     o.progress = !noprogress && isatty(2);
 
     /* The exact command that repeats this run: the same arguments plus the
@@ -233,17 +241,55 @@ static int cmd_run(int argc, char **argv)
     return code;
 }
 
+static int cmd_mutation(int argc, char **argv)
+{
+    static const struct option opts[] = {{"seeds", required_argument, 0, 'k'},
+                                          {"out", required_argument, 0, 'o'},
+                                          {"dsn", required_argument, 0, 'd'},
+                                          {"only", required_argument, 0, 'n'},
+                                          {"correct", required_argument, 0, 'c'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    qc_mutation_opts o = {.seeds = 3, .out_dir = "results/mutation"};
+    long k;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'k':
+            if (parse_long_arg("--seeds", optarg, 1, &k)) return 2;
+            o.seeds = (int)(k > 64 ? 64 : k);
+            break;
+        case 'o': o.out_dir = optarg; break;
+        case 'd': o.dsn = optarg; break;
+        case 'n': o.only = optarg; break;
+        case 'c': o.correct = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc)
+        return die(2, "mutation takes no file arguments");
+    qc_err err = {0};
+    int code = qc_mutation_run(&o, &err);
+    if ((code == 2 || code == 3) && err.msg[0])
+        fprintf(stderr, "qchaos: %s\n", err.msg);
+    return code;
+}
+
 static int cmd_audit(int argc, char **argv)
 {
     static const struct option opts[] = {{"out", required_argument, 0, 'o'},
+                                          {"allow-inconclusive", no_argument, 0, 'a'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     const char *out = NULL;
-    int c;
+    int c, allow_inc = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
+        case 'a': allow_inc = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -251,11 +297,59 @@ static int cmd_audit(int argc, char **argv)
     if (optind >= argc)
         return die(2, "audit needs at least one ledger file");
     qc_err err = {0};
-    int code = qc_audit((const char *const *)&argv[optind], argc - optind, out, NULL, stdout,
-                        &err);
+    const char *const *ledgers = (const char *const *)&argv[optind];
+    int code = qc_audit(ledgers, argc - optind, out, NULL, stdout, &err);
     if ((code == 2 || code == 3) && err.msg[0])
         fprintf(stderr, "qchaos: %s\n", err.msg);
+    if (out && (code == 0 || code == 1 || code == 4)) {
+        char note[256] = "";
+        qc_err rerr = {0};
+        if (qc_report_write(out, ledgers, argc - optind, allow_inc, note, sizeof note, &rerr))
+            fprintf(stderr, "qchaos: reports not written: %s\n", rerr.msg);
+        else if (note[0])
+            fprintf(stderr, "qchaos: %s\n", note);
+    }
     return code;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    static const struct option opts[] = {{"allow-inconclusive", no_argument, 0, 'a'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    int allow_inc = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'a': allow_inc = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind >= argc)
+        return die(2, "report needs a run folder (it holds results.json and ledger.jsonl)");
+    const char *dir = argv[optind];
+    char ledger[4096];
+    const char *ledgers[64];
+    int n = 0;
+    if (optind + 1 < argc) {
+        for (int i = optind + 1; i < argc && n < 64; i++)
+            ledgers[n++] = argv[i];
+    } else {
+        snprintf(ledger, sizeof ledger, "%s/ledger.jsonl", dir);
+        ledgers[n++] = ledger;
+    }
+    char note[256] = "";
+    qc_err err = {0};
+    int rc = qc_report_write(dir, ledgers, n, allow_inc, note, sizeof note, &err);
+    if (rc != 0) {
+        fprintf(stderr, "qchaos: %s\n", err.msg);
+        return rc == QC_EINVAL ? 2 : 3;
+    }
+    if (note[0])
+        fprintf(stderr, "qchaos: %s\n", note);
+    printf("qchaos: reports in %s/ (junit.xml, report.html, report.md, plots/)\n", dir);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -269,6 +363,10 @@ int main(int argc, char **argv)
         return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "audit"))
         return cmd_audit(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report"))
+        return cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "mutation"))
+        return cmd_mutation(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("qchaos %s\n", QC_VERSION);
         return 0;

@@ -11,6 +11,7 @@
 #include "audit.h"
 #include "clock.h"
 #include "nemesis.h"
+#include "../reports/report.h"
 #include "worker.h"
 
 #include <ctype.h>
@@ -848,11 +849,22 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     const char *paths[1] = {ledger_path};
     code = qc_audit(paths, 1, o->out_dir, metrics, stdout, err);
     json_decref(metrics);
+    if (code == 0 || code == 1 || code == 4) {
+        char note[256] = "";
+        qc_err rerr = {0};
+        if (qc_report_write(o->out_dir, paths, 1, o->allow_inconclusive, note, sizeof note,
+                            &rerr) != 0)
+            fprintf(stderr, "qchaos: reports not written: %s\n", rerr.msg);
+        else if (note[0])
+            fprintf(stderr, "qchaos: %s\n", note);
+    }
     printf("qchaos: seed %" PRIu64 ", %ld jobs, %ld workers, %.1f s, %.0f jobs/s%s\n", s->seed,
            s->jobs, s->workers, elapsed,
            elapsed > 0 ? (double)atomic_load(&sh.completes_ok) / elapsed : 0.0,
            drained ? "" : (timed_out ? ", DRAIN TIMED OUT" : ", interrupted"));
-    printf("qchaos: results in %s/ (ledger.jsonl, results.json)\n", o->out_dir);
+    printf("qchaos: results in %s/ (ledger.jsonl, results.json, junit.xml, report.html, "
+           "report.md)\n",
+           o->out_dir);
     if (code == 1 && o->argv_line)
         printf("qchaos: repeat with: %s\n", o->argv_line);
 

@@ -14,6 +14,7 @@ typedef struct qc_run_opts {
     char out_dir[1024];   /* created if missing */
     int keep;             /* 1: skip the protocol's teardown */
     int progress;         /* 1: progress line on stderr every second */
+    int allow_inconclusive; /* junit.xml: INCONCLUSIVE as skipped, not failure */
     const char *argv_line;/* the command line, for "repeat with" */
 } qc_run_opts;
 

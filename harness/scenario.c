@@ -252,14 +252,33 @@ static int handler(void *user, const char *section, const char *name, const char
                 return fail(c, "%s must be fail or crash, got '%s'", name, value);
             return 1;
         }
+        return fail(c,
+                    "unknown key '%s' in [%s] (expected kill_after_claim, kill_after_effect, "
+                    "stall_beyond_lease, lost_ack, lost_request, poison, stall_factor, "
+                    "restart_delay_ms, poison_mode)",
+                    name, section);
+    }
+    if (!strcmp(section, "policy")) {
         if (!strcmp(name, "heartbeat"))
             return parse_bool(value, &s->heartbeat)
                        ? fail(c, "%s must be yes or no, got '%s'", name, value)
                        : 1;
+        if (!strcmp(name, "count_zero_row_complete"))
+            return parse_bool(value, &s->count_zero_rows)
+                       ? fail(c, "%s must be yes or no, got '%s'", name, value)
+                       : 1;
+        if (!strcmp(name, "on_lost_ack")) {
+            if (!strcmp(value, "retry"))
+                s->lost_ack_fail = 0;
+            else if (!strcmp(value, "fail"))
+                s->lost_ack_fail = 1;
+            else
+                return fail(c, "%s must be retry or fail, got '%s'", name, value);
+            return 1;
+        }
         return fail(c,
-                    "unknown key '%s' in [%s] (expected kill_after_claim, kill_after_effect, "
-                    "stall_beyond_lease, lost_ack, lost_request, poison, stall_factor, "
-                    "restart_delay_ms, poison_mode, heartbeat)",
+                    "unknown key '%s' in [%s] (expected heartbeat, count_zero_row_complete, "
+                    "on_lost_ack)",
                     name, section);
     }
     if (!strcmp(section, "sink")) {
@@ -314,7 +333,14 @@ static int handler(void *user, const char *section, const char *name, const char
             s->checkers[k] = 0;
             return 1;
         }
-        return fail(c, "unknown key '%s' in [%s] (expected judge)", name, section);
+        if (!strcmp(name, "expect")) {
+            snprintf(s->expect, sizeof s->expect, "%s", value);
+            return 1;
+        }
+        if (!strcmp(name, "baseline"))
+            return 1; /* read by qchaos mutation: the correct scenario of a policy mutant */
+        return fail(c, "unknown key '%s' in [%s] (expected judge, expect, baseline)", name,
+                    section);
     }
     if (!strcmp(section, "run")) {
         if (!strcmp(name, "seed")) {
@@ -331,7 +357,7 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     return fail(c,
                 "unknown section [%s]%s (expected [scenario], [workload], [lease], [idle], "
-                "[drain], [bounds], [faults], [sink], [feed], [nemesis], [topology], [checks], [run])",
+                "[drain], [bounds], [faults], [sink], [policy], [feed], [nemesis], [topology], [checks], [run])",
                 section, "");
 }
 

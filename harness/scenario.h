@@ -12,13 +12,15 @@
  *   [bounds]   recovery_slack_ms, max_idle_polls_per_s, max_idle_pause_ms, max_pickup_ms
  *   [faults]   kill_after_claim, kill_after_effect, stall_beyond_lease, lost_ack,
  *              lost_request, poison (each N jobs or R%), stall_factor,
- *              restart_delay_ms, poison_mode (fail|crash), heartbeat (yes|no)
+ *              restart_delay_ms, poison_mode (fail|crash)
+ *   [policy]   heartbeat (yes|no), count_zero_row_complete (yes|no: a mutant),
+ *              on_lost_ack (retry|fail: delayed_job's reaction, shared/cases.md C06)
  *   [sink]     idempotent (yes|no)
  *   [feed]     bursts, jobs (per burst), gap_ms, start_ms, delay_ms
  *   [nemesis]  terminate_every_ms, restart_at_s, restart_command
  *   [topology] pooler (none|pgbouncer)
  *   [checks]   judge (comma-separated checker names: their INCONCLUSIVE is exit 4;
- *              a FAIL of any checker is always exit 1)
+ *              a FAIL of any checker is always exit 1), expect (policy mutants)
  *   [run]      seed
  * An unknown section or key, or a value of the wrong shape, is an error
  * "file:line: ..." naming what was expected (QC_EINVAL, exit 2).
@@ -59,7 +61,9 @@ typedef struct qc_scenario {
     double stall_factor;     /* stall = lease_ms * stall_factor */
     long restart_delay_ms;   /* a killed worker's new incarnation starts after this */
     int poison_crash;        /* 1: a poison job kills its worker (C12); 0: effect fails, fail() */
-    int heartbeat;           /* 1: renew every lease/3 while working */
+    int heartbeat;           /* [policy] 1: renew every lease/3 while working */
+    int count_zero_rows;     /* [policy] 1 (a policy mutant): a 0-row complete counts as success */
+    int lost_ack_fail;       /* [policy] on_lost_ack = fail: call fail instead of retrying complete */
     /* [sink] */
     int sink_idempotent;     /* 1: the sink dedups by op key */
     /* [feed]: jobs enqueued during the run, in bursts */
@@ -72,6 +76,7 @@ typedef struct qc_scenario {
     char pooler[32];         /* "none" or "pgbouncer" (transaction pooling) */
     /* [checks] */
     char checkers[1024];     /* comma-separated checkers this scenario judges; "" = all */
+    char expect[512];        /* policy mutants: checkers that must FAIL (qchaos mutation) */
     uint64_t seed;
     int seed_set;
 } qc_scenario;

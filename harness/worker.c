@@ -349,7 +349,7 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
     if (step == QC_STEP_COMPLETE) {
         /* The worker's own bookkeeping: a 0-row complete is NOT a success
          * (the job changed owner or state; see the READPAST seed). */
-        json_object_set_new(e, "counted", json_boolean(rows > 0));
+        json_object_set_new(e, "counted", json_boolean(rows > 0 || sh->sc->count_zero_rows));
         atomic_fetch_add(rows > 0 ? &sh->completes_ok : &sh->completes_zero, 1);
     }
     qc_ledger_append(w->lb, e);
@@ -374,6 +374,11 @@ static long complete_with_retry(qc_worker *w, claimed *c, int lose_ack)
     if (ensure_conn(w) != 0)
         return -1;
     publish_pid(w);
+    /* delayed_job's reaction (shared/cases.md C06): a complete that seems to
+     * have failed is treated as a job failure.  The protocol must reject
+     * that fail (the job is already done), or the job runs again. */
+    if (lose_ack && w->sh->sc->lost_ack_fail && w->sh->proto->steps[QC_STEP_FAIL].present)
+        return do_update(w, QC_STEP_FAIL, c, "complete failed (answer lost)", 0);
     return do_update(w, QC_STEP_COMPLETE, c, NULL, 0);
 }
 

@@ -1,0 +1,389 @@
+/*
+ * check_faults.c - the checkers of what a protocol must refuse or bound
+ * while faults strike (DESIGN.md "Checkers"):
+ *   stale_token_rejected  a superseded token is never accepted again;
+ *   no_false_success      a complete that changed no row is not counted;
+ *   effects_once          at most one applied effect per job;
+ *   batch_bound           a claim returns at most "batch" jobs.
+ * It also holds the small helpers the fault checkers share (token text,
+ * a completion's invoke).
+ *
+ * Invariants (those of checkers.c, restated where they bite):
+ *   - every grouping is a sort by (job, event index), events are read in
+ *     seq order: the same ledger always gives the same verdict and messages;
+ *   - no false alarm: a request is judged only when its invoke is in the
+ *     ledger (its send time in seq order is known); a token whose origin
+ *     (the claim or renew that produced it) precedes no invoke in the ledger
+ *     is not judged; "applied" absent counts as not applied; a claim whose
+ *     request cannot be told apart (no req and no invoke) is not grouped;
+ *   - a token T of job J is superseded at the first OK claim of J, after
+ *     T's origin, that returned another token, or at the OK renew that
+ *     rotated T into a new_token (whichever comes first in seq order); a
+ *     request with T is judged against the latest origin of T before the
+ *     request's invoke, so a protocol that hands out a token again is not
+ *     blamed for accepting it.
+ *
+ * Cost: one sort of the relevant events, O(n log n); per job the scans are
+ * linear in the job's events per request.
+ */
+#include "checkers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- shared by the fault checkers ------------------------------------- */
+
+void qc__token_text(char *buf, size_t n, const char *token)
+{
+    if (token == NULL)
+        snprintf(buf, n, "no token");
+    else if (strlen(token) > 8)
+        snprintf(buf, n, "token %.8s..", token);
+    else
+        snprintf(buf, n, "token %s", token);
+}
+
+const qc_event *qc__invoke_of(const qc_history *h, const qc_event *e)
+{
+    if (e->type == QC_EV_INVOKE)
+        return e;
+    if (e->invoke >= 0 && (size_t)e->invoke < h->n)
+        return &h->ev[e->invoke];
+    return NULL;
+}
+
+int qc__is_claim(const qc_event *e)
+{
+    return e->type == QC_EV_OK && e->op == QC_OP_CLAIM && e->job != QC_NO_JOB && e->rows != 0;
+}
+
+/* ---- stale_token_rejected --------------------------------------------- */
+
+/* An OK renew that replaced its token with another one. */
+static int is_rotation(const qc_history *h, const qc_event *e)
+{
+    const char *from;
+
+    if (e->type != QC_EV_OK || e->op != QC_OP_RENEW || e->new_token == NULL)
+        return 0;
+    from = qc__event_token(h, e);
+    return from != NULL && strcmp(from, e->new_token) != 0;
+}
+
+/* An answered complete / renew / fail whose token and invoke are known. */
+static int is_token_request(const qc_history *h, const qc_event *e)
+{
+    if (e->type != QC_EV_OK)
+        return 0;
+    if (e->op != QC_OP_COMPLETE && e->op != QC_OP_RENEW && e->op != QC_OP_FAIL)
+        return 0;
+    return qc__event_token(h, e) != NULL && qc__invoke_of(h, e) != NULL;
+}
+
+/* Did event e (of the request's job) give out token t? */
+static int is_origin(const qc_history *h, const qc_event *e, const char *t)
+{
+    if (qc__is_claim(e))
+        return e->token != NULL && strcmp(e->token, t) == 0;
+    return is_rotation(h, e) && strcmp(e->new_token, t) == 0;
+}
+
+/* Did event e (after t's origin) supersede token t? */
+static int supersedes(const qc_history *h, const qc_event *e, const char *t)
+{
+    if (qc__is_claim(e))
+        return e->token != NULL && strcmp(e->token, t) != 0;
+    return is_rotation(h, e) && strcmp(qc__event_token(h, e), t) == 0;
+}
+
+static void report_stale(qc_check *c, const qc_history *h, int64_t job, const qc_event *origin,
+                         const qc_event *sup, const qc_event *inv, const qc_event *e)
+{
+    int64_t seqs[] = {origin->seq, sup->seq, inv->seq, e->seq};
+    char tok[32], by[64];
+
+    qc__token_text(tok, sizeof tok, qc__event_token(h, e));
+    if (sup->op == QC_OP_CLAIM)
+        snprintf(by, sizeof by, "claim by worker %d", sup->worker);
+    else
+        snprintf(by, sizeof by, "renew that rotated it");
+    qc__check_violation(c, job, seqs, 4,
+                        "job %lld: %s with %s (from %s seq %lld), superseded at seq %lld (%s), "
+                        "was accepted with rows %ld (invoked seq %lld, answered seq %lld)",
+                        (long long)job, qc_op_name(e->op), tok, qc_op_name(origin->op),
+                        (long long)origin->seq, (long long)sup->seq, by, e->rows,
+                        (long long)inv->seq, (long long)e->seq);
+}
+
+/* Judges the request r[k] against the job's events r[a..k). */
+static void judge_stale(qc_check *c, const qc_history *h, const qc__jobref *r, size_t a, size_t k)
+{
+    const qc_event *e = &h->ev[r[k].ev], *inv = qc__invoke_of(h, e), *origin = NULL;
+    const char *t = qc__event_token(h, e);
+    size_t o = k;
+
+    for (size_t j = k; j-- > a;) {
+        const qc_event *x = &h->ev[r[j].ev];
+        if (x->seq < inv->seq && is_origin(h, x, t)) {
+            origin = x;
+            o = j;
+            break;
+        }
+    }
+    if (origin == NULL)
+        return; /* the token's origin is not in the ledger before the send */
+    for (size_t j = o + 1; j < k; j++) {
+        const qc_event *x = &h->ev[r[j].ev];
+        if (x->seq >= inv->seq)
+            return; /* superseded only after the send (or never): not judged */
+        if (!supersedes(h, x, t))
+            continue;
+        c->opportunities++;
+        if (e->rows > 0)
+            report_stale(c, h, r[a].job, origin, x, inv, e);
+        return;
+    }
+}
+
+int qc_check_stale_token_rejected(const qc_history *h, qc_check *out)
+{
+    qc__jobref *r;
+    size_t n = 0;
+
+    memset(out, 0, sizeof *out);
+    out->name = "stale_token_rejected";
+    if ((r = malloc((h->n + 1) * sizeof *r)) == NULL)
+        return QC_ENOMEM;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        int64_t job = qc__event_job(h, e);
+        if (job == QC_NO_JOB)
+            continue;
+        if ((qc__is_claim(e) && e->token != NULL) || is_rotation(h, e) || is_token_request(h, e))
+            r[n++] = (qc__jobref){job, i};
+    }
+    qc__jobrefs_sort(r, n);
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a; b < n && r[b].job == r[a].job; b++)
+            ;
+        for (size_t k = a; k < b; k++)
+            if (is_token_request(h, &h->ev[r[k].ev]))
+                judge_stale(out, h, r, a, k);
+    }
+    free(r);
+    snprintf(out->summary, sizeof out->summary,
+             "%ld requests with a superseded token answered, %ld accepted with rows > 0",
+             out->opportunities, out->nviolations);
+    qc__check_finish(out);
+    return 0;
+}
+
+/* ---- no_false_success ------------------------------------------------- */
+
+int qc_check_no_false_success(const qc_history *h, qc_check *out)
+{
+    memset(out, 0, sizeof *out);
+    out->name = "no_false_success";
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        const qc_event *inv;
+        int64_t seqs[2];
+        int ns = 0;
+        char tok[32];
+        if (e->type != QC_EV_OK || e->op != QC_OP_COMPLETE || e->rows != 0 || e->counted < 0)
+            continue;
+        out->opportunities++;
+        if (e->counted == 0)
+            continue;
+        if ((inv = qc__invoke_of(h, e)) != NULL)
+            seqs[ns++] = inv->seq;
+        seqs[ns++] = e->seq;
+        qc__token_text(tok, sizeof tok, qc__event_token(h, e));
+        qc__check_violation(out, qc__event_job(h, e), seqs, ns,
+                            "job %lld: complete by worker %d with %s answered rows 0 (seq %lld) "
+                            "was counted as a success",
+                            (long long)qc__event_job(h, e), e->worker, tok, (long long)e->seq);
+    }
+    snprintf(out->summary, sizeof out->summary,
+             "%ld completes answered rows 0, %ld counted as a success", out->opportunities,
+             out->nviolations);
+    qc__check_finish(out);
+    return 0;
+}
+
+/* ---- effects_once ----------------------------------------------------- */
+
+static void report_effects(qc_check *c, const qc_history *h, const qc__jobref *r, size_t n,
+                           long applied)
+{
+    int64_t seqs[QC_MAX_EVIDENCE];
+    const char *key0 = NULL;
+    char list[160];
+    size_t len = 0;
+    int ns = 0, changed = 0;
+
+    list[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        const qc_event *e = &h->ev[r[i].ev];
+        if (!e->applied)
+            continue;
+        if (ns == 0)
+            key0 = e->op_key;
+        else if ((key0 == NULL) != (e->op_key == NULL) ||
+                 (key0 != NULL && strcmp(key0, e->op_key) != 0))
+            changed = 1;
+        if (ns >= QC_MAX_EVIDENCE)
+            continue;
+        seqs[ns++] = e->seq;
+        if (len < sizeof list)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%sseq %lld (op key %.24s)",
+                                    ns > 1 ? ", " : "", (long long)e->seq,
+                                    e->op_key != NULL ? e->op_key : "none");
+    }
+    qc__check_violation(c, r[0].job, seqs, ns, "job %lld: effect applied %ld times: %s%s%s",
+                        (long long)r[0].job, applied, list,
+                        applied > ns || len >= sizeof list ? ", ..." : "",
+                        changed ? "; the op key changed between deliveries" : "");
+}
+
+int qc_check_effects_once(const qc_history *h, qc_check *out)
+{
+    qc__jobref *r;
+    size_t n = 0, jobs = 0;
+
+    memset(out, 0, sizeof *out);
+    out->name = "effects_once";
+    if ((r = malloc((h->n + 1) * sizeof *r)) == NULL)
+        return QC_ENOMEM;
+    for (size_t i = 0; i < h->n; i++)
+        if (h->ev[i].type == QC_EV_EFFECT && h->ev[i].job != QC_NO_JOB)
+            r[n++] = (qc__jobref){h->ev[i].job, i};
+    qc__jobrefs_sort(r, n);
+    for (size_t a = 0, b; a < n; a = b) {
+        long applied = 0;
+        for (b = a; b < n && r[b].job == r[a].job; b++)
+            applied += h->ev[r[b].ev].applied != 0;
+        jobs++;
+        out->opportunities += (long)(b - a - 1);
+        if (applied > 1)
+            report_effects(out, h, r + a, b - a, applied);
+    }
+    free(r);
+    snprintf(out->summary, sizeof out->summary,
+             "%zu effect deliveries on %zu jobs, %ld re-deliveries, %ld jobs with more than one "
+             "applied effect",
+             n, jobs, out->opportunities, out->nviolations);
+    qc__check_finish(out);
+    return 0;
+}
+
+/* ---- batch_bound ------------------------------------------------------ */
+
+/* One OK claim event with a job, keyed by the request that returned it. */
+typedef struct claim_key {
+    int file, worker, inc;
+    int by_invoke; /* 0: id is the req; 1: id is the invoke's index */
+    int64_t id;
+    size_t ev;
+} claim_key;
+
+static int cmp_claim_key(const void *pa, const void *pb)
+{
+    const claim_key *a = pa, *b = pb;
+
+    if (a->file != b->file)
+        return a->file < b->file ? -1 : 1;
+    if (a->worker != b->worker)
+        return a->worker < b->worker ? -1 : 1;
+    if (a->inc != b->inc)
+        return a->inc < b->inc ? -1 : 1;
+    if (a->by_invoke != b->by_invoke)
+        return a->by_invoke < b->by_invoke ? -1 : 1;
+    if (a->id != b->id)
+        return a->id < b->id ? -1 : 1;
+    return a->ev < b->ev ? -1 : a->ev > b->ev;
+}
+
+static int same_request(const claim_key *a, const claim_key *b)
+{
+    return a->file == b->file && a->worker == b->worker && a->inc == b->inc &&
+           a->by_invoke == b->by_invoke && a->id == b->id;
+}
+
+static void report_batch(qc_check *c, const qc_history *h, const claim_key *k, size_t n,
+                         long batch)
+{
+    const qc_event *first = &h->ev[k[0].ev], *inv = qc__invoke_of(h, first);
+    int64_t seqs[QC_MAX_EVIDENCE];
+    char jobs[120], req[40];
+    size_t len = 0;
+    int ns = 0;
+
+    jobs[0] = '\0';
+    if (inv != NULL)
+        seqs[ns++] = inv->seq;
+    for (size_t i = 0; i < n; i++) {
+        const qc_event *e = &h->ev[k[i].ev];
+        if (ns < QC_MAX_EVIDENCE)
+            seqs[ns++] = e->seq;
+        if (len < sizeof jobs)
+            len += (size_t)snprintf(jobs + len, sizeof jobs - len, "%s%lld", i > 0 ? ", " : "",
+                                    (long long)e->job);
+    }
+    if (first->req >= 0)
+        snprintf(req, sizeof req, "req %lld", (long long)first->req);
+    else
+        snprintf(req, sizeof req, "invoked at seq %lld", inv != NULL ? (long long)inv->seq : -1LL);
+    qc__check_violation(c, first->job, seqs, ns,
+                        "claim by worker %d (%s) returned %zu jobs, more than the batch of %ld: "
+                        "jobs %s%s",
+                        first->worker, req, n, batch, jobs, len >= sizeof jobs ? ", ..." : "");
+}
+
+int qc_check_batch_bound(const qc_history *h, qc_check *out)
+{
+    claim_key *k;
+    size_t n = 0, most = 0;
+    long batch = h->info.batch;
+
+    memset(out, 0, sizeof *out);
+    out->name = "batch_bound";
+    if (batch <= 0) {
+        snprintf(out->summary, sizeof out->summary,
+                 "batch size unknown (no \"batch\" in the ledger header)");
+        qc__check_finish(out);
+        return 0;
+    }
+    if ((k = malloc((h->n + 1) * sizeof *k)) == NULL)
+        return QC_ENOMEM;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        if (!qc__is_claim(e))
+            continue;
+        if (e->req >= 0)
+            k[n] = (claim_key){e->file, e->worker, e->inc, 0, e->req, i};
+        else if (e->invoke >= 0)
+            k[n] = (claim_key){e->file, e->worker, e->inc, 1, e->invoke, i};
+        else
+            continue; /* cannot tell which request returned it */
+        n++;
+    }
+    if (n > 1)
+        qsort(k, n, sizeof *k, cmp_claim_key);
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && same_request(&k[a], &k[b]); b++)
+            ;
+        out->opportunities++;
+        if (b - a > most)
+            most = b - a;
+        if (b - a > (size_t)batch)
+            report_batch(out, h, k + a, b - a, batch);
+    }
+    free(k);
+    snprintf(out->summary, sizeof out->summary,
+             "%ld non-empty claims (batch %ld, at most %zu jobs returned), %ld above the batch",
+             out->opportunities, batch, most, out->nviolations);
+    qc__check_finish(out);
+    return 0;
+}

@@ -1,0 +1,374 @@
+/*
+ * check_leases.c - the no_early_reap checker: a lease must not be taken
+ * away before its lease_until (DESIGN.md "Checkers").
+ *
+ * Model.  Each OK claim event with a job opens a lease: its token, its
+ * owner (worker and incarnation), and lease_until (server epoch ms).  Events
+ * of the job are read in seq order; an OK renew with rows > 0 carrying the
+ * lease's current (or first) token raises lease_until to the renew's and
+ * may rotate the current token ("new_token").  Two ways to lose a lease
+ * early are judged:
+ *
+ *   (a) reap: an OK reap event of the job carrying the lease's token whose
+ *       server "now" is before lease_until, counting only renews answered
+ *       before the reap was sent (a renew answered later may have run after
+ *       the reap);
+ *   (b) rejection: the owner's complete or renew with the current token
+ *       answered OK with rows 0 although it provably ran before
+ *       lease_until.  The server time it ran at is at most
+ *           now(anchor) + (t of its answer - t of the anchor's invoke)
+ *       for any anchor (the claim, or an acknowledged renew, with server
+ *       "now"): the anchor's "now" was read after its invoke was sent and
+ *       the request ran before its answer came.  The least such bound plus
+ *       a clock margin (CLOCK_SLACK_MS + CLOCK_DRIFT of the elapsed client
+ *       time: the server's wall clock and the client's monotonic clock may
+ *       be slewed apart) must be below lease_until.
+ *
+ * No false alarm.  A rejection is not judged once the lease may have ended
+ * or changed hands legitimately: after a complete or fail of it answered
+ * OK with rows > 0 or unknown rows, or whose outcome is unknown (INFO, or an
+ * invoke never answered: a lost_ack retry is rightly refused); after a
+ * renew of it whose outcome is unknown (its token may have rotated); after
+ * any request of its owner was refused; or after a violation was
+ * already reported on it (one early loss, one violation).  A complete or
+ * fail whose token names no lease of the job may have ended any of them.
+ * A reap is not judged after the lease may have been released, nor without
+ * its server "now" or a lease_until.  A request is only the owner's when
+ * its worker and incarnation are the claim's.
+ *
+ * Cost: one sort of the relevant events by job, O(n log n); per job,
+ * O(k * leases) in its k events.
+ */
+#include "checkers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CLOCK_SLACK_MS 1.0 /* timestamps are truncated to a microsecond or so */
+#define CLOCK_DRIFT 1e-3   /* NTP slews a clock by at most 500 ppm */
+
+typedef struct renewal {
+    size_t lease; /* index in job_scan.l */
+    size_t ev;    /* the OK renew event */
+    double lease_until;
+} renewal;
+
+typedef struct lease {
+    size_t claim;       /* the claim's OK event */
+    const char *token0; /* token the claim returned */
+    const char *token;  /* current token (after rotations) */
+    int worker, inc;
+    double claim_until; /* the claim's lease_until, QC_NO_TIME */
+    double until;       /* lease_until after acknowledged renews */
+    long until_ev;      /* renew that set until, -1 for the claim */
+    double t0;          /* client t of the claim's invoke, QC_NO_TIME */
+    double base;        /* least (server now - client t of its invoke) */
+    int has_base;
+    int released; /* a complete / fail ended it, or may have */
+    int lost;     /* a request of it was refused, or a renew's outcome is unknown */
+    int reported; /* a violation was reported on it */
+} lease;
+
+typedef struct job_scan {
+    lease *l;
+    size_t nl, capl;
+    renewal *rn;
+    size_t nrn, caprn;
+} job_scan;
+
+static int has_time(double t)
+{
+    return t >= 0.0;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t cap2 = *cap ? *cap : 8;
+    while (cap2 < need)
+        cap2 *= 2;
+    void *q = realloc(*p, cap2 * size);
+    if (q == NULL)
+        return QC_ENOMEM;
+    *p = q;
+    *cap = cap2;
+    return 0;
+}
+
+static int is_request_op(qc_op op)
+{
+    return op == QC_OP_COMPLETE || op == QC_OP_RENEW || op == QC_OP_FAIL;
+}
+
+/* Events that matter: claims, reaps with a token, and complete / renew /
+ * fail answers (ok, info) or invokes left unanswered. */
+static int is_relevant(const qc_event *e, int answered)
+{
+    if (qc__is_claim(e))
+        return 1;
+    if (e->op == QC_OP_REAP)
+        return e->type == QC_EV_OK && e->job != QC_NO_JOB && e->token != NULL;
+    if (!is_request_op(e->op))
+        return 0;
+    return e->type == QC_EV_OK || e->type == QC_EV_INFO || (e->type == QC_EV_INVOKE && !answered);
+}
+
+static void anchor(lease *l, const qc_history *h, const qc_event *e)
+{
+    const qc_event *inv = qc__invoke_of(h, e);
+    double b;
+
+    if (inv == NULL || !has_time(inv->t) || !has_time(e->now))
+        return;
+    b = e->now - inv->t;
+    if (!l->has_base || b < l->base)
+        l->base = b;
+    l->has_base = 1;
+}
+
+static int add_lease(job_scan *js, const qc_history *h, size_t i)
+{
+    const qc_event *e = &h->ev[i], *inv = qc__invoke_of(h, e);
+    lease *l;
+
+    if (grow((void **)&js->l, &js->capl, js->nl + 1, sizeof *js->l) != 0)
+        return QC_ENOMEM;
+    l = &js->l[js->nl++];
+    memset(l, 0, sizeof *l);
+    l->claim = i;
+    l->token0 = l->token = e->token;
+    l->worker = e->worker;
+    l->inc = e->inc;
+    l->claim_until = l->until = e->lease_until;
+    l->until_ev = -1;
+    l->t0 = inv != NULL ? inv->t : QC_NO_TIME;
+    anchor(l, h, e);
+    return 0;
+}
+
+static int token_is(const lease *l, const char *token)
+{
+    return (l->token != NULL && strcmp(l->token, token) == 0) ||
+           (l->token0 != NULL && strcmp(l->token0, token) == 0);
+}
+
+/* The lease a token names: the newest one with it, the sender's own first. */
+static lease *find_lease(job_scan *js, const char *token, const qc_event *e)
+{
+    if (token == NULL)
+        return NULL;
+    for (size_t k = js->nl; k-- > 0;)
+        if (js->l[k].worker == e->worker && js->l[k].inc == e->inc && token_is(&js->l[k], token))
+            return &js->l[k];
+    for (size_t k = js->nl; k-- > 0;)
+        if (token_is(&js->l[k], token))
+            return &js->l[k];
+    return NULL;
+}
+
+/* Server ms relative to the lease's claim, for messages. */
+static double rel(const qc_history *h, const lease *l, double server_ms)
+{
+    return server_ms - h->ev[l->claim].now;
+}
+
+/* (a): an OK reap of lease l at event i. */
+static void judge_reap(qc_check *c, const qc_history *h, job_scan *js, lease *l, size_t i)
+{
+    const qc_event *e = &h->ev[i], *inv = qc__invoke_of(h, e), *cl = &h->ev[l->claim];
+    double until = l->claim_until;
+    long until_ev = -1;
+    int64_t seqs[3];
+    int ns = 0;
+    char tok[32], by[48];
+
+    if (l->released || l->reported || !has_time(e->now))
+        return;
+    for (size_t k = 0; k < js->nrn && inv != NULL; k++) {
+        const renewal *r = &js->rn[k];
+        if (&js->l[r->lease] == l && h->ev[r->ev].seq < inv->seq && r->lease_until > until) {
+            until = r->lease_until;
+            until_ev = (long)r->ev;
+        }
+    }
+    if (!has_time(until))
+        return;
+    c->opportunities++;
+    if (e->now >= until)
+        return;
+    l->reported = 1;
+    seqs[ns++] = cl->seq;
+    if (until_ev >= 0)
+        seqs[ns++] = h->ev[until_ev].seq;
+    seqs[ns++] = e->seq;
+    qc__token_text(tok, sizeof tok, e->token);
+    if (until_ev >= 0)
+        snprintf(by, sizeof by, "renew seq %lld", (long long)h->ev[until_ev].seq);
+    else
+        snprintf(by, sizeof by, "claim seq %lld", (long long)cl->seq);
+    if (has_time(cl->now))
+        qc__check_violation(c, cl->job, seqs, ns,
+                            "job %lld: reaped with %s at seq %lld (server +%.0f ms) while its "
+                            "lease ran until +%.0f ms (%s): %.0f ms early",
+                            (long long)cl->job, tok, (long long)e->seq, rel(h, l, e->now),
+                            rel(h, l, until), by, until - e->now);
+    else
+        qc__check_violation(c, cl->job, seqs, ns,
+                            "job %lld: reaped with %s at seq %lld %.0f ms before its lease_until "
+                            "(%s)",
+                            (long long)cl->job, tok, (long long)e->seq, until - e->now, by);
+}
+
+/* (b): an OK complete / renew answer at event i, before it changes l. */
+static void judge_request(qc_check *c, const qc_history *h, lease *l, size_t i)
+{
+    const qc_event *e = &h->ev[i], *inv = qc__invoke_of(h, e), *cl = &h->ev[l->claim];
+    const char *token = qc__event_token(h, e);
+    double ub, margin;
+    int64_t seqs[4];
+    int ns = 0;
+    char tok[32];
+
+    if (e->op == QC_OP_FAIL || e->worker != l->worker || e->inc != l->inc)
+        return;
+    if (token == NULL || l->token == NULL || strcmp(token, l->token) != 0)
+        return; /* not the current token */
+    if (l->released || l->lost || l->reported || e->rows < 0)
+        return;
+    if (!has_time(l->until) || !l->has_base || !has_time(e->t))
+        return;
+    ub = l->base + e->t;
+    margin = CLOCK_SLACK_MS + (has_time(l->t0) && e->t > l->t0 ? CLOCK_DRIFT * (e->t - l->t0) : 0);
+    if (!(ub + margin < l->until))
+        return; /* it may have run after lease_until */
+    c->opportunities++;
+    if (e->rows != 0)
+        return;
+    l->reported = 1;
+    seqs[ns++] = cl->seq;
+    if (l->until_ev >= 0)
+        seqs[ns++] = h->ev[l->until_ev].seq;
+    if (inv != NULL)
+        seqs[ns++] = inv->seq;
+    seqs[ns++] = e->seq;
+    qc__token_text(tok, sizeof tok, token);
+    qc__check_violation(c, cl->job, seqs, ns,
+                        "job %lld: %s by its owner worker %d with the current %s was refused "
+                        "(rows 0, seq %lld) although it ran by +%.0f ms at the latest, before the "
+                        "lease's end at +%.0f ms (claim seq %lld)",
+                        (long long)cl->job, qc_op_name(e->op), e->worker, tok, (long long)e->seq,
+                        rel(h, l, ub + margin), rel(h, l, l->until), (long long)cl->seq);
+}
+
+/* Applies a renew, complete or fail event (any type) to the job's leases. */
+static int change_lease(qc_check *c, job_scan *js, const qc_history *h, size_t i)
+{
+    const qc_event *e = &h->ev[i];
+    lease *l = find_lease(js, qc__event_token(h, e), e);
+    int known = e->type == QC_EV_OK && e->rows >= 0;
+    int owner = l != NULL && e->worker == l->worker && e->inc == l->inc;
+
+    if (e->type == QC_EV_OK && l != NULL)
+        judge_request(c, h, l, i);
+    if (e->op == QC_OP_RENEW) {
+        if (l == NULL)
+            return 0;
+        if (!known) {
+            l->lost = 1; /* outcome unknown: the token may have rotated */
+            return 0;
+        }
+        if (e->rows == 0) {
+            l->lost |= owner; /* the owner was refused: the lease is gone */
+            return 0;
+        }
+        if (has_time(e->lease_until)) {
+            if (grow((void **)&js->rn, &js->caprn, js->nrn + 1, sizeof *js->rn) != 0)
+                return QC_ENOMEM;
+            js->rn[js->nrn++] = (renewal){(size_t)(l - js->l), i, e->lease_until};
+            if (!has_time(l->until) || e->lease_until > l->until) {
+                l->until = e->lease_until;
+                l->until_ev = (long)i;
+            }
+        }
+        if (e->new_token != NULL)
+            l->token = e->new_token;
+        anchor(l, h, e);
+        return 0;
+    }
+    if (known && e->rows == 0) {
+        if (owner)
+            l->lost = 1;
+        return 0;
+    }
+    if (l != NULL) {
+        l->released = 1;
+        return 0;
+    }
+    for (size_t k = 0; k < js->nl; k++)
+        js->l[k].released = 1; /* a token of no lease: it may have ended any */
+    return 0;
+}
+
+int qc_check_no_early_reap(const qc_history *h, qc_check *out)
+{
+    qc__jobref *r = NULL;
+    unsigned char *answered = NULL;
+    job_scan js;
+    size_t n = 0;
+    long reaps = 0;
+    int rc = 0;
+
+    memset(out, 0, sizeof *out);
+    memset(&js, 0, sizeof js);
+    out->name = "no_early_reap";
+    answered = qc__answered_invokes(h);
+    r = malloc((h->n + 1) * sizeof *r);
+    if (answered == NULL || r == NULL) {
+        rc = QC_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        int64_t job;
+        if (is_relevant(e, answered[i]) && (job = qc__event_job(h, e)) != QC_NO_JOB)
+            r[n++] = (qc__jobref){job, i};
+    }
+    qc__jobrefs_sort(r, n);
+    for (size_t a = 0, b; a < n && rc == 0; a = b) {
+        js.nl = 0;
+        js.nrn = 0;
+        for (b = a; b < n && r[b].job == r[a].job && rc == 0; b++) {
+            const qc_event *e = &h->ev[r[b].ev];
+            if (qc__is_claim(e)) {
+                rc = add_lease(&js, h, r[b].ev);
+            } else if (e->op == QC_OP_REAP) {
+                lease *l = find_lease(&js, e->token, e);
+                long before = out->opportunities;
+                if (l != NULL)
+                    judge_reap(out, h, &js, l, r[b].ev);
+                reaps += out->opportunities > before;
+            } else {
+                rc = change_lease(out, &js, h, r[b].ev);
+            }
+        }
+    }
+out:
+    free(r);
+    free(answered);
+    free(js.l);
+    free(js.rn);
+    if (rc != 0) {
+        free(out->v);
+        out->v = NULL;
+        out->nstored = 0;
+        return rc;
+    }
+    snprintf(out->summary, sizeof out->summary,
+             "%ld reaps of known leases, %ld owner completes / renews sent before lease_until; "
+             "%ld leases taken away early",
+             reaps, out->opportunities - reaps, out->nviolations);
+    qc__check_finish(out);
+    return 0;
+}

@@ -1,0 +1,28 @@
+/*
+ * mutation.h - the mutation self-test (`qchaos mutation`): every mutant
+ * (backends/ENGINE/mutants/NAME.sql, and policy mutants scenarios/mutants/NAME.ini)
+ * runs against the scenario that exposes it for K seeds, the correct
+ * protocol runs against the same scenarios, and a table says how often
+ * each mutant was caught, how fast, and how many false positives the
+ * correct protocol raised.
+ */
+#ifndef QC_MUTATION_H
+#define QC_MUTATION_H
+
+#include "err.h"
+
+typedef struct qc_mutation_opts {
+    int seeds;               /* K: seeds 1..K */
+    const char *out_dir;     /* runs go to out_dir/NAME/seedS; table to out_dir/mutation.json */
+    const char *dsn;         /* NULL: each run starts its own ephemeral PostgreSQL */
+    const char *only;        /* run only mutants whose name contains this, or NULL */
+    const char *correct;     /* the correct protocol (default backends/postgres/skip_locked.sql) */
+} qc_mutation_opts;
+
+/* Runs the matrix by starting this executable (/proc/self/exe) once per
+ * run.  Returns the exit code: 0 every mutant caught in every seed and no
+ * false positive; 1 otherwise; 2 bad input (a mutant without expect or
+ * scenario header); 3 a run could not be done. */
+int qc_mutation_run(const qc_mutation_opts *o, qc_err *err);
+
+#endif

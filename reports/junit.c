@@ -1,0 +1,219 @@
+/*
+ * junit.c - junit.xml: one <testsuite> for the run, one <testcase> per
+ * checker of results.json, so a CI server shows each audit rule as a test.
+ *
+ * The mapping (report.h): PASS passes; FAIL is a <failure> whose text is
+ * every stored violation with its evidence told in plain words; INCONCLUSIVE
+ * is a <failure type="INCONCLUSIVE"> (a run that could not look is not a
+ * pass), or <skipped/> when the caller allows inconclusive results;
+ * NOT_APPLICABLE is <skipped/>; a verdict this version does not know is an
+ * <error>, never a pass.
+ *
+ * Invariants: every piece of text from results.json or the ledger goes
+ * through qc__xml_escape (attributes and text alike), so the file is
+ * well-formed whatever a message holds; the counts in the <testsuite> and
+ * <testsuites> attributes are those of the <testcase> elements written.
+ */
+#include "report.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef enum { TC_PASS, TC_FAILURE, TC_SKIPPED, TC_ERROR } tc_kind;
+
+static tc_kind kind_of(const qc__rcheck *c, int allow_inconclusive)
+{
+    if (strcmp(c->verdict, "PASS") == 0)
+        return TC_PASS;
+    if (strcmp(c->verdict, "FAIL") == 0)
+        return TC_FAILURE;
+    if (strcmp(c->verdict, "INCONCLUSIVE") == 0)
+        return allow_inconclusive ? TC_SKIPPED : TC_FAILURE;
+    if (strcmp(c->verdict, "NOT_APPLICABLE") == 0)
+        return TC_SKIPPED;
+    return TC_ERROR;
+}
+
+/* Writes ` name="value"` with value escaped. */
+static void attr(FILE *f, const char *name, const char *value)
+{
+    fprintf(f, " %s=\"", name);
+    qc__xml_escape(f, value);
+    fputc('"', f);
+}
+
+static void property(FILE *f, const char *name, const char *value)
+{
+    if (value == NULL || value[0] == '\0')
+        return;
+    fputs("      <property", f);
+    attr(f, "name", name);
+    attr(f, "value", value);
+    fputs("/>\n", f);
+}
+
+static long total_of(const qc__rcheck *c)
+{
+    return c->violations_total >= 0 ? c->violations_total : (long)c->nv;
+}
+
+/* The body of a FAIL's <failure>: every stored violation, its explanation
+ * and each ledger event it cites. */
+static void failure_text(FILE *f, const qc__rcheck *c, const qc_history *h)
+{
+    char line[1024];
+    long total = total_of(c);
+
+    snprintf(line, sizeof line, "%s: %ld violation(s)", c->name, total);
+    qc__xml_escape(f, line);
+    if (c->summary[0] != '\0') {
+        fputs(" - ", f);
+        qc__xml_escape(f, c->summary);
+    }
+    fputc('\n', f);
+    for (size_t k = 0; k < c->nv; k++) {
+        const qc__rviolation *v = &c->v[k];
+        if (v->has_job)
+            snprintf(line, sizeof line, "\nviolation %zu, job %" PRId64 ": ", k + 1, v->job);
+        else
+            snprintf(line, sizeof line, "\nviolation %zu: ", k + 1);
+        qc__xml_escape(f, line);
+        qc__xml_escape(f, v->explanation);
+        fputc('\n', f);
+        for (size_t s = 0; s < v->nseq; s++) {
+            qc__report_describe(h, v->seq[s], line, sizeof line);
+            fputs("  ", f);
+            qc__xml_escape(f, line);
+            fputc('\n', f);
+        }
+    }
+    if (total > (long)c->nv) {
+        snprintf(line, sizeof line, "\n... and %ld more violation(s) not stored in results.json\n",
+                 total - (long)c->nv);
+        qc__xml_escape(f, line);
+    }
+}
+
+static void testcase(FILE *f, const qc__results *r, const qc__rcheck *c, const qc_history *h,
+                     int allow_inconclusive, const char *classname)
+{
+    char msg[512];
+    int inconclusive = strcmp(c->verdict, "INCONCLUSIVE") == 0;
+
+    fputs("    <testcase", f);
+    attr(f, "classname", classname);
+    attr(f, "name", c->name);
+    fputs(" time=\"0\">\n", f);
+    switch (kind_of(c, allow_inconclusive)) {
+    case TC_PASS:
+        break;
+    case TC_FAILURE:
+        if (inconclusive) {
+            snprintf(msg, sizeof msg,
+                     "inconclusive: the checker had no opportunity to catch a "
+                     "violation");
+            fputs("      <failure type=\"INCONCLUSIVE\"", f);
+            attr(f, "message", msg);
+            fputs(">", f);
+            qc__xml_escape(f, c->name);
+            fputs(" had no opportunity to catch a violation, so the run proves nothing about "
+                  "it (it is never counted as a pass).",
+                  f);
+            if (c->summary[0] != '\0') {
+                fputs("\n", f);
+                qc__xml_escape(f, c->summary);
+            }
+            fputs("\nRun with --allow-inconclusive to report it as skipped.\n</failure>\n", f);
+        } else {
+            long total = total_of(c);
+            if (c->nv > 0)
+                snprintf(msg, sizeof msg, "%ld violation(s); first: %s", total,
+                         c->v[0].explanation);
+            else
+                snprintf(msg, sizeof msg, "%ld violation(s)", total);
+            fputs("      <failure type=\"FAIL\"", f);
+            attr(f, "message", msg);
+            fputs(">", f);
+            failure_text(f, c, h);
+            fputs("</failure>\n", f);
+        }
+        break;
+    case TC_SKIPPED:
+        snprintf(msg, sizeof msg, "%s: %s",
+                 inconclusive ? "inconclusive (allowed)" : "not applicable",
+                 c->summary[0] != '\0' ? c->summary : c->verdict);
+        fputs("      <skipped", f);
+        attr(f, "message", msg);
+        fputs("/>\n", f);
+        break;
+    case TC_ERROR:
+        snprintf(msg, sizeof msg, "unknown verdict '%s'", c->verdict);
+        fputs("      <error type=\"UNKNOWN_VERDICT\"", f);
+        attr(f, "message", msg);
+        fputs("/>\n", f);
+        break;
+    }
+    fputs("      <system-out>", f);
+    snprintf(msg, sizeof msg, "verdict %s, %ld opportunities, %ld violation(s)", c->verdict,
+             c->opportunities, total_of(c));
+    qc__xml_escape(f, msg);
+    if (c->summary[0] != '\0') {
+        fputs(": ", f);
+        qc__xml_escape(f, c->summary);
+    }
+    if (r->has_seed) {
+        snprintf(msg, sizeof msg, " (seed %" PRIu64 ")", r->seed);
+        qc__xml_escape(f, msg);
+    }
+    fputs("</system-out>\n    </testcase>\n", f);
+}
+
+int qc__junit_write(const char *dir, const qc__results *r, const qc_history *h,
+                    int allow_inconclusive, qc_err *err)
+{
+    size_t counts[4] = {0, 0, 0, 0};
+    char classname[256], num[64], time[64];
+    FILE *f = qc__report_open(dir, "junit.xml", err);
+
+    if (f == NULL)
+        return QC_EIO;
+    for (size_t i = 0; i < r->nc; i++)
+        counts[kind_of(&r->c[i], allow_inconclusive)]++;
+    snprintf(classname, sizeof classname, "qchaos.%s",
+             r->scenario[0] != '\0' ? r->scenario : "run");
+    snprintf(time, sizeof time, "%.3f", r->elapsed_s >= 0 ? r->elapsed_s : 0.0);
+
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
+    fprintf(f,
+            "<testsuites name=\"qchaos\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
+            "skipped=\"%zu\" time=\"%s\">\n",
+            r->nc, counts[TC_FAILURE], counts[TC_ERROR], counts[TC_SKIPPED], time);
+    fputs("  <testsuite", f);
+    attr(f, "name", classname);
+    fprintf(f, " tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" time=\"%s\">\n",
+            r->nc, counts[TC_FAILURE], counts[TC_ERROR], counts[TC_SKIPPED], time);
+    fputs("    <properties>\n", f);
+    if (r->has_seed) {
+        snprintf(num, sizeof num, "%" PRIu64, r->seed);
+        property(f, "seed", num);
+    }
+    property(f, "verdict", r->verdict);
+    if (r->exit_code >= 0) {
+        snprintf(num, sizeof num, "%d", r->exit_code);
+        property(f, "exit_code", num);
+    }
+    property(f, "scenario", r->scenario);
+    property(f, "scenario_file", r->scenario_file);
+    property(f, "protocol", r->protocol);
+    property(f, "engine", r->engine);
+    property(f, "qchaos_version", r->version);
+    property(f, "server_version", r->server);
+    property(f, "command", r->command);
+    property(f, "allow_inconclusive", allow_inconclusive ? "yes" : "no");
+    fputs("    </properties>\n", f);
+    for (size_t i = 0; i < r->nc; i++)
+        testcase(f, r, &r->c[i], h, allow_inconclusive, classname);
+    fputs("  </testsuite>\n</testsuites>\n", f);
+    return qc__report_close(f, dir, "junit.xml", err);
+}
