@@ -29,13 +29,27 @@ fail:
     return qc_err_set(err, QC_EIO, "cannot create folder '%s': %s", buf, strerror(errno));
 }
 
-int qc_audit_exit_code(const qc_check *c, size_t n)
+int qc_audit_is_judged(const char *judged, const char *name)
+{
+    if (!judged || !judged[0])
+        return 1;
+    size_t n = strlen(name);
+    for (const char *p = judged; (p = strstr(p, name)); p += n) {
+        int start = p == judged || p[-1] == ',';
+        int end = p[n] == 0 || p[n] == ',';
+        if (start && end)
+            return 1;
+    }
+    return 0;
+}
+
+int qc_audit_exit_code(const qc_check *c, size_t n, const char *judged)
 {
     int inconclusive = 0;
     for (size_t i = 0; i < n; i++) {
         if (c[i].verdict == QC_FAIL)
             return 1;
-        if (c[i].verdict == QC_INCONCLUSIVE)
+        if (c[i].verdict == QC_INCONCLUSIVE && qc_audit_is_judged(judged, c[i].name))
             inconclusive = 1;
     }
     return inconclusive ? 4 : 0;
@@ -86,6 +100,7 @@ static json_t *check_json(const qc_history *h, const qc_check *c)
 {
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(c->name));
+    json_object_set_new(o, "judged", json_boolean(qc_audit_is_judged(h->info.checkers, c->name)));
     json_object_set_new(o, "verdict", json_string(qc_verdict_name(c->verdict)));
     json_object_set_new(o, "opportunities", json_integer(c->opportunities));
     json_object_set_new(o, "violations_total", json_integer(c->nviolations));
@@ -109,13 +124,23 @@ static json_t *check_json(const qc_history *h, const qc_check *c)
     return o;
 }
 
-static void print_table(FILE *out, const qc_check *c, size_t n)
+static void print_table(FILE *out, const qc_check *c, size_t n, const char *judged)
 {
-    fprintf(out, "%-22s %-14s %13s %10s  %s\n", "checker", "verdict", "opportunities",
+    fprintf(out, "%-22s %-19s %13s %10s  %s\n", "checker", "verdict", "opportunities",
             "violations", "summary");
-    for (size_t i = 0; i < n; i++)
-        fprintf(out, "%-22s %-14s %13ld %10ld  %s\n", c[i].name, qc_verdict_name(c[i].verdict),
-                c[i].opportunities, c[i].nviolations, c[i].summary);
+    /* Judged checkers first; the others are informative (a FAIL still
+     * counts, an INCONCLUSIVE does not change the exit code). */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            int j = qc_audit_is_judged(judged, c[i].name);
+            if (j != (pass == 0))
+                continue;
+            char v[32];
+            snprintf(v, sizeof v, "%s%s", qc_verdict_name(c[i].verdict), j ? "" : " (info)");
+            fprintf(out, "%-22s %-19s %13ld %10ld  %s\n", c[i].name, v, c[i].opportunities,
+                    c[i].nviolations, c[i].summary);
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         size_t shown = c[i].nstored < 5 ? c[i].nstored : 5;
         for (size_t k = 0; k < shown; k++) {
@@ -149,8 +174,8 @@ int qc_audit(const char *const *ledgers, int n, const char *out_dir, json_t *met
         qc_err_set(err, QC_ENOMEM, "out of memory while auditing");
         return 3;
     }
-    print_table(out, c, nc);
-    int code = qc_audit_exit_code(c, nc);
+    print_table(out, c, nc, h.info.checkers);
+    int code = qc_audit_exit_code(c, nc, h.info.checkers);
     if (out_dir) {
         json_t *root = json_object();
         json_object_set_new(root, "schema", json_string("qchaos-results/1"));
@@ -162,6 +187,11 @@ int qc_audit(const char *const *ledgers, int n, const char *out_dir, json_t *met
             json_array_append_new(arr, check_json(&h, &c[i]));
         json_object_set_new(root, "checkers", arr);
         json_object_set_new(root, "exit_code", json_integer(code));
+        json_t *jl = json_array();
+        for (size_t i = 0; i < nc; i++)
+            if (qc_audit_is_judged(h.info.checkers, c[i].name))
+                json_array_append_new(jl, json_string(c[i].name));
+        json_object_set_new(root, "judged", jl);
         json_object_set_new(root, "verdict",
                             json_string(code == 0 ? "PASS" : code == 1 ? "FAIL" : "INCONCLUSIVE"));
         if (metrics)

@@ -17,9 +17,14 @@
 int qc_audit(const char *const *ledgers, int n, const char *out_dir, json_t *metrics, FILE *out,
              qc_err *err);
 
-/* Exit code for a set of checks: 1 if any FAIL, else 4 if any
- * INCONCLUSIVE, else 0. */
-int qc_audit_exit_code(const qc_check *c, size_t n);
+/* Exit code for a set of checks: 1 if any FAIL (judged or not: a proven
+ * violation is never ignored), else 4 if a JUDGED checker is INCONCLUSIVE,
+ * else 0.  judged: comma-separated names the scenario judges (ledger header
+ * "checkers"); NULL or "" judges every checker. */
+int qc_audit_exit_code(const qc_check *c, size_t n, const char *judged);
+
+/* 1 when name is in the comma-separated list judged (or the list is empty). */
+int qc_audit_is_judged(const char *judged, const char *name);
 
 /* mkdir -p path (mode 0755).  Errors: QC_EIO naming the folder. */
 int qc_mkdirs(const char *path, qc_err *err);

@@ -125,6 +125,12 @@ static int request(qc_worker *w, qc_step_id step, const qc_params *in, int64_t j
 {
     qc_shared *sh = w->sh;
     const char *op = qc_step_name(step);
+    /* A previous request may have lost the connection (a terminated
+     * session, a restart): reconnect before sending anything. */
+    if ((!w->conn || !sh->drv->is_ok(w->conn)) && ensure_conn(w) != 0) {
+        *req = -1;
+        return QC_ECONN;
+    }
     *req = atomic_fetch_add(&sh->next_req, 1);
     json_t *e = event(w, "invoke", op, *req);
     set_job(e, job, token);

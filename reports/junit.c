@@ -29,7 +29,7 @@ static tc_kind kind_of(const qc__rcheck *c, int allow_inconclusive)
     if (strcmp(c->verdict, "FAIL") == 0)
         return TC_FAILURE;
     if (strcmp(c->verdict, "INCONCLUSIVE") == 0)
-        return allow_inconclusive ? TC_SKIPPED : TC_FAILURE;
+        return (allow_inconclusive || !c->judged) ? TC_SKIPPED : TC_FAILURE;
     if (strcmp(c->verdict, "NOT_APPLICABLE") == 0)
         return TC_SKIPPED;
     return TC_ERROR;

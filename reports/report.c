@@ -109,6 +109,7 @@ static int load_check(json_t *co, qc__rcheck *c, const char *path, size_t i, qc_
     c->verdict = json_string_value(verdict);
     c->summary = opt_str(co, "summary");
     c->opportunities = opt_long(co, "opportunities");
+    c->judged = !json_is_false(json_object_get(co, "judged"));
     c->violations_total = opt_long(co, "violations_total");
     vs = json_object_get(co, "violations");
     if (vs != NULL && !json_is_null(vs) && !json_is_array(vs))

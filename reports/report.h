@@ -102,6 +102,7 @@ typedef struct qc__rcheck {
     const char *summary;   /* "" when absent */
     long opportunities;    /* -1 when absent */
     long violations_total; /* -1 when absent */
+    int judged;            /* 0: the scenario does not judge it ("judged": false) */
     size_t nv;
     qc__rviolation *v; /* stored violations (owned) */
 } qc__rcheck;
