@@ -11,8 +11,8 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes 
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) $(CFLAGS) \
         -DQC_VERSION=\"$(VERSION)\" -DQC_DATADIR=\"$(PREFIX)/share/qchaos\" \
-        $(shell pkg-config --cflags libpq jansson inih) -pthread
-LIBS := $(shell pkg-config --libs libpq jansson inih) -pthread -lm
+        $(shell pkg-config --cflags libpq jansson inih odbc) -pthread
+LIBS := $(shell pkg-config --libs libpq jansson inih odbc) -pthread -lm
 CHECK_CFLAGS := $(shell pkg-config --cflags check)
 CHECK_LIBS := $(shell pkg-config --libs check)
 

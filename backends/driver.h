@@ -95,5 +95,15 @@ typedef struct qc_driver {
 } qc_driver;
 
 extern const qc_driver qc_driver_pg;
+extern const qc_driver qc_driver_odbc;
+
+/* Creates the ODBC environment handle (ODBC 3) the odbc driver shares
+ * between connections.  Call once before any thread starts (a second call
+ * is a no-op); qc_driver_odbc.open fails with QC_EINVAL without it.
+ * Errors: QC_ENOMEM, QC_EIO.  Not thread-safe. */
+int qc_odbc_global_init(qc_err *err);
+/* Frees it; call after every ODBC connection is closed and every thread
+ * joined.  Not thread-safe. */
+void qc_odbc_global_fini(void);
 
 #endif

@@ -20,8 +20,10 @@
  *     T's origin, that returned another token, or at the OK renew that
  *     rotated T into a new_token (whichever comes first in seq order); a
  *     request with T is judged against the latest origin of T before the
- *     request's invoke, so a protocol that hands out a token again is not
- *     blamed for accepting it.
+ *     request's invoke, and not at all when a later origin of T was sent
+ *     before the request was answered (T may have been valid again when it
+ *     ran), so a protocol that hands out a token again is not blamed for
+ *     accepting it.
  *
  * Cost: one sort of the relevant events, O(n log n); per job the scans are
  * linear in the job's events per request.
@@ -116,8 +118,19 @@ static void report_stale(qc_check *c, const qc_history *h, int64_t job, const qc
                         (long long)inv->seq, (long long)e->seq);
 }
 
-/* Judges the request r[k] against the job's events r[a..k). */
-static void judge_stale(qc_check *c, const qc_history *h, const qc__jobref *r, size_t a, size_t k)
+/* Could event x, an origin of the request e's token after the one e is
+ * judged against, have given the token out again before e ran?  Yes when
+ * x was sent before e was answered, or when x's send is unknown. */
+static int may_revive(const qc_history *h, const qc_event *x, const qc_event *e)
+{
+    const qc_event *xi = qc__invoke_of(h, x);
+
+    return xi == NULL || xi->seq < e->seq;
+}
+
+/* Judges the request r[k] against the job's events r[a..b). */
+static void judge_stale(qc_check *c, const qc_history *h, const qc__jobref *r, size_t a, size_t k,
+                        size_t b)
 {
     const qc_event *e = &h->ev[r[k].ev], *inv = qc__invoke_of(h, e), *origin = NULL;
     const char *t = qc__event_token(h, e);
@@ -139,6 +152,11 @@ static void judge_stale(qc_check *c, const qc_history *h, const qc__jobref *r, s
             return; /* superseded only after the send (or never): not judged */
         if (!supersedes(h, x, t))
             continue;
+        for (size_t m = o + 1; m < b; m++) {
+            const qc_event *y = &h->ev[r[m].ev];
+            if (m != k && is_origin(h, y, t) && may_revive(h, y, e))
+                return; /* the token may have been valid again when e ran */
+        }
         c->opportunities++;
         if (e->rows > 0)
             report_stale(c, h, r[a].job, origin, x, inv, e);
@@ -169,7 +187,7 @@ int qc_check_stale_token_rejected(const qc_history *h, qc_check *out)
             ;
         for (size_t k = a; k < b; k++)
             if (is_token_request(h, &h->ev[r[k].ev]))
-                judge_stale(out, h, r, a, k);
+                judge_stale(out, h, r, a, k, b);
     }
     free(r);
     snprintf(out->summary, sizeof out->summary,
@@ -247,15 +265,51 @@ static void report_effects(qc_check *c, const qc_history *h, const qc__jobref *r
                         changed ? "; the op key changed between deliveries" : "");
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Jobs at risk of a second execution: hit by a fault, or whose complete /
+ * fail outcome is unknown (INFO: a lost connection, a restart).  Sorted. */
+static size_t at_risk_jobs(const qc_history *h, int64_t *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        int risk = (e->type == QC_EV_FAULT && e->job != QC_NO_JOB) ||
+                   (e->type == QC_EV_INFO && (e->op == QC_OP_COMPLETE || e->op == QC_OP_FAIL));
+        if (risk) {
+            int64_t job = qc__event_job(h, e);
+            if (job != QC_NO_JOB)
+                out[n++] = job;
+        }
+    }
+    qsort(out, n, sizeof *out, cmp_i64);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || out[k - 1] != out[i])
+            out[k++] = out[i];
+    return k;
+}
+
 int qc_check_effects_once(const qc_history *h, qc_check *out)
 {
     qc__jobref *r;
     size_t n = 0, jobs = 0;
+    long redeliveries = 0, risky = 0;
 
     memset(out, 0, sizeof *out);
     out->name = "effects_once";
     if ((r = malloc((h->n + 1) * sizeof *r)) == NULL)
         return QC_ENOMEM;
+    int64_t *risk = malloc((h->n + 1) * sizeof *risk);
+    if (!risk) {
+        free(r);
+        return QC_ENOMEM;
+    }
+    size_t nrisk = at_risk_jobs(h, risk);
     for (size_t i = 0; i < h->n; i++)
         if (h->ev[i].type == QC_EV_EFFECT && h->ev[i].job != QC_NO_JOB)
             r[n++] = (qc__jobref){h->ev[i].job, i};
@@ -265,15 +319,24 @@ int qc_check_effects_once(const qc_history *h, qc_check *out)
         for (b = a; b < n && r[b].job == r[a].job; b++)
             applied += h->ev[r[b].ev].applied != 0;
         jobs++;
-        out->opportunities += (long)(b - a - 1);
+        /* Opportunities: every re-delivery, and every delivered job whose
+         * execution a fault or an unknown outcome put at risk of a rerun. */
+        redeliveries += (long)(b - a - 1);
+        if (b - a > 1)
+            out->opportunities += (long)(b - a - 1);
+        else if (bsearch(&r[a].job, risk, nrisk, sizeof *risk, cmp_i64)) {
+            out->opportunities++;
+            risky++;
+        }
         if (applied > 1)
             report_effects(out, h, r + a, b - a, applied);
     }
     free(r);
+    free(risk);
     snprintf(out->summary, sizeof out->summary,
-             "%zu effect deliveries on %zu jobs, %ld re-deliveries, %ld jobs with more than one "
-             "applied effect",
-             n, jobs, out->opportunities, out->nviolations);
+             "%zu effect deliveries on %zu jobs, %ld re-deliveries, %ld more jobs at risk "
+             "(fault or unknown outcome), %ld jobs with more than one applied effect",
+             n, jobs, redeliveries, risky, out->nviolations);
     qc__check_finish(out);
     return 0;
 }
@@ -311,8 +374,7 @@ static int same_request(const claim_key *a, const claim_key *b)
            a->by_invoke == b->by_invoke && a->id == b->id;
 }
 
-static void report_batch(qc_check *c, const qc_history *h, const claim_key *k, size_t n,
-                         long batch)
+static void report_batch(qc_check *c, const qc_history *h, const claim_key *k, size_t n, long batch)
 {
     const qc_event *first = &h->ev[k[0].ev], *inv = qc__invoke_of(h, first);
     int64_t seqs[QC_MAX_EVIDENCE];

@@ -43,6 +43,8 @@ static const char *type_name(qc_ev_type t)
         return "monitor";
     case QC_EV_END:
         return "end";
+    case QC_EV_NOTE:
+        return "note";
     case QC_EV_OTHER:
         break;
     }

@@ -85,8 +85,8 @@ static int is_stall(const qc_event *e)
 
 static int is_dead_reap(const qc_event *e)
 {
-    return e->type == QC_EV_OK && e->op == QC_OP_REAP && e->job != QC_NO_JOB &&
-           e->state != NULL && strcmp(e->state, "dead") == 0;
+    return e->type == QC_EV_OK && e->op == QC_OP_REAP && e->job != QC_NO_JOB && e->state != NULL &&
+           strcmp(e->state, "dead") == 0;
 }
 
 static int is_acked_complete(const qc_event *e)
@@ -249,28 +249,26 @@ static void report_recovery(qc_check *c, const qc_history *h, const rec *x, long
                             "job %lld: %s at seq %lld was recovered by %s seq %lld after %.1f ms, "
                             "beyond the bound of %ld ms (lease %ld + reaper %ld + slack %ld)",
                             (long long)f->job, f->fault, (long long)f->seq, recovery_by(y),
-                            (long long)y->seq, x->ms, bound, in->lease_ms,
-                            in->reaper_interval_ms, in->recovery_slack_ms);
+                            (long long)y->seq, x->ms, bound, in->lease_ms, in->reaper_interval_ms,
+                            in->recovery_slack_ms);
     } else {
         const qc_event *row = &h->ev[x->snap];
         int64_t seqs[] = {f->seq, row->seq};
-        qc__check_violation(c, f->job, seqs, 2,
-                            "job %lld: %s at seq %lld was never recovered (no later claim%s) and "
-                            "the job is %s in the final snapshot (seq %lld)",
-                            (long long)f->job, f->fault, (long long)f->seq,
-                            is_stall(f) ? ", dead reap or complete by another token"
-                                        : " or dead reap",
-                            row->state != NULL ? row->state : "without a state",
-                            (long long)row->seq);
+        qc__check_violation(
+            c, f->job, seqs, 2,
+            "job %lld: %s at seq %lld was never recovered (no later claim%s) and "
+            "the job is %s in the final snapshot (seq %lld)",
+            (long long)f->job, f->fault, (long long)f->seq,
+            is_stall(f) ? ", dead reap or complete by another token" : " or dead reap",
+            row->state != NULL ? row->state : "without a state", (long long)row->seq);
     }
 }
 
 int qc_check_recovery(const qc_history *h, qc_check *out)
 {
     const qc_run_info *in = &h->info;
-    long bound = in->lease_ms > 0
-                     ? in->lease_ms + in->reaper_interval_ms + in->recovery_slack_ms
-                     : -1;
+    long bound =
+        in->lease_ms > 0 ? in->lease_ms + in->reaper_interval_ms + in->recovery_slack_ms : -1;
     size_t n, nt = 0, untimed = 0, never = 0, unknown = 0;
     double *ms = NULL;
     rec *rs = NULL;
@@ -311,11 +309,10 @@ int qc_check_recovery(const qc_history *h, qc_check *out)
         len = snprintf(out->summary, sizeof out->summary,
                        "%zu faults: %zu recovered in min %.0f / median %.0f / p95 %.0f / max "
                        "%.0f ms",
-                       n, nt, ms[0], percentile(ms, nt, 0.5), percentile(ms, nt, 0.95),
-                       ms[nt - 1]);
+                       n, nt, ms[0], percentile(ms, nt, 0.5), percentile(ms, nt, 0.95), ms[nt - 1]);
     } else {
-        len = snprintf(out->summary, sizeof out->summary, "%zu faults: no recovery time measured",
-                       n);
+        len =
+            snprintf(out->summary, sizeof out->summary, "%zu faults: no recovery time measured", n);
     }
     if (len > 0 && (size_t)len < sizeof out->summary) {
         char b[32];
@@ -368,8 +365,8 @@ static void judge_poison(qc_check *c, const qc_history *h, const qc__jobref *r, 
         if (ns < QC_MAX_EVIDENCE)
             seqs[ns++] = e->seq;
         if (len < sizeof list)
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s%lld",
-                                    claims > 1 ? ", " : "", (long long)e->seq);
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%lld", claims > 1 ? ", " : "",
+                                    (long long)e->seq);
     }
     if (max > 0 || row != NULL)
         c->opportunities++;
@@ -378,8 +375,8 @@ static void judge_poison(qc_check *c, const qc_history *h, const qc__jobref *r, 
         qc__check_violation(c, f->job, seqs, ns,
                             "poison job %lld was claimed %ld times, more than max_attempts %ld "
                             "(claims at seq %s%s; poison fault seq %lld)",
-                            (long long)f->job, claims, max, list,
-                            len >= sizeof list ? ", ..." : "", (long long)f->seq);
+                            (long long)f->job, claims, max, list, len >= sizeof list ? ", ..." : "",
+                            (long long)f->seq);
     }
     if (row == NULL)
         return;

@@ -287,6 +287,7 @@ int qc_check_all(const qc_history *h, qc_check **out, size_t *n)
         qc_check_bounded_failure,
         qc_check_no_early_reap,
         qc_check_batch_bound,
+        qc_check_bounded_idle_polling,
     };
     size_t count = sizeof run / sizeof run[0];
     qc_check *c = calloc(count, sizeof *c);

@@ -109,6 +109,16 @@ int qc_check_bounded_failure(const qc_history *h, qc_check *out);
  * lease_until. */
 int qc_check_no_early_reap(const qc_history *h, qc_check *out);
 
+/* bounded_idle_polling (check_idle.c): in an idle streak (a worker's
+ * consecutive empty claims) of D ms, more than ceil(D/1000 x
+ * max_idle_polls_per_s) + 2 + ramp empty claims; a pause after an empty
+ * claim longer than max_idle_pause_ms; a job falling due on an empty queue
+ * with an idle worker not claimed within max_pickup_ms (header bounds,
+ * client ms); or a server count of claim statements (note "server_count",
+ * pg_stat_statements) outside the ledger's [answered, requests] +- 1% + 2.
+ * Opportunities: streaks, pauses, pickups, and the server count. */
+int qc_check_bounded_idle_polling(const qc_history *h, qc_check *out);
+
 /* Runs every checker; *out is a new array of *n checks freed with
  * qc_checks_free. */
 int qc_check_all(const qc_history *h, qc_check **out, size_t *n);

@@ -310,6 +310,7 @@ static qc_ev_type parse_type(const char *s)
         {"invoke", QC_EV_INVOKE},     {"ok", QC_EV_OK},           {"fail", QC_EV_FAIL},
         {"info", QC_EV_INFO},         {"effect", QC_EV_EFFECT},   {"fault", QC_EV_FAULT},
         {"snapshot", QC_EV_SNAPSHOT}, {"monitor", QC_EV_MONITOR}, {"end", QC_EV_END},
+        {"note", QC_EV_NOTE},
     };
     for (size_t i = 0; s != NULL && i < sizeof map / sizeof map[0]; i++)
         if (strcmp(s, map[i].name) == 0)
@@ -391,11 +392,13 @@ static int parse_header(part *pt, json_t *o, where w, qc_err *err)
 {
     static const char *const nums[] = {"lease_ms",          "max_attempts", "reaper_interval_ms",
                                        "recovery_slack_ms", "workers",      "jobs",
-                                       "batch"};
+                                       "batch",             "idle_base_ms", "idle_cap_ms",
+                                       "max_idle_pause_ms", "max_pickup_ms"};
     hdr_rec r;
     long *dst[] = {&r.info.lease_ms,          &r.info.max_attempts, &r.info.reaper_interval_ms,
                    &r.info.recovery_slack_ms, &r.info.workers,      &r.info.jobs,
-                   &r.info.batch};
+                   &r.info.batch,             &r.info.idle_base_ms, &r.info.idle_cap_ms,
+                   &r.info.max_idle_pause_ms, &r.info.max_pickup_ms};
     json_t *v;
 
     memset(&r, 0, sizeof r);
@@ -422,6 +425,16 @@ static int parse_header(part *pt, json_t *o, where w, qc_err *err)
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         if (get_long_num(json_object_get(o, nums[i]), dst[i]) < 0)
             return bad_field(err, w, nums[i], "a number");
+    static const char *const reals[] = {"idle_jitter", "max_idle_polls_per_s"};
+    double *rdst[] = {&r.info.idle_jitter, &r.info.max_idle_polls_per_s};
+    for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
+        v = json_object_get(o, reals[i]);
+        if (v == NULL || json_is_null(v))
+            continue;
+        if (!json_is_number(v))
+            return bad_field(err, w, reals[i], "a number");
+        *rdst[i] = json_number_value(v);
+    }
     v = json_object_get(o, "model");
     if (v != NULL && !json_is_null(v)) {
         if (!json_is_string(v) || json_string_length(v) >= sizeof r.info.model ||
@@ -486,6 +499,8 @@ static void event_init(qc_event *e)
     e->oldest_ready_age_ms = -1.0;
     e->until_t = QC_NO_TIME;
     e->counted = -1;
+    e->calls = -1;
+    e->delay_ms = 0;
 }
 
 enum field_kind { F_INT64, F_INT, F_LONG, F_DOUBLE, F_BOOL, F_STR, F_OP };
@@ -523,6 +538,9 @@ static const struct field {
     {"oldest_ready_age_ms", F_DOUBLE, offsetof(qc_event, oldest_ready_age_ms)},
     {"until_t", F_DOUBLE, offsetof(qc_event, until_t)},
     {"counted", F_BOOL, offsetof(qc_event, counted)},
+    {"note", F_STR, offsetof(qc_event, note)},
+    {"calls", F_INT64, offsetof(qc_event, calls)},
+    {"delay_ms", F_LONG, offsetof(qc_event, delay_ms)},
 };
 
 static int set_field(part *pt, const struct field *f, json_t *v, qc_event *e, const char **what)

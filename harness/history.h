@@ -54,7 +54,8 @@ typedef enum {
     QC_EV_FAULT,    /* the harness injected a fault */
     QC_EV_SNAPSHOT, /* one row of the final snapshot */
     QC_EV_MONITOR,  /* a monitor sample */
-    QC_EV_END       /* end of run marker */
+    QC_EV_END,      /* end of run marker */
+    QC_EV_NOTE      /* a remark: fault plan, server_count, connect failures */
 } qc_ev_type;
 
 typedef enum {
@@ -107,6 +108,10 @@ typedef struct qc_event {
                              QC_NO_TIME when absent (an instant fault) */
     int counted;          /* ok complete: 1 the worker counted it as a
                              success, 0 it did not; -1 when absent */
+    const char *note;     /* note: what it is ("server_count", "fault plan" ...) */
+    int64_t calls;        /* note server_count: the server's count of claim
+                             statements (pg_stat_statements); -1 absent */
+    long delay_ms;        /* ok enqueue: scheduled this far ahead (ms); 0 */
 } qc_event;
 
 /* Header values the checkers need (from the first line of the ledger). */
@@ -124,6 +129,10 @@ typedef struct qc_run_info {
                                 kills its worker, leaving a live lease) */
     char checkers[1024];     /* header "checkers" (JSON array of names the
                                 scenario judges) joined with ","; "" = all */
+    long idle_base_ms, idle_cap_ms; /* the declared idle policy; 0 unknown */
+    double idle_jitter;
+    double max_idle_polls_per_s;    /* bounded_idle_polling bounds; 0 unknown */
+    long max_idle_pause_ms, max_pickup_ms;
 } qc_run_info;
 
 typedef struct qc_history {

@@ -114,7 +114,7 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
                                                : 1000.0;
     long pause = s->max_idle_pause_ms > 0
                      ? s->max_idle_pause_ms
-                     : (long)((double)s->idle_cap_ms * (1.0 + s->idle_jitter)) + 100;
+                     : (long)((double)s->idle_cap_ms * (1.0 + s->idle_jitter)) + 200;
     long pickup = s->max_pickup_ms > 0 ? s->max_pickup_ms : pause + 100;
     json_object_set_new(h, "max_idle_polls_per_s", json_real(rate));
     json_object_set_new(h, "max_idle_pause_ms", json_integer(pause));

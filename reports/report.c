@@ -380,6 +380,11 @@ void qc__report_describe(const qc_history *h, int64_t seq, char *buf, size_t n)
             e->drained ? "end of run, every job done or dead"
                        : "end of run, the drain did not finish");
         break;
+    case QC_EV_NOTE:
+        put(buf, n, &len, "note: %s", e->note ? e->note : "(none)");
+        if (e->calls >= 0)
+            put(buf, n, &len, ", the server counted %lld claim statements", (long long)e->calls);
+        break;
     case QC_EV_OTHER:
         put(buf, n, &len, "an event of a type this version does not know");
         if (e->job != QC_NO_JOB)

@@ -528,7 +528,7 @@ END_TEST
 START_TEST(test_load_unknown_header_key_einval)
 {
     expect_error("-- qchaos protocol\n-- see http://example.com\n-- flavour: vanilla\n" VALID, 3,
-                 "unknown header key 'flavour' (expected engine, model, description)", 0);
+                 "unknown header key 'flavour' (expected engine, model, description, expect, scenario)", 0);
 }
 END_TEST
 

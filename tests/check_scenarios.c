@@ -105,7 +105,7 @@ START_TEST(test_scenario_server_restart_keeps_acked_completes)
     ck_assert_str_eq(verdict(r, "no_lost_jobs"), "PASS");
     json_decref(r);
     /* the restart really happened and workers saw it */
-    char cmd[512];
+    char cmd[2048];
     snprintf(cmd, sizeof cmd,
              "grep -q '\"fault\":\"restart_server\"' %s/server_faults/ledger.jsonl && "
              "grep -q 'restart_server finished' %s/server_faults/ledger.jsonl && "

@@ -1,0 +1,1141 @@
+/*
+ * check_faults.c - unit tests of the fault checkers (harness/checkers.h:
+ * stale_token_rejected, no_false_success, effects_once, recovery,
+ * bounded_failure, no_early_reap, batch_bound) and of the ledger fields
+ * they read (header batch / poison_mode / checkers, "counted").
+ *
+ * Every checker is fed hand-written ledgers: one that violates its rule,
+ * ones that do not (the tricky cases that must not raise a false alarm),
+ * and one without opportunities.  The tests assert the verdict, the counts,
+ * and the job ids and ledger seqs of the evidence.
+ *
+ * Ledgers are written with ' for " so that they read as JSON Lines; load()
+ * turns them back into JSON.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/checkers.h"
+#include "../harness/history.h"
+
+typedef int (*checker_fn)(const qc_history *, qc_check *);
+
+static void load(qc_history *h, const char *text)
+{
+    char *s = strdup(text);
+    qc_err err;
+
+    ck_assert_ptr_nonnull(s);
+    memset(&err, 0, sizeof err);
+    for (char *p = s; *p != '\0'; p++)
+        if (*p == '\'')
+            *p = '"';
+    int rc = qc_history_parse(h, s, &err);
+    free(s);
+    ck_assert_msg(rc == 0, "ledger does not parse: %s", err.msg);
+}
+
+/* Runs one checker over a ledger; the caller frees c->v. */
+static void run(checker_fn fn, const char *text, qc_check *c)
+{
+    qc_history h;
+
+    memset(&h, 0, sizeof h);
+    memset(c, 0, sizeof *c);
+    load(&h, text);
+    ck_assert_int_eq(fn(&h, c), 0);
+    qc_history_fini(&h);
+}
+
+/* Asserts that violation v is about job and has exactly the seqs given. */
+static void assert_violation(const qc_check *c, size_t i, int64_t job, const int64_t *seqs,
+                             int nseq)
+{
+    ck_assert_uint_lt(i, c->nstored);
+    const qc_violation *v = &c->v[i];
+    ck_assert_msg(v->job == job, "violation %zu: job %lld, expected %lld (%s)", i,
+                  (long long)v->job, (long long)job, v->msg);
+    ck_assert_msg(v->nseq == nseq, "violation %zu: %d seqs, expected %d (%s)", i, v->nseq, nseq,
+                  v->msg);
+    for (int k = 0; k < nseq; k++)
+        ck_assert_msg(v->seq[k] == seqs[k], "violation %zu: seq[%d] = %lld, expected %lld (%s)", i,
+                      k, (long long)v->seq[k], (long long)seqs[k], v->msg);
+}
+
+#define ASSERT_VIOLATION(c, i, job, ...)                                                           \
+    do {                                                                                           \
+        const int64_t seqs_[] = {__VA_ARGS__};                                                     \
+        assert_violation((c), (i), (job), seqs_, (int)(sizeof seqs_ / sizeof seqs_[0]));           \
+    } while (0)
+
+#define ASSERT_MSG_HAS(c, i, text)                                                                 \
+    ck_assert_msg(strstr((c)->v[(i)].msg, (text)) != NULL, "message \"%s\" lacks \"%s\"",          \
+                  (c)->v[(i)].msg, (text))
+
+/* Bound of recovery: 5000 + 500 + 2000 = 7500 ms. */
+#define HEADER                                                                                     \
+    "{'type':'header','seed':7,'lease_ms':5000,'max_attempts':3,'reaper_interval_ms':500,"         \
+    "'recovery_slack_ms':2000,'batch':2}\n"
+
+/* Worker 3 claims job 17 (token a, lease server 1000..6000). */
+#define CLAIM_17_A                                                                                 \
+    "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"                    \
+    "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,'job':17,"        \
+    "'token':'a','now':1000,'lease_until':6000}\n"
+
+/* ---- stale_token_rejected --------------------------------------------- */
+
+/* Worker 3 stalls past its lease; worker 9 claims the job again (token b,
+ * seq 5); worker 3 then completes with its old token a (seqs 6, 7). */
+#define STALL_PREFIX                                                                               \
+    HEADER                                                                                         \
+    CLAIM_17_A                                                                                     \
+    "{'seq':3,'t':10,'type':'fault','fault':'stall_beyond_lease','job':17,'token':'a',"            \
+    "'worker':3,'inc':0,'until_t':12510}\n"                                                        \
+    "{'seq':4,'t':7000,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"                 \
+    "{'seq':5,'t':7001,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,'job':17,"     \
+    "'token':'b','now':8000,'lease_until':13000}\n"                                                \
+    "{'seq':6,'t':12600,'type':'invoke','op':'complete','worker':3,'inc':0,'req':3,'job':17,"      \
+    "'token':'a'}\n"
+
+START_TEST(test_stale_token_rejected_old_token_accepted_after_reclaim_fails)
+{
+    qc_check c;
+
+    run(qc_check_stale_token_rejected,
+        STALL_PREFIX "{'seq':7,'t':12601,'type':'ok','op':'complete','worker':3,'inc':0,'req':3,"
+                     "'job':17,'token':'a','rows':1,'now':13600}\n",
+        &c);
+    ck_assert_str_eq(c.name, "stale_token_rejected");
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 5, 6, 7);
+    ck_assert_str_eq(c.v[0].msg, "job 17: complete with token a (from claim seq 2), superseded at "
+                                 "seq 5 (claim by worker 9), was accepted with rows 1 (invoked "
+                                 "seq 6, answered seq 7)");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_stale_token_rejected_stall_late_complete_refused_passes)
+{
+    qc_check c;
+
+    run(qc_check_stale_token_rejected,
+        STALL_PREFIX "{'seq':7,'t':12601,'type':'ok','op':'complete','worker':3,'inc':0,'req':3,"
+                     "'job':17,'token':'a','rows':0,'now':13600}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_stale_token_rejected_rotated_token_accepted_fails)
+{
+    qc_check c;
+
+    /* The renew at seq 4 rotated a into a2; a fail with a is then stale. */
+    run(qc_check_stale_token_rejected,
+        HEADER CLAIM_17_A
+        "{'seq':3,'t':100,'type':'invoke','op':'renew','worker':3,'req':2,'job':17,'token':'a'}\n"
+        "{'seq':4,'t':101,'type':'ok','op':'renew','worker':3,'req':2,'job':17,'token':'a',"
+        "'rows':1,'new_token':'a2','lease_until':7000,'now':2000}\n"
+        "{'seq':5,'t':200,'type':'invoke','op':'fail','worker':3,'req':3,'job':17,'token':'a'}\n"
+        "{'seq':6,'t':201,'type':'ok','op':'fail','worker':3,'req':3,'job':17,'token':'a',"
+        "'rows':1}\n"
+        /* the new token is not stale */
+        "{'seq':7,'t':300,'type':'invoke','op':'complete','worker':3,'req':4,'job':17,"
+        "'token':'a2'}\n"
+        "{'seq':8,'t':301,'type':'ok','op':'complete','worker':3,'req':4,'job':17,'token':'a2',"
+        "'rows':1}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 4, 5, 6);
+    ASSERT_MSG_HAS(&c, 0, "fail with token a");
+    ASSERT_MSG_HAS(&c, 0, "superseded at seq 4 (renew that rotated it)");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_stale_token_rejected_sent_before_superseding_claim_not_judged)
+{
+    qc_check c;
+
+    /* The complete was sent (seq 3) before the new claim was acknowledged
+     * (seq 5): it may have run first, so it proves nothing. */
+    run(qc_check_stale_token_rejected,
+        HEADER CLAIM_17_A
+        "{'seq':3,'t':6500,'type':'invoke','op':'complete','worker':3,'req':2,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':4,'t':6500,'type':'invoke','op':'claim','worker':9,'req':3}\n"
+        "{'seq':5,'t':6501,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
+        "'token':'b','now':7000,'lease_until':12000}\n"
+        "{'seq':6,'t':6502,'type':'ok','op':'complete','worker':3,'req':2,'job':17,'token':'a',"
+        "'rows':1}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_stale_token_rejected_token_given_out_again_passes)
+{
+    qc_check c;
+
+    /* Token a is superseded by b, then a claim hands out a again: a complete
+     * with a after that is judged against the newest origin, not stale. */
+    run(qc_check_stale_token_rejected,
+        HEADER CLAIM_17_A
+        "{'seq':3,'t':7000,'type':'ok','op':'claim','worker':9,'req':2,'rows':1,'job':17,"
+        "'token':'b','now':8000,'lease_until':13000}\n"
+        "{'seq':4,'t':14000,'type':'ok','op':'claim','worker':4,'req':3,'rows':1,'job':17,"
+        "'token':'a','now':15000,'lease_until':20000}\n"
+        "{'seq':5,'t':14010,'type':'invoke','op':'complete','worker':4,'req':4,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':6,'t':14011,'type':'ok','op':'complete','worker':4,'req':4,'job':17,"
+        "'token':'a','rows':1}\n"
+        /* worker 9's late complete with b is stale again (superseded at 4) */
+        "{'seq':7,'t':14020,'type':'invoke','op':'complete','worker':9,'req':5,'job':17,"
+        "'token':'b'}\n"
+        "{'seq':8,'t':14021,'type':'ok','op':'complete','worker':9,'req':5,'job':17,"
+        "'token':'b','rows':0}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_stale_token_rejected_token_given_out_again_in_flight_not_judged)
+{
+    qc_check c;
+
+    /* Worker 3's complete with a is sent (seq 5) after b superseded a, but
+     * a claim handing out a again is sent (seq 6) before the complete is
+     * answered (seq 8): the complete may have run while a was valid. */
+    run(qc_check_stale_token_rejected,
+        HEADER CLAIM_17_A
+        "{'seq':3,'t':7000,'type':'invoke','op':'claim','worker':9,'req':2}\n"
+        "{'seq':4,'t':7001,'type':'ok','op':'claim','worker':9,'req':2,'rows':1,'job':17,"
+        "'token':'b','now':8000,'lease_until':13000}\n"
+        "{'seq':5,'t':14000,'type':'invoke','op':'complete','worker':3,'req':3,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':6,'t':14000,'type':'invoke','op':'claim','worker':4,'req':4}\n"
+        "{'seq':7,'t':14001,'type':'ok','op':'claim','worker':4,'req':4,'rows':1,'job':17,"
+        "'token':'a','now':15000,'lease_until':20000}\n"
+        "{'seq':8,'t':14002,'type':'ok','op':'complete','worker':3,'req':3,'job':17,"
+        "'token':'a','rows':1}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_stale_token_rejected_no_stale_requests_inconclusive)
+{
+    qc_check c;
+
+    /* A complete with the live token, one with a token of unknown origin,
+     * and one without an invoke: nothing to judge. */
+    run(qc_check_stale_token_rejected,
+        HEADER CLAIM_17_A
+        "{'seq':3,'t':10,'type':'invoke','op':'complete','worker':3,'req':2,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':4,'t':11,'type':'ok','op':'complete','worker':3,'req':2,'job':17,'token':'a',"
+        "'rows':1}\n"
+        "{'seq':5,'t':20,'type':'invoke','op':'complete','worker':5,'req':3,'job':17,"
+        "'token':'zz'}\n"
+        "{'seq':6,'t':21,'type':'ok','op':'complete','worker':5,'req':3,'job':17,'token':'zz',"
+        "'rows':1}\n"
+        "{'seq':7,'t':22,'type':'ok','op':'claim','worker':9,'req':4,'rows':1,'job':17,"
+        "'token':'b','now':9000,'lease_until':14000}\n"
+        "{'seq':8,'t':23,'type':'ok','op':'complete','worker':8,'job':17,'token':'a',"
+        "'rows':1}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+/* ---- no_false_success ------------------------------------------------- */
+
+START_TEST(test_no_false_success_zero_row_complete_counted_fails)
+{
+    qc_check c;
+
+    run(qc_check_no_false_success,
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'complete','worker':3,'req':1,'job':17,"
+               "'token':'a'}\n"
+               "{'seq':2,'t':1,'type':'ok','op':'complete','worker':3,'req':1,'job':17,"
+               "'token':'a','rows':0,'counted':true}\n"
+               "{'seq':3,'type':'ok','op':'complete','worker':4,'job':18,'token':'b','rows':0,"
+               "'counted':false}\n"
+               "{'seq':4,'type':'ok','op':'complete','worker':4,'job':19,'token':'c','rows':1,"
+               "'counted':true}\n"
+               "{'seq':5,'type':'ok','op':'complete','worker':4,'job':20,'token':'d','rows':0}\n",
+        &c);
+    ck_assert_str_eq(c.name, "no_false_success");
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 2);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 1, 2);
+    ck_assert_str_eq(c.v[0].msg, "job 17: complete by worker 3 with token a answered rows 0 "
+                                 "(seq 2) was counted as a success");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_false_success_zero_row_complete_not_counted_passes)
+{
+    qc_check c;
+
+    run(qc_check_no_false_success,
+        HEADER "{'seq':1,'type':'ok','op':'complete','worker':3,'job':17,'token':'a','rows':0,"
+               "'counted':false}\n"
+               "{'seq':2,'type':'ok','op':'complete','worker':3,'job':18,'token':'b','rows':1,"
+               "'counted':true}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_false_success_no_zero_row_complete_inconclusive)
+{
+    qc_check c;
+
+    /* rows 0 without "counted" (an older worker) is not judged; an INFO
+     * complete has no rows. */
+    run(qc_check_no_false_success,
+        HEADER "{'seq':1,'type':'ok','op':'complete','worker':3,'job':17,'token':'a','rows':0}\n"
+               "{'seq':2,'type':'info','op':'complete','worker':3,'job':18,'token':'b',"
+               "'counted':true}\n"
+               "{'seq':3,'type':'ok','op':'complete','worker':3,'job':19,'token':'c','rows':1,"
+               "'counted':true}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    free(c.v);
+}
+END_TEST
+
+/* ---- effects_once ----------------------------------------------------- */
+
+START_TEST(test_effects_once_two_applied_effects_fail)
+{
+    qc_check c;
+
+    /* Job 17's op key changed between deliveries (an unstable op key), so
+     * the sink applied both; job 18 was delivered once. */
+    run(qc_check_effects_once,
+        HEADER "{'seq':3,'type':'effect','job':17,'op_key':'k1','token':'a','worker':3,"
+               "'applied':true}\n"
+               "{'seq':4,'type':'effect','job':18,'op_key':'18','token':'c','worker':4,"
+               "'applied':true}\n"
+               "{'seq':9,'type':'effect','job':17,'op_key':'k2','token':'b','worker':9,"
+               "'applied':true}\n",
+        &c);
+    ck_assert_str_eq(c.name, "effects_once");
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 3, 9);
+    ck_assert_str_eq(c.v[0].msg, "job 17: effect applied 2 times: seq 3 (op key k1), seq 9 (op "
+                                 "key k2); the op key changed between deliveries");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_effects_once_stable_key_redelivery_deduplicated_passes)
+{
+    qc_check c;
+
+    run(qc_check_effects_once,
+        HEADER "{'seq':3,'type':'effect','job':17,'op_key':'17','token':'a','worker':3,"
+               "'applied':true}\n"
+               "{'seq':9,'type':'effect','job':17,'op_key':'17','token':'b','worker':9,"
+               "'applied':false}\n"
+               "{'seq':10,'type':'effect','job':18,'op_key':'18','token':'c','worker':9,"
+               "'applied':true}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_effects_once_single_deliveries_inconclusive)
+{
+    qc_check c;
+
+    run(qc_check_effects_once,
+        HEADER "{'seq':3,'type':'effect','job':17,'op_key':'17','applied':true}\n"
+               "{'seq':4,'type':'effect','job':18,'op_key':'18','applied':true}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    free(c.v);
+}
+END_TEST
+
+/* A job whose execution a fault or an unknown outcome put at risk, yet
+ * delivered once: an opportunity (a rerun could have duplicated it), PASS. */
+START_TEST(test_effects_once_fault_or_unknown_outcome_single_delivery_passes)
+{
+    qc_check c;
+
+    run(qc_check_effects_once,
+        HEADER "{'seq':3,'type':'effect','job':17,'op_key':'17','token':'a','worker':1,"
+               "'applied':true}\n"
+               "{'seq':4,'type':'invoke','op':'complete','job':17,'token':'a','worker':1,"
+               "'req':5}\n"
+               "{'seq':5,'type':'info','op':'complete','job':17,'token':'a','worker':1,"
+               "'req':5}\n"
+               "{'seq':6,'type':'fault','fault':'lost_ack','job':17,'token':'a','worker':1}\n"
+               "{'seq':7,'type':'effect','job':18,'op_key':'18','token':'b','worker':2,"
+               "'applied':true}\n"
+               "{'seq':8,'type':'info','op':'complete','job':19,'token':'c','worker':2,"
+               "'req':9}\n"
+               "{'seq':9,'type':'effect','job':19,'op_key':'19','token':'c','worker':2,"
+               "'applied':true}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 2); /* jobs 17 and 19; job 18 was never at risk */
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+/* ---- recovery --------------------------------------------------------- */
+
+/* Worker 3 is killed after claiming job 17 at t 100 (seq 3); worker 9
+ * claims it again (seq 5): at t 7600, exactly at the bound, or at t 7600.5,
+ * half a millisecond beyond it. */
+#define KILL_PREFIX                                                                                \
+    HEADER                                                                                         \
+    CLAIM_17_A                                                                                     \
+    "{'seq':3,'t':100,'type':'fault','fault':'kill_after_claim','job':17,'token':'a',"             \
+    "'worker':3,'inc':0}\n"                                                                        \
+    "{'seq':4,'t':7590,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"
+
+static const char *const kill_reclaimed_at_bound =
+    KILL_PREFIX "{'seq':5,'t':7600,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,"
+                "'job':17,'token':'b','now':8600,'lease_until':13600}\n"
+                "{'seq':6,'type':'snapshot','job':17,'state':'done'}\n";
+
+static const char *const kill_reclaimed_beyond_bound =
+    KILL_PREFIX "{'seq':5,'t':7600.5,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,"
+                "'job':17,'token':'b','now':8600,'lease_until':13600}\n"
+                "{'seq':6,'type':'snapshot','job':17,'state':'done'}\n";
+
+START_TEST(test_recovery_kill_after_claim_exactly_at_bound_passes)
+{
+    qc_history h;
+    qc_check c;
+    double ms[4];
+
+    run(qc_check_recovery, kill_reclaimed_at_bound, &c);
+    ck_assert_str_eq(c.name, "recovery");
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_str_eq(c.summary, "1 faults: 1 recovered in min 7500 / median 7500 / p95 7500 / max "
+                                "7500 ms, 0 at an unknown time, 0 never, 0 not in a snapshot; "
+                                "bound 7500 ms");
+    free(c.v);
+    memset(&h, 0, sizeof h);
+    load(&h, kill_reclaimed_at_bound);
+    ck_assert_uint_eq(qc_recovery_times(&h, ms, 4), 1);
+    ck_assert(ms[0] == 7500.0);
+    qc_history_fini(&h);
+}
+END_TEST
+
+START_TEST(test_recovery_kill_after_claim_just_beyond_bound_fails)
+{
+    qc_check c;
+
+    run(qc_check_recovery, kill_reclaimed_beyond_bound, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 3, 5);
+    ck_assert_str_eq(c.v[0].msg, "job 17: kill_after_claim at seq 3 was recovered by claim seq 5 "
+                                 "after 7500.5 ms, beyond the bound of 7500 ms (lease 5000 + "
+                                 "reaper 500 + slack 2000)");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_recovery_never_recovered_and_not_done_fails)
+{
+    qc_check c;
+
+    /* Job 17 was never claimed again and is still in flight at the end;
+     * job 18 shows no recovery event but ended done (recovered, time
+     * unknown); job 19 is not in the snapshot (not judged here). */
+    run(qc_check_recovery,
+        HEADER CLAIM_17_A
+        "{'seq':3,'t':100,'type':'fault','fault':'kill_after_effect','job':17,'token':'a',"
+        "'worker':3}\n"
+        "{'seq':4,'t':200,'type':'fault','fault':'lost_request','job':18,'token':'c',"
+        "'worker':4}\n"
+        "{'seq':5,'t':300,'type':'fault','fault':'kill_after_claim','job':19,'token':'d',"
+        "'worker':5}\n"
+        "{'seq':6,'t':400,'type':'fault','fault':'lost_ack','job':20,'token':'e','worker':6}\n"
+        "{'seq':10,'type':'snapshot','job':17,'state':'inflight'}\n"
+        "{'seq':11,'type':'snapshot','job':18,'state':'done'}\n"
+        "{'seq':12,'type':'snapshot','job':20,'state':'done'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 3);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 3, 10);
+    ck_assert_str_eq(c.v[0].msg, "job 17: kill_after_effect at seq 3 was never recovered (no "
+                                 "later claim or dead reap) and the job is inflight in the final "
+                                 "snapshot (seq 10)");
+    ck_assert_str_eq(c.summary, "3 faults: no recovery time measured, 1 at an unknown time, 1 "
+                                "never, 1 not in a snapshot; bound 7500 ms");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_recovery_stall_completed_by_other_token_passes)
+{
+    qc_history h;
+    qc_check c;
+    double ms[1] = {-1};
+    /* Job 17: the stalled worker's token a; worker 9 (whose claim answer was
+     * lost) completes it with token b at t 5100.  Job 18: the stalled worker
+     * itself completes with its own token c (not a recovery), done at the
+     * end: recovered at an unknown time. */
+    static const char *const ledger = HEADER CLAIM_17_A
+        "{'seq':3,'t':100,'type':'fault','fault':'stall_beyond_lease','job':17,'token':'a',"
+        "'worker':3,'until_t':12600}\n"
+        "{'seq':4,'t':5100,'type':'ok','op':'complete','worker':9,'job':17,'token':'b',"
+        "'rows':1}\n"
+        "{'seq':5,'t':200,'type':'fault','fault':'stall_beyond_lease','job':18,'token':'c',"
+        "'worker':4,'until_t':12700}\n"
+        "{'seq':6,'t':12800,'type':'ok','op':'complete','worker':4,'job':18,'token':'c',"
+        "'rows':1}\n"
+        "{'seq':7,'type':'snapshot','job':17,'state':'done'}\n"
+        "{'seq':8,'type':'snapshot','job':18,'state':'done'}\n";
+
+    run(qc_check_recovery, ledger, &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 2);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+    memset(&h, 0, sizeof h);
+    load(&h, ledger);
+    ck_assert_uint_eq(qc_recovery_times(&h, NULL, 0), 1);
+    ck_assert_uint_eq(qc_recovery_times(&h, ms, 1), 1);
+    ck_assert(ms[0] == 5000.0);
+    qc_history_fini(&h);
+}
+END_TEST
+
+/* A poison job kills its worker (seq 3, t 100); the reaper moves it to
+ * dead at t 6000 (seq 4). */
+#define POISON_REAPED(mode)                                                                        \
+    "{'type':'header','seed':7,'lease_ms':5000,'reaper_interval_ms':500,"                          \
+    "'recovery_slack_ms':2000,'poison_mode':'" mode "'}\n" CLAIM_17_A                              \
+    "{'seq':3,'t':100,'type':'fault','fault':'poison','job':17,'token':'a','worker':3}\n"          \
+    "{'seq':4,'t':6000,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,'job':17,"             \
+    "'token':'a','state':'dead','now':7000}\n"
+
+START_TEST(test_recovery_poison_crash_reaped_dead_passes)
+{
+    qc_history h;
+    qc_check c;
+    double ms[2];
+
+    run(qc_check_recovery, POISON_REAPED("crash"), &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    memset(&h, 0, sizeof h);
+    load(&h, POISON_REAPED("crash"));
+    ck_assert(h.info.poison_crash == 1);
+    ck_assert_uint_eq(qc_recovery_times(&h, ms, 2), 1);
+    ck_assert(ms[0] == 5900.0);
+    qc_history_fini(&h);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_recovery_poison_fail_mode_not_judged_inconclusive)
+{
+    qc_check c;
+
+    /* In fail mode the worker gives the job back itself: no abandoned
+     * lease, nothing to recover. */
+    run(qc_check_recovery, POISON_REAPED("fail"), &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    ck_assert_str_eq(c.summary, "0 faults: no recovery time measured, 0 at an unknown time, 0 "
+                                "never, 0 not in a snapshot; bound 7500 ms");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_recovery_times_several_faults_in_seq_order)
+{
+    qc_history h;
+    double ms[2] = {-1, -1};
+
+    /* Faults of jobs 18 (seq 1) and 17 (seq 2): times come in fault order,
+     * not job order; only the first max are stored. */
+    memset(&h, 0, sizeof h);
+    load(&h, HEADER "{'seq':1,'t':0,'type':'fault','fault':'lost_request','job':18}\n"
+                    "{'seq':2,'t':10,'type':'fault','fault':'kill_after_claim','job':17}\n"
+                    "{'seq':3,'t':30,'type':'fault','fault':'kill_after_effect','job':19}\n"
+                    "{'seq':4,'t':1010,'type':'ok','op':'claim','worker':1,'rows':1,'job':17}\n"
+                    "{'seq':5,'t':2000,'type':'ok','op':'claim','worker':1,'rows':1,'job':18}\n"
+                    "{'seq':6,'type':'ok','op':'claim','worker':1,'rows':1,'job':19}\n");
+    ck_assert_uint_eq(qc_recovery_times(&h, ms, 1), 2);
+    ck_assert(ms[0] == 2000.0);
+    ck_assert(ms[1] == -1);
+    ck_assert_uint_eq(qc_recovery_times(&h, ms, 2), 2);
+    ck_assert(ms[0] == 2000.0 && ms[1] == 1000.0);
+    qc_history_fini(&h);
+}
+END_TEST
+
+START_TEST(test_recovery_no_faults_inconclusive)
+{
+    qc_check c;
+
+    run(qc_check_recovery,
+        HEADER CLAIM_17_A "{'seq':3,'t':5,'type':'fault','fault':'lost_ack','job':17}\n", &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    free(c.v);
+}
+END_TEST
+
+/* ---- bounded_failure -------------------------------------------------- */
+
+/* Poison job 17 claimed three times (seqs 1, 3, 5), its poison fault after
+ * each (seqs 2, 4, 6). */
+#define POISON_17_THRICE                                                                           \
+    "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a'}\n"                \
+    "{'seq':2,'type':'fault','fault':'poison','job':17,'token':'a'}\n"                             \
+    "{'seq':3,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'b'}\n"                \
+    "{'seq':4,'type':'fault','fault':'poison','job':17,'token':'b'}\n"                             \
+    "{'seq':5,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'c'}\n"                \
+    "{'seq':6,'type':'fault','fault':'poison','job':17,'token':'c'}\n"
+
+/* ... and a fourth time (seq 7, fault seq 8). */
+#define POISON_17_FOUR_TIMES                                                                       \
+    POISON_17_THRICE                                                                               \
+    "{'seq':7,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'d'}\n"                \
+    "{'seq':8,'type':'fault','fault':'poison','job':17,'token':'d'}\n"
+
+START_TEST(test_bounded_failure_claimed_max_attempts_dead_with_error_passes)
+{
+    qc_check c;
+
+    run(qc_check_bounded_failure,
+        HEADER POISON_17_THRICE
+        "{'seq':90,'type':'snapshot','job':17,'state':'dead','error':'poison: the effect "
+        "failed'}\n",
+        &c);
+    ck_assert_str_eq(c.name, "bounded_failure");
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_str_eq(c.summary, "1 poison jobs (max_attempts 3): 0 claimed too often, 0 not dead, "
+                                "0 dead without an error");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_bounded_failure_too_many_claims_not_dead_no_error_fails)
+{
+    qc_check c;
+
+    /* Job 17: four claims with max_attempts 3.  Job 18: ready at the end.
+     * Job 19: dead without its error.  Job 20: a plain job, not judged. */
+    run(qc_check_bounded_failure,
+        HEADER POISON_17_FOUR_TIMES
+        "{'seq':80,'type':'ok','op':'claim','worker':4,'rows':1,'job':18,'token':'e'}\n"
+        "{'seq':81,'type':'fault','fault':'poison','job':18,'token':'e'}\n"
+        "{'seq':82,'type':'ok','op':'claim','worker':4,'rows':1,'job':19,'token':'f'}\n"
+        "{'seq':83,'type':'fault','fault':'poison','job':19,'token':'f'}\n"
+        "{'seq':84,'type':'ok','op':'claim','worker':4,'rows':1,'job':20,'token':'g'}\n"
+        "{'seq':90,'type':'snapshot','job':17,'state':'dead','error':'poison'}\n"
+        "{'seq':91,'type':'snapshot','job':18,'state':'ready'}\n"
+        "{'seq':92,'type':'snapshot','job':19,'state':'dead','error':''}\n"
+        "{'seq':93,'type':'snapshot','job':20,'state':'inflight'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 3);
+    ck_assert_int_eq(c.nviolations, 3);
+    ASSERT_VIOLATION(&c, 0, 17, 1, 2, 3, 5, 7);
+    ck_assert_str_eq(c.v[0].msg, "poison job 17 was claimed 4 times, more than max_attempts 3 "
+                                 "(claims at seq 1, 3, 5, 7; poison fault seq 2)");
+    ASSERT_VIOLATION(&c, 1, 18, 80, 81, 91);
+    ck_assert_str_eq(c.v[1].msg, "poison job 18 is ready in the final snapshot (seq 91), not "
+                                 "dead, after 1 claims (poison fault seq 81)");
+    ASSERT_VIOLATION(&c, 2, 19, 83, 92);
+    ASSERT_MSG_HAS(&c, 2, "error was not kept (an empty error)");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_bounded_failure_unknown_max_attempts_judges_snapshot_only)
+{
+    qc_check c;
+
+    /* Without max_attempts, four claims prove nothing; dead with its error
+     * kept passes. */
+    run(qc_check_bounded_failure,
+        "{'type':'header','seed':7}\n" POISON_17_FOUR_TIMES
+        "{'seq':90,'type':'snapshot','job':17,'state':'dead','error':'poison'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_bounded_failure_no_poison_jobs_inconclusive)
+{
+    qc_check c;
+
+    run(qc_check_bounded_failure,
+        HEADER CLAIM_17_A "{'seq':3,'type':'fault','fault':'kill_after_claim','job':17}\n"
+                          "{'seq':4,'type':'snapshot','job':17,'state':'dead'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    free(c.v);
+}
+END_TEST
+
+/* ---- no_early_reap ---------------------------------------------------- */
+
+/* Job 17's lease (claim seq 2, until 6000) renewed at seq 4 until 9000. */
+#define RENEWED_17                                                                                 \
+    HEADER                                                                                         \
+    CLAIM_17_A                                                                                     \
+    "{'seq':3,'t':3000,'type':'invoke','op':'renew','worker':3,'req':2,'job':17,"                  \
+    "'token':'a'}\n"                                                                               \
+    "{'seq':4,'t':3002,'type':'ok','op':'renew','worker':3,'req':2,'job':17,'token':'a',"          \
+    "'rows':1,'lease_until':9000,'now':4000}\n"
+
+START_TEST(test_no_early_reap_reap_before_renewed_lease_end_fails)
+{
+    qc_check c;
+
+    run(qc_check_no_early_reap,
+        RENEWED_17 "{'seq':5,'t':5000,'type':'invoke','op':'reap','worker':-1,'req':9}\n"
+                   "{'seq':6,'t':5001,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"
+                   "'job':17,'token':'a','state':'ready','now':8000}\n",
+        &c);
+    ck_assert_str_eq(c.name, "no_early_reap");
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 2); /* the renew and the reap */
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 4, 6);
+    ck_assert_str_eq(c.v[0].msg, "job 17: reaped with token a at seq 6 (server +7000 ms) while its "
+                                 "lease ran until +8000 ms (renew seq 4): 1000 ms early");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_early_reap_reap_at_lease_end_passes)
+{
+    qc_check c;
+
+    /* Job 17: the reap at 9000 is exactly at the renewed lease's end.
+     * Job 18: the renew answered (seq 13) after the reap was sent (seq 12)
+     * may have run after it, so the reap at 16000 is judged against the
+     * claim's lease until 15000 only. */
+    run(qc_check_no_early_reap,
+        RENEWED_17 "{'seq':5,'t':5000,'type':'invoke','op':'reap','worker':-1,'req':9}\n"
+                   "{'seq':6,'t':5001,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"
+                   "'job':17,'token':'a','state':'ready','now':9000}\n"
+                   "{'seq':10,'t':9000,'type':'ok','op':'claim','worker':4,'req':10,'rows':1,"
+                   "'job':18,'token':'x','now':10000,'lease_until':15000}\n"
+                   "{'seq':11,'t':9001,'type':'invoke','op':'renew','worker':4,'req':11,"
+                   "'job':18,'token':'x'}\n"
+                   "{'seq':12,'t':9002,'type':'invoke','op':'reap','worker':-1,'req':12}\n"
+                   "{'seq':13,'t':9003,'type':'ok','op':'renew','worker':4,'req':11,'job':18,"
+                   "'token':'x','rows':1,'lease_until':20000,'now':12000}\n"
+                   "{'seq':14,'t':9004,'type':'ok','op':'reap','worker':-1,'req':12,'rows':1,"
+                   "'job':18,'token':'x','state':'ready','now':16000}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_int_eq(c.opportunities, 3); /* two reaps, one renew */
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_early_reap_complete_refused_before_lease_end_fails)
+{
+    qc_check c;
+
+    /* Sent at t 2000, answered at t 2010: it ran by server 1000 + 2010 =
+     * 3010 (+ margin), well before 6000, yet was refused. */
+    run(qc_check_no_early_reap,
+        HEADER CLAIM_17_A
+        "{'seq':3,'t':2000,'type':'invoke','op':'complete','worker':3,'inc':0,'req':2,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':4,'t':2010,'type':'ok','op':'complete','worker':3,'inc':0,'req':2,'job':17,"
+        "'token':'a','rows':0}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 3, 4);
+    ck_assert_str_eq(c.v[0].msg, "job 17: complete by its owner worker 3 with the current token a "
+                                 "was refused (rows 0, seq 4) although it ran by +2013 ms at the "
+                                 "latest, before the lease's end at +5000 ms (claim seq 2)");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_early_reap_renew_refused_then_complete_one_violation)
+{
+    qc_check c;
+
+    /* The first refusal is the violation; the complete refused after it is
+     * a consequence, not a second one. */
+    run(qc_check_no_early_reap,
+        HEADER CLAIM_17_A
+        "{'seq':3,'t':1000,'type':'invoke','op':'renew','worker':3,'req':2,'job':17,'token':'a'}\n"
+        "{'seq':4,'t':1002,'type':'ok','op':'renew','worker':3,'req':2,'job':17,'token':'a',"
+        "'rows':0}\n"
+        "{'seq':5,'t':1010,'type':'invoke','op':'complete','worker':3,'req':3,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':6,'t':1012,'type':'ok','op':'complete','worker':3,'req':3,'job':17,'token':'a',"
+        "'rows':0}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 3, 4);
+    ASSERT_MSG_HAS(&c, 0, "renew by its owner worker 3");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_early_reap_lost_ack_retry_refused_passes)
+{
+    qc_check c;
+
+    /* The complete committed but its answer was thrown away (info); the
+     * retry is rightly refused: it is not judged. */
+    run(qc_check_no_early_reap,
+        RENEWED_17
+        "{'seq':5,'t':3100,'type':'invoke','op':'complete','worker':3,'req':3,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':6,'t':3101,'type':'info','op':'complete','worker':3,'req':3,'job':17,"
+        "'token':'a','error':'lost_ack: answer thrown away'}\n"
+        "{'seq':7,'t':3102,'type':'fault','fault':'lost_ack','job':17,'token':'a','worker':3}\n"
+        "{'seq':8,'t':3150,'type':'invoke','op':'complete','worker':3,'req':4,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':9,'t':3152,'type':'ok','op':'complete','worker':3,'req':4,'job':17,'token':'a',"
+        "'rows':0}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1); /* the renew */
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_early_reap_complete_refused_after_lease_end_passes)
+{
+    qc_check c;
+
+    /* Job 17's complete may have run as late as 1000 + 5200 = 6200, after
+     * its lease's end at 6000: rightly refused, not judged.  Job 18 (owner
+     * worker 4): worker 5's refused complete and renew with its token are
+     * not the owner's; the owner's own complete succeeds in time. */
+    run(qc_check_no_early_reap,
+        HEADER CLAIM_17_A
+        "{'seq':3,'t':5190,'type':'invoke','op':'complete','worker':3,'req':2,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':4,'t':5200,'type':'ok','op':'complete','worker':3,'req':2,'job':17,'token':'a',"
+        "'rows':0}\n"
+        "{'seq':5,'t':6000,'type':'invoke','op':'claim','worker':4,'req':3}\n"
+        "{'seq':6,'t':6001,'type':'ok','op':'claim','worker':4,'req':3,'rows':1,'job':18,"
+        "'token':'c','now':7000,'lease_until':12000}\n"
+        "{'seq':7,'t':6010,'type':'invoke','op':'complete','worker':5,'req':4,'job':18,"
+        "'token':'c'}\n"
+        "{'seq':8,'t':6011,'type':'ok','op':'complete','worker':5,'req':4,'job':18,"
+        "'token':'c','rows':0}\n"
+        "{'seq':9,'t':6012,'type':'invoke','op':'renew','worker':5,'req':6,'job':18,"
+        "'token':'c'}\n"
+        "{'seq':10,'t':6013,'type':'ok','op':'renew','worker':5,'req':6,'job':18,"
+        "'token':'c','rows':0}\n"
+        "{'seq':11,'t':6020,'type':'invoke','op':'complete','worker':4,'req':5,'job':18,"
+        "'token':'c'}\n"
+        "{'seq':12,'t':6021,'type':'ok','op':'complete','worker':4,'req':5,'job':18,"
+        "'token':'c','rows':1}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_early_reap_no_leases_inconclusive)
+{
+    qc_check c;
+
+    /* A claim without an invoke or lease_until bounds nothing; a reap of a
+     * token the ledger never saw claimed is not judged. */
+    run(qc_check_no_early_reap,
+        HEADER "{'seq':1,'t':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,"
+               "'token':'a','now':1000}\n"
+               "{'seq':2,'t':5,'type':'ok','op':'complete','worker':3,'job':17,'token':'a',"
+               "'rows':0}\n"
+               "{'seq':3,'t':6,'type':'ok','op':'reap','worker':-1,'rows':1,'job':18,"
+               "'token':'q','state':'ready','now':1}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    free(c.v);
+}
+END_TEST
+
+/* ---- batch_bound ------------------------------------------------------ */
+
+START_TEST(test_batch_bound_claim_above_batch_fails)
+{
+    qc_check c;
+
+    run(qc_check_batch_bound,
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'req':5}\n"
+               "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'req':5,'rows':3,'job':17,"
+               "'token':'a'}\n"
+               "{'seq':3,'t':1,'type':'ok','op':'claim','worker':3,'req':5,'rows':3,'job':18,"
+               "'token':'b'}\n"
+               "{'seq':4,'t':1,'type':'ok','op':'claim','worker':3,'req':5,'rows':3,'job':19,"
+               "'token':'c'}\n"
+               "{'seq':5,'t':2,'type':'invoke','op':'claim','worker':4,'req':6}\n"
+               "{'seq':6,'t':3,'type':'ok','op':'claim','worker':4,'req':6,'rows':2,'job':20,"
+               "'token':'d'}\n"
+               "{'seq':7,'t':3,'type':'ok','op':'claim','worker':4,'req':6,'rows':2,'job':21,"
+               "'token':'e'}\n",
+        &c);
+    ck_assert_str_eq(c.name, "batch_bound");
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 2);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 1, 2, 3, 4);
+    ck_assert_str_eq(c.v[0].msg, "claim by worker 3 (req 5) returned 3 jobs, more than the batch "
+                                 "of 2: jobs 17, 18, 19");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_batch_bound_claims_within_batch_passes)
+{
+    qc_check c;
+
+    /* Same req number from two workers are two claims; an empty claim is
+     * not counted. */
+    run(qc_check_batch_bound,
+        HEADER "{'seq':1,'type':'ok','op':'claim','worker':3,'req':5,'rows':2,'job':17}\n"
+               "{'seq':2,'type':'ok','op':'claim','worker':3,'req':5,'rows':2,'job':18}\n"
+               "{'seq':3,'type':'ok','op':'claim','worker':4,'req':5,'rows':1,'job':19}\n"
+               "{'seq':4,'type':'ok','op':'claim','worker':5,'req':7,'rows':0}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 2);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_batch_bound_unknown_batch_inconclusive)
+{
+    qc_check c;
+
+    run(qc_check_batch_bound,
+        "{'type':'header','seed':7}\n"
+        "{'seq':1,'type':'ok','op':'claim','worker':3,'req':5,'rows':3,'job':17}\n"
+        "{'seq':2,'type':'ok','op':'claim','worker':3,'req':5,'rows':3,'job':18}\n"
+        "{'seq':3,'type':'ok','op':'claim','worker':3,'req':5,'rows':3,'job':19}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+/* ---- ledger fields ---------------------------------------------------- */
+
+START_TEST(test_history_header_fault_fields_parsed)
+{
+    qc_history h;
+
+    memset(&h, 0, sizeof h);
+    load(&h, "{'type':'header','seed':7,'batch':4,'poison_mode':'crash',"
+             "'checkers':['recovery','effects_once']}\n"
+             "{'seq':1,'type':'ok','op':'complete','job':1,'rows':0,'counted':false}\n"
+             "{'seq':2,'type':'ok','op':'complete','job':2,'rows':1,'counted':true}\n"
+             "{'seq':3,'type':'ok','op':'complete','job':3,'rows':1}\n");
+    ck_assert_int_eq(h.info.batch, 4);
+    ck_assert_int_eq(h.info.poison_crash, 1);
+    ck_assert_str_eq(h.info.checkers, "recovery,effects_once");
+    ck_assert_int_eq(h.ev[0].counted, 0);
+    ck_assert_int_eq(h.ev[1].counted, 1);
+    ck_assert_int_eq(h.ev[2].counted, -1);
+    qc_history_fini(&h);
+}
+END_TEST
+
+START_TEST(test_history_header_fault_fields_absent_defaults)
+{
+    qc_history h;
+
+    memset(&h, 0, sizeof h);
+    load(&h, "{'type':'header','seed':7,'poison_mode':'fail','checkers':[]}\n"
+             "{'seq':1,'type':'ok','op':'claim','rows':0}\n");
+    ck_assert_int_eq(h.info.batch, -1);
+    ck_assert_int_eq(h.info.poison_crash, 0);
+    ck_assert_str_eq(h.info.checkers, "");
+    qc_history_fini(&h);
+    memset(&h, 0, sizeof h);
+    load(&h, "{'seq':1,'type':'ok','op':'claim','rows':0}\n");
+    ck_assert_int_eq(h.info.batch, -1);
+    ck_assert_str_eq(h.info.checkers, "");
+    qc_history_fini(&h);
+}
+END_TEST
+
+START_TEST(test_history_header_bad_checkers_einval)
+{
+    static const char *const bad[] = {
+        "{\"type\":\"header\",\"checkers\":[1]}\n{\"seq\":1,\"type\":\"end\"}\n",
+        "{\"type\":\"header\",\"checkers\":{}}\n{\"seq\":1,\"type\":\"end\"}\n",
+        "{\"type\":\"header\",\"poison_mode\":3}\n{\"seq\":1,\"type\":\"end\"}\n",
+        "{\"type\":\"header\",\"batch\":\"x\"}\n{\"seq\":1,\"type\":\"end\"}\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        qc_history h;
+        qc_err err;
+        memset(&h, 0, sizeof h);
+        memset(&err, 0, sizeof err);
+        ck_assert_int_eq(qc_history_parse(&h, bad[i], &err), QC_EINVAL);
+        ck_assert_msg(strstr(err.msg, "(text):1: field") != NULL, "%s", err.msg);
+        qc_history_fini(&h);
+    }
+}
+END_TEST
+
+static Suite *faults_suite(void)
+{
+    Suite *s = suite_create("faults");
+    TCase *tc;
+
+    tc = tcase_create("stale_token_rejected");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_stale_token_rejected_old_token_accepted_after_reclaim_fails);
+    tcase_add_test(tc, test_stale_token_rejected_stall_late_complete_refused_passes);
+    tcase_add_test(tc, test_stale_token_rejected_rotated_token_accepted_fails);
+    tcase_add_test(tc, test_stale_token_rejected_sent_before_superseding_claim_not_judged);
+    tcase_add_test(tc, test_stale_token_rejected_token_given_out_again_passes);
+    tcase_add_test(tc, test_stale_token_rejected_token_given_out_again_in_flight_not_judged);
+    tcase_add_test(tc, test_stale_token_rejected_no_stale_requests_inconclusive);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("no_false_success");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_no_false_success_zero_row_complete_counted_fails);
+    tcase_add_test(tc, test_no_false_success_zero_row_complete_not_counted_passes);
+    tcase_add_test(tc, test_no_false_success_no_zero_row_complete_inconclusive);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("effects_once");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_effects_once_two_applied_effects_fail);
+    tcase_add_test(tc, test_effects_once_stable_key_redelivery_deduplicated_passes);
+    tcase_add_test(tc, test_effects_once_single_deliveries_inconclusive);
+    tcase_add_test(tc, test_effects_once_fault_or_unknown_outcome_single_delivery_passes);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("recovery");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_recovery_kill_after_claim_exactly_at_bound_passes);
+    tcase_add_test(tc, test_recovery_kill_after_claim_just_beyond_bound_fails);
+    tcase_add_test(tc, test_recovery_never_recovered_and_not_done_fails);
+    tcase_add_test(tc, test_recovery_stall_completed_by_other_token_passes);
+    tcase_add_test(tc, test_recovery_poison_crash_reaped_dead_passes);
+    tcase_add_test(tc, test_recovery_poison_fail_mode_not_judged_inconclusive);
+    tcase_add_test(tc, test_recovery_times_several_faults_in_seq_order);
+    tcase_add_test(tc, test_recovery_no_faults_inconclusive);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("bounded_failure");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_bounded_failure_claimed_max_attempts_dead_with_error_passes);
+    tcase_add_test(tc, test_bounded_failure_too_many_claims_not_dead_no_error_fails);
+    tcase_add_test(tc, test_bounded_failure_unknown_max_attempts_judges_snapshot_only);
+    tcase_add_test(tc, test_bounded_failure_no_poison_jobs_inconclusive);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("no_early_reap");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_no_early_reap_reap_before_renewed_lease_end_fails);
+    tcase_add_test(tc, test_no_early_reap_reap_at_lease_end_passes);
+    tcase_add_test(tc, test_no_early_reap_complete_refused_before_lease_end_fails);
+    tcase_add_test(tc, test_no_early_reap_renew_refused_then_complete_one_violation);
+    tcase_add_test(tc, test_no_early_reap_lost_ack_retry_refused_passes);
+    tcase_add_test(tc, test_no_early_reap_complete_refused_after_lease_end_passes);
+    tcase_add_test(tc, test_no_early_reap_no_leases_inconclusive);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("batch_bound");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_batch_bound_claim_above_batch_fails);
+    tcase_add_test(tc, test_batch_bound_claims_within_batch_passes);
+    tcase_add_test(tc, test_batch_bound_unknown_batch_inconclusive);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("ledger_fields");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_history_header_fault_fields_parsed);
+    tcase_add_test(tc, test_history_header_fault_fields_absent_defaults);
+    tcase_add_test(tc, test_history_header_bad_checkers_einval);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(faults_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,253 @@
+/*
+ * check_idle.c - bounded_idle_polling on hand-written ledgers: clean, and
+ * violating each part (rate, pause, pickup, server count), asserting the
+ * verdict, the count, the numbers in the message and the seq evidence.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/checkers.h"
+
+/* Ledger text with ' for " (readability). */
+static void check(const char *text, qc_check *c)
+{
+    char *s = strdup(text);
+    ck_assert_ptr_nonnull(s);
+    for (char *p = s; *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    qc_history h;
+    memset(&h, 0, sizeof h);
+    qc_err err = {0};
+    ck_assert_msg(qc_history_parse(&h, s, &err) == 0, "%s", err.msg);
+    free(s);
+    ck_assert_int_eq(qc_check_bounded_idle_polling(&h, c), 0);
+    qc_history_fini(&h);
+}
+
+/* Bounds: 2 polls/s (C16's 0.5 s interval), pause 600 ms, pickup 1500 ms,
+ * base = cap = 500 (no ramp). */
+#define HEADER                                                                                     \
+    "{'type':'header','seed':1,'idle_base_ms':500,'idle_cap_ms':500,'idle_jitter':0,"              \
+    "'max_idle_polls_per_s':2,'max_idle_pause_ms':600,'max_pickup_ms':1500}\n"
+
+/* Worker w's empty claim: invoke at t, answer at t+1, request id req. */
+static void empty_claim(char *buf, size_t n, size_t *len, int w, double t, int *seq, int req)
+{
+    *len += (size_t)snprintf(buf + *len, n - *len,
+                             "{'seq':%d,'t':%.1f,'type':'invoke','op':'claim','worker':%d,'inc':0,"
+                             "'req':%d}\n"
+                             "{'seq':%d,'t':%.1f,'type':'ok','op':'claim','worker':%d,'inc':0,"
+                             "'req':%d,'rows':0}\n",
+                             *seq, t, w, req, *seq + 1, t + 1, w, req);
+    *seq += 2;
+}
+
+/* 4 s of polling every `every` ms by worker 0, starting at t0. */
+static void streak(char *buf, size_t n, size_t *len, double t0, double every, int count,
+                   int *seq, int *req)
+{
+    for (int i = 0; i < count; i++)
+        empty_claim(buf, n, len, 0, t0 + i * every, seq, (*req)++);
+}
+
+START_TEST(test_idle_polling_every_500ms_passes)
+{
+    static char buf[65536];
+    size_t len = (size_t)snprintf(buf, sizeof buf, "%s", HEADER);
+    int seq = 1, req = 1;
+    streak(buf, sizeof buf, &len, 0, 500, 9, &seq, &req); /* 4 s window, 9 polls */
+    qc_check c;
+    check(buf, &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.nviolations, 0);
+    /* 1 streak + 8 pauses */
+    ck_assert_int_eq(c.opportunities, 9);
+    free(c.v);
+}
+END_TEST
+
+/* C16's right value: at most ceil(D x 2/s) + 2 polls. 4 s at 100 ms = 41
+ * polls against ceil(4.001 x 2) + 2 = 11. */
+START_TEST(test_idle_polling_busy_loop_fails_with_rate_and_bound)
+{
+    static char buf[65536];
+    size_t len = (size_t)snprintf(buf, sizeof buf, "%s", HEADER);
+    int seq = 1, req = 1;
+    streak(buf, sizeof buf, &len, 0, 100, 41, &seq, &req);
+    qc_check c;
+    check(buf, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ck_assert_msg(strstr(c.v[0].msg, "41 empty claims in 4001 ms"), "%s", c.v[0].msg);
+    ck_assert_msg(strstr(c.v[0].msg, "(10.2/s)"), "%s", c.v[0].msg);
+    ck_assert_msg(strstr(c.v[0].msg, "bound 2.00/s allows at most 11"), "%s", c.v[0].msg);
+    ck_assert_int_eq(c.v[0].nseq, 2);
+    ck_assert_int_eq(c.v[0].seq[0], 2);  /* first empty claim's answer */
+    ck_assert_int_eq(c.v[0].seq[1], 82); /* last one's */
+    free(c.v);
+}
+END_TEST
+
+/* A pause of 3 s after an empty claim: the pause bound (600 ms). */
+START_TEST(test_idle_polling_long_pause_fails)
+{
+    static char buf[65536];
+    size_t len = (size_t)snprintf(buf, sizeof buf, "%s", HEADER);
+    int seq = 1, req = 1;
+    empty_claim(buf, sizeof buf, &len, 0, 0, &seq, req++);
+    empty_claim(buf, sizeof buf, &len, 0, 500, &seq, req++);
+    empty_claim(buf, sizeof buf, &len, 0, 3501, &seq, req++);
+    qc_check c;
+    check(buf, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ck_assert_msg(strstr(c.v[0].msg, "paused 3000 ms after an empty claim; bound 600 ms"), "%s",
+                  c.v[0].msg);
+    ck_assert_int_eq(c.v[0].seq[0], 4);
+    ck_assert_int_eq(c.v[0].seq[1], 6);
+    free(c.v);
+}
+END_TEST
+
+/* A job falls due at 1000 ms (enqueued at 300 with delay 700) on an empty
+ * queue while worker 0 is idle; it is claimed at 3000: 2000 ms > 1500. */
+START_TEST(test_idle_polling_slow_pickup_fails)
+{
+    const char *text =
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':0,'inc':0,'req':1}\n"
+               "{'seq':2,'t':1,'type':'ok','op':'claim','worker':0,'inc':0,'req':1,'rows':0}\n"
+               "{'seq':3,'t':300,'type':'ok','op':'enqueue','worker':-1,'job':5,'delay_ms':700}\n"
+               "{'seq':4,'t':2999,'type':'invoke','op':'claim','worker':0,'inc':0,'req':2}\n"
+               "{'seq':5,'t':3000,'type':'ok','op':'claim','worker':0,'inc':0,'req':2,'rows':1,"
+               "'job':5,'token':'a'}\n";
+    qc_check c;
+    check(text, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    /* the 2998 ms pause is a violation too */
+    ck_assert_int_eq(c.nviolations, 2);
+    int found = 0;
+    for (size_t i = 0; i < c.nstored; i++) {
+        if (c.v[i].job == 5) {
+            found = 1;
+            ck_assert_msg(strstr(c.v[i].msg, "claimed 2000 ms later; bound 1500 ms"), "%s",
+                          c.v[i].msg);
+            ck_assert_int_eq(c.v[i].seq[0], 3);
+            ck_assert_int_eq(c.v[i].seq[1], 5);
+        }
+    }
+    ck_assert(found);
+    free(c.v);
+}
+END_TEST
+
+/* The same job claimed 200 ms after it fell due: PASS; a job due while an
+ * earlier one still waits is not an idle-phase pickup. */
+START_TEST(test_idle_polling_quick_pickup_passes)
+{
+    const char *text =
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':0,'inc':0,'req':1}\n"
+               "{'seq':2,'t':1,'type':'ok','op':'claim','worker':0,'inc':0,'req':1,'rows':0}\n"
+               "{'seq':3,'t':300,'type':'ok','op':'enqueue','worker':-1,'job':5,'delay_ms':700}\n"
+               "{'seq':4,'t':301,'type':'ok','op':'enqueue','worker':-1,'job':6,'delay_ms':700}\n"
+               "{'seq':5,'t':500,'type':'invoke','op':'claim','worker':0,'inc':0,'req':2}\n"
+               "{'seq':6,'t':501,'type':'ok','op':'claim','worker':0,'inc':0,'req':2,'rows':0}\n"
+               "{'seq':7,'t':1000,'type':'invoke','op':'claim','worker':0,'inc':0,'req':3}\n"
+               "{'seq':8,'t':1200,'type':'ok','op':'claim','worker':0,'inc':0,'req':3,'rows':1,"
+               "'job':5,'token':'a'}\n"
+               "{'seq':9,'t':3000,'type':'invoke','op':'claim','worker':0,'inc':0,'req':4}\n"
+               "{'seq':10,'t':3001,'type':'ok','op':'claim','worker':0,'inc':0,'req':4,'rows':1,"
+               "'job':6,'token':'b'}\n";
+    qc_check c;
+    check(text, &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    /* 1 streak, 2 pauses (1->500, 501->1000), 1 pickup (job 5; job 6 waited behind it) */
+    ck_assert_int_eq(c.opportunities, 4);
+    free(c.v);
+}
+END_TEST
+
+/* The server counted far more claim statements than the ledger shows: the
+ * harness's word does not stand alone. */
+START_TEST(test_idle_polling_server_count_mismatch_fails)
+{
+    static char buf[65536];
+    size_t len = (size_t)snprintf(buf, sizeof buf, "%s", HEADER);
+    int seq = 1, req = 1;
+    streak(buf, sizeof buf, &len, 0, 500, 5, &seq, &req);
+    len += (size_t)snprintf(buf + len, sizeof buf - len,
+                            "{'seq':%d,'t':3000,'type':'note','note':'server_count','op':'claim',"
+                            "'calls':500}\n",
+                            seq);
+    qc_check c;
+    check(buf, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ck_assert_msg(strstr(c.v[0].msg, "5 claim requests (5 answered) but the server counted 500"),
+                  "%s", c.v[0].msg);
+    ck_assert_int_eq(c.v[0].seq[0], seq);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_idle_polling_server_count_agrees_passes)
+{
+    static char buf[65536];
+    size_t len = (size_t)snprintf(buf, sizeof buf, "%s", HEADER);
+    int seq = 1, req = 1;
+    streak(buf, sizeof buf, &len, 0, 500, 5, &seq, &req);
+    len += (size_t)snprintf(buf + len, sizeof buf - len,
+                            "{'seq':%d,'t':3000,'type':'note','note':'server_count','op':'claim',"
+                            "'calls':5}\n",
+                            seq);
+    qc_check c;
+    check(buf, &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_msg(strstr(c.summary, "ledger 5 claim requests (5 answered), server 5"), "%s",
+                  c.summary);
+    free(c.v);
+}
+END_TEST
+
+/* No empty claims, no pickups, no server count: nothing to judge. */
+START_TEST(test_idle_polling_busy_queue_inconclusive)
+{
+    const char *text =
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':0,'inc':0,'req':1}\n"
+               "{'seq':2,'t':1,'type':'ok','op':'claim','worker':0,'inc':0,'req':1,'rows':1,"
+               "'job':1,'token':'a'}\n";
+    qc_check c;
+    check(text, &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    free(c.v);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("idle");
+    TCase *tc = tcase_create("bounded_idle_polling");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_idle_polling_every_500ms_passes);
+    tcase_add_test(tc, test_idle_polling_busy_loop_fails_with_rate_and_bound);
+    tcase_add_test(tc, test_idle_polling_long_pause_fails);
+    tcase_add_test(tc, test_idle_polling_slow_pickup_fails);
+    tcase_add_test(tc, test_idle_polling_quick_pickup_passes);
+    tcase_add_test(tc, test_idle_polling_server_count_mismatch_fails);
+    tcase_add_test(tc, test_idle_polling_server_count_agrees_passes);
+    tcase_add_test(tc, test_idle_polling_busy_queue_inconclusive);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
