@@ -299,22 +299,28 @@ static void check_server_count(const qc_history *h, qc_check *c, char *note, siz
 {
     long invokes = 0, answered = 0;
     int64_t calls = -1, seq = -1;
+    /* a claim answered OK ran its statements; a batch claim has one OK line
+     * per claimed job with the same invoke, so count distinct invokes */
+    unsigned char *seen = calloc(h->n ? h->n : 1, 1);
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *e = &h->ev[i];
         if (e->op == QC_OP_CLAIM && e->worker >= 0 && e->type == QC_EV_INVOKE)
             invokes++;
-        /* a claim answered OK ran its statements; one line per claimed job
-         * carries the same req, so count the answers to distinct invokes */
-        if (e->op == QC_OP_CLAIM && e->worker >= 0 && e->type == QC_EV_OK &&
-            (e->invoke < 0 || i == 0 || h->ev[i - 1].invoke != e->invoke ||
-             h->ev[i - 1].type != QC_EV_OK))
-            answered++;
+        if (e->op == QC_OP_CLAIM && e->worker >= 0 && e->type == QC_EV_OK) {
+            if (e->invoke < 0 || !seen || (size_t)e->invoke >= h->n)
+                answered++;
+            else if (!seen[e->invoke]) {
+                seen[e->invoke] = 1;
+                answered++;
+            }
+        }
         if (e->type == QC_EV_NOTE && e->note && !strcmp(e->note, "server_count") &&
             e->calls >= 0) {
             calls = e->calls;
             seq = e->seq;
         }
     }
+    free(seen);
     if (calls < 0) {
         snprintf(note, n, "no server count");
         return;

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -380,6 +381,18 @@ static void server_count_record(const qc_driver *d, qc_conn *c, const qc_protoco
     const qc_step *st = &proto->steps[QC_STEP_CLAIM];
     if (!st->present || st->nstmts < 1)
         return;
+    /* The first statement runs on every claim (a later one may be skipped
+     * by an empty result); SET / RESET lines are not the claim's work. */
+    const char *sql = NULL;
+    for (int k = 0; k < st->nstmts && !sql; k++) {
+        const char *q = st->stmts[k].sql;
+        while (isspace((unsigned char)*q))
+            q++;
+        if (strncasecmp(q, "SET ", 4) && strncasecmp(q, "RESET ", 6))
+            sql = st->stmts[k].sql;
+    }
+    if (!sql)
+        return;
     /* The protocol text has :name parameters rewritten to $n already. */
     qc_result r = {0};
     qc_err err = {0};
@@ -394,7 +407,7 @@ static void server_count_record(const qc_driver *d, qc_conn *c, const qc_protoco
         const char *v = qc_result_get(&r, i, "calls");
         if (!q || !v)
             continue;
-        if (query_matches(q, st->stmts[0].sql))
+        if (query_matches(q, sql))
             calls += strtoll(v, NULL, 10);
     }
     qc_result_clear(&r);

@@ -276,9 +276,18 @@ static int handler(void *user, const char *section, const char *name, const char
                 return fail(c, "%s must be retry or fail, got '%s'", name, value);
             return 1;
         }
+        if (!strcmp(name, "after_stall")) {
+            if (!strcmp(value, "complete"))
+                s->stall_then_fail = 0;
+            else if (!strcmp(value, "fail"))
+                s->stall_then_fail = 1;
+            else
+                return fail(c, "%s must be complete or fail, got '%s'", name, value);
+            return 1;
+        }
         return fail(c,
                     "unknown key '%s' in [%s] (expected heartbeat, count_zero_row_complete, "
-                    "on_lost_ack)",
+                    "on_lost_ack, after_stall)",
                     name, section);
     }
     if (!strcmp(section, "sink")) {

@@ -14,7 +14,8 @@
  *              lost_request, poison (each N jobs or R%), stall_factor,
  *              restart_delay_ms, poison_mode (fail|crash)
  *   [policy]   heartbeat (yes|no), count_zero_row_complete (yes|no: a mutant),
- *              on_lost_ack (retry|fail: delayed_job's reaction, shared/cases.md C06)
+ *              on_lost_ack (retry|fail: delayed_job's reaction, shared/cases.md C06),
+ *              after_stall (complete|fail: what a stalled worker does on waking)
  *   [sink]     idempotent (yes|no)
  *   [feed]     bursts, jobs (per burst), gap_ms, start_ms, delay_ms
  *   [nemesis]  terminate_every_ms, restart_at_s, restart_command
@@ -64,6 +65,7 @@ typedef struct qc_scenario {
     int heartbeat;           /* [policy] 1: renew every lease/3 while working */
     int count_zero_rows;     /* [policy] 1 (a policy mutant): a 0-row complete counts as success */
     int lost_ack_fail;       /* [policy] on_lost_ack = fail: call fail instead of retrying complete */
+    int stall_then_fail;     /* [policy] after_stall = fail: the woken worker calls fail */
     /* [sink] */
     int sink_idempotent;     /* 1: the sink dedups by op key */
     /* [feed]: jobs enqueued during the run, in bursts */

@@ -459,7 +459,10 @@ static int process(qc_worker *w, claimed *c)
             return 0;
         if (sh->proto->steps[QC_STEP_RENEW].present)
             do_update(w, QC_STEP_RENEW, c, NULL, 0);
-        do_update(w, QC_STEP_COMPLETE, c, NULL, 0);
+        if (sc->stall_then_fail && sh->proto->steps[QC_STEP_FAIL].present)
+            do_update(w, QC_STEP_FAIL, c, "stalled: work timed out", 0);
+        else
+            do_update(w, QC_STEP_COMPLETE, c, NULL, 0);
         return 0;
     }
     case QC_FAULT_LOST_REQUEST:
