@@ -34,6 +34,10 @@
  * a token the ledger never saw) is assumed to have ended every lease of the
  * job, each at the lower bound above.
  *
+ * The lease building (qc__leases_visit) is shared with group_exclusive
+ * (check_groups.c), which sweeps the leases of all jobs of one group
+ * instead of those of one job.
+ *
  * Cost: O(n log n) (one sort of the relevant events by job); per job,
  * O(k log k + pairs) in its k segments.
  */
@@ -43,35 +47,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_SEGS 4 /* live intervals of one lease; more lapses are dropped */
+#define MAX_SEGS QC__LEASE_MAX_SEGS
 
-enum end_kind {
-    END_CLAIM,        /* the claim's lease_until (or none: a point) */
-    END_RENEW,        /* a renew's lease_until */
-    END_RELEASE,      /* a complete / fail, at its "now" */
-    END_RELEASE_BOUND /* a complete / fail, at a lower bound of its time */
-};
+typedef qc__lease lease;
+typedef qc__lease_seg seg;
 
-typedef struct seg {
-    double s, e; /* server ms, live on [s, e) */
-    long s_ev;   /* event that opened it: the claim, or a renew */
-    long e_ev;   /* event that set e, -1 for the opener's own */
-    enum end_kind kind;
-} seg;
-
-typedef struct lease {
-    long claim;         /* the claim's OK event */
-    const char *token0; /* token the claim returned */
-    const char *token;  /* current token (after rotations) */
-    int worker, inc;
-    int placed;   /* the claim carried "now" */
-    int released; /* a complete / fail ended it, or may have */
-    double start; /* server ms */
-    double t_ok;  /* client ms of the claim's answer, QC_NO_TIME */
-    double t_inv; /* client ms of the claim's invoke, QC_NO_TIME */
-    int nseg;
-    seg seg[MAX_SEGS];
-} lease;
+/* The leases of the job being built. */
+typedef struct job_scan {
+    lease *l;
+    size_t nl, capl;
+} job_scan;
 
 /* One segment of one lease, for the per-job sweep. */
 typedef struct item {
@@ -80,14 +65,16 @@ typedef struct item {
     int seg;
 } item;
 
-typedef struct job_scan {
-    lease *l;
-    size_t nl, capl;
+/* exclusive_claim's state across jobs. */
+typedef struct claim_scan {
+    qc_check *c;
     item *it;
     size_t capit;
     size_t *pair; /* reported lease pairs (a, b), two entries each */
     size_t npair, cappair;
-} job_scan;
+    size_t jobs;
+    long unplaced;
+} claim_scan;
 
 static int has_time(double t)
 {
@@ -156,7 +143,7 @@ static int add_lease(job_scan *js, const qc_history *h, size_t i)
         l->seg[0].e = has_time(e->lease_until) ? e->lease_until : e->now;
         l->seg[0].s_ev = (long)i;
         l->seg[0].e_ev = -1;
-        l->seg[0].kind = END_CLAIM;
+        l->seg[0].kind = QC__END_CLAIM;
     }
     return 0;
 }
@@ -204,7 +191,7 @@ static void renew_lease(lease *l, const qc_history *h, size_t i)
     if (at < last->e) {
         last->e = e->lease_until;
         last->e_ev = (long)i;
-        last->kind = END_RENEW;
+        last->kind = QC__END_RENEW;
     } else if (at < e->lease_until && l->nseg < MAX_SEGS) {
         /* The lease had lapsed: live again from the renew on. */
         seg *s = &l->seg[l->nseg++];
@@ -212,7 +199,7 @@ static void renew_lease(lease *l, const qc_history *h, size_t i)
         s->e = e->lease_until;
         s->s_ev = (long)i;
         s->e_ev = -1;
-        s->kind = END_CLAIM;
+        s->kind = QC__END_CLAIM;
     }
 }
 
@@ -235,7 +222,7 @@ static void release_lease(lease *l, const qc_history *h, size_t i)
         if (l->seg[k].e > at) {
             l->seg[k].e = at;
             l->seg[k].e_ev = (long)i;
-            l->seg[k].kind = exact ? END_RELEASE : END_RELEASE_BOUND;
+            l->seg[k].kind = exact ? QC__END_RELEASE : QC__END_RELEASE_BOUND;
         }
     }
 }
@@ -272,7 +259,7 @@ static int cmp_item(const void *pa, const void *pb)
 }
 
 /* Says how segment x came to end, for the message. */
-static void describe_end(char *buf, size_t n, const qc_history *h, const lease *a, const seg *x)
+void qc__lease_describe_end(char *buf, size_t n, const qc_history *h, const lease *a, const seg *x)
 {
     const qc_event *opener = &h->ev[x->s_ev];
     const qc_event *ender = x->e_ev >= 0 ? &h->ev[x->e_ev] : NULL;
@@ -282,114 +269,35 @@ static void describe_end(char *buf, size_t n, const qc_history *h, const lease *
     if (x->s_ev != a->claim)
         snprintf(from, sizeof from, "live again from renew seq %lld, ", (long long)opener->seq);
     switch (x->kind) {
-    case END_CLAIM:
+    case QC__END_CLAIM:
         if (x->s_ev == a->claim && !has_time(opener->lease_until))
             snprintf(buf, n, "%sno lease_until", from);
         else
             snprintf(buf, n, "%slease until +%.0f ms", from, rel);
         break;
-    case END_RENEW:
+    case QC__END_RENEW:
         snprintf(buf, n, "%srenewed at seq %lld until +%.0f ms", from, (long long)ender->seq, rel);
         break;
-    case END_RELEASE:
+    case QC__END_RELEASE:
         snprintf(buf, n, "%sreleased by %s seq %lld at +%.0f ms", from, qc_op_name(ender->op),
                  (long long)ender->seq, rel);
         break;
-    case END_RELEASE_BOUND:
+    case QC__END_RELEASE_BOUND:
         snprintf(buf, n, "%sreleased by %s seq %lld no earlier than +%.0f ms", from,
                  qc_op_name(ender->op), (long long)ender->seq, rel);
         break;
     }
 }
 
-static void report_overlap(qc_check *c, const qc_history *h, int64_t job, const lease *a,
-                           const seg *x, const lease *b, const seg *y)
-{
-    int64_t seqs[5];
-    int ns = 0;
-    char end[160], begin[80];
-    const qc_event *ca = &h->ev[a->claim], *cb = &h->ev[b->claim];
-
-    seqs[ns++] = ca->seq;
-    seqs[ns++] = cb->seq;
-    seqs[ns++] = h->ev[x->s_ev].seq;
-    seqs[ns++] = h->ev[y->s_ev].seq;
-    if (x->e_ev >= 0)
-        seqs[ns++] = h->ev[x->e_ev].seq;
-    describe_end(end, sizeof end, h, a, x);
-    if (y->s_ev == b->claim)
-        snprintf(begin, sizeof begin, "at +%.0f ms", y->s - a->start);
-    else
-        snprintf(begin, sizeof begin, "renewed at seq %lld, +%.0f ms",
-                 (long long)h->ev[y->s_ev].seq, y->s - a->start);
-    qc__check_violation(c, job, seqs, ns,
-                        "job %lld claimed by worker %d (seq %lld, %s) and by worker %d "
-                        "(seq %lld, %s) while the first lease was live",
-                        (long long)job, ca->worker, (long long)ca->seq, end, cb->worker,
-                        (long long)cb->seq, begin);
-}
-
-/* Was the pair of leases (a, b) already reported for this job? */
-static int seen_pair(job_scan *js, size_t a, size_t b, int *err)
-{
-    size_t lo = a < b ? a : b, hi = a < b ? b : a;
-
-    for (size_t k = 0; k < js->npair; k++)
-        if (js->pair[2 * k] == lo && js->pair[2 * k + 1] == hi)
-            return 1;
-    if (grow((void **)&js->pair, &js->cappair, 2 * (js->npair + 1), sizeof *js->pair) != 0) {
-        *err = QC_ENOMEM;
-        return 1;
-    }
-    js->pair[2 * js->npair] = lo;
-    js->pair[2 * js->npair + 1] = hi;
-    js->npair++;
-    return 0;
-}
-
-/* Sweeps the segments of one job's leases for overlaps. */
-static int sweep_job(job_scan *js, const qc_history *h, int64_t job, qc_check *c)
-{
-    size_t n = 0;
-    int rc = 0;
-
-    for (size_t k = 0; k < js->nl; k++)
-        n += (size_t)js->l[k].nseg;
-    if (grow((void **)&js->it, &js->capit, n, sizeof *js->it) != 0)
-        return QC_ENOMEM;
-    n = 0;
-    for (size_t k = 0; k < js->nl; k++)
-        for (int s = 0; s < js->l[k].nseg; s++)
-            js->it[n++] = (item){js->l[k].seg[s].s, js->l[k].seg[s].e, k, s};
-    if (n < 2)
-        return 0; /* one segment cannot overlap another */
-    qsort(js->it, n, sizeof *js->it, cmp_item);
-    js->npair = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        const item *x = &js->it[i];
-        for (size_t j = i + 1; j < n && js->it[j].s < x->e && rc == 0; j++) {
-            const item *y = &js->it[j];
-            if (y->lease == x->lease || seen_pair(js, x->lease, y->lease, &rc))
-                continue;
-            const lease *a = &js->l[x->lease], *b = &js->l[y->lease];
-            report_overlap(c, h, job, a, &a->seg[x->seg], b, &b->seg[y->seg]);
-        }
-    }
-    return rc;
-}
-
-int qc_check_exclusive_claim(const qc_history *h, qc_check *out)
+int qc__leases_visit(const qc_history *h, qc__lease_visit_fn visit, void *arg)
 {
     qc__jobref *r = NULL;
     unsigned char *answered = NULL;
     job_scan js;
-    size_t n = 0, jobs = 0;
-    long unplaced = 0;
+    size_t n = 0;
     int rc = 0;
 
-    memset(out, 0, sizeof *out);
     memset(&js, 0, sizeof js);
-    out->name = "exclusive_claim";
     answered = qc__answered_invokes(h);
     r = malloc((h->n + 1) * sizeof *r);
     if (answered == NULL || r == NULL) {
@@ -408,28 +316,119 @@ int qc_check_exclusive_claim(const qc_history *h, qc_check *out)
     for (size_t a = 0, b; a < n && rc == 0; a = b) {
         js.nl = 0;
         for (b = a; b < n && r[b].job == r[a].job && rc == 0; b++) {
-            const qc_event *e = &h->ev[r[b].ev];
-            if (!is_claim(e)) {
-                change_lease(&js, h, r[b].ev);
-                continue;
-            }
-            rc = add_lease(&js, h, r[b].ev);
-            if (has_time(e->now))
-                out->opportunities++;
+            if (is_claim(&h->ev[r[b].ev]))
+                rc = add_lease(&js, h, r[b].ev);
             else
-                unplaced++;
+                change_lease(&js, h, r[b].ev);
         }
-        if (rc == 0 && js.nl > 0) {
-            jobs++;
-            rc = sweep_job(&js, h, r[a].job, out);
-        }
+        if (rc == 0 && js.nl > 0)
+            rc = visit(arg, h, r[a].job, js.l, js.nl);
     }
 out:
     free(r);
     free(answered);
     free(js.l);
-    free(js.it);
-    free(js.pair);
+    return rc;
+}
+
+/* ---- exclusive_claim -------------------------------------------------- */
+
+static void report_overlap(qc_check *c, const qc_history *h, int64_t job, const lease *a,
+                           const seg *x, const lease *b, const seg *y)
+{
+    int64_t seqs[5];
+    int ns = 0;
+    char end[160], begin[80];
+    const qc_event *ca = &h->ev[a->claim], *cb = &h->ev[b->claim];
+
+    seqs[ns++] = ca->seq;
+    seqs[ns++] = cb->seq;
+    seqs[ns++] = h->ev[x->s_ev].seq;
+    seqs[ns++] = h->ev[y->s_ev].seq;
+    if (x->e_ev >= 0)
+        seqs[ns++] = h->ev[x->e_ev].seq;
+    qc__lease_describe_end(end, sizeof end, h, a, x);
+    if (y->s_ev == b->claim)
+        snprintf(begin, sizeof begin, "at +%.0f ms", y->s - a->start);
+    else
+        snprintf(begin, sizeof begin, "renewed at seq %lld, +%.0f ms",
+                 (long long)h->ev[y->s_ev].seq, y->s - a->start);
+    qc__check_violation(c, job, seqs, ns,
+                        "job %lld claimed by worker %d (seq %lld, %s) and by worker %d "
+                        "(seq %lld, %s) while the first lease was live",
+                        (long long)job, ca->worker, (long long)ca->seq, end, cb->worker,
+                        (long long)cb->seq, begin);
+}
+
+/* Was the pair of leases (a, b) already reported for this job? */
+static int seen_pair(claim_scan *cs, size_t a, size_t b, int *err)
+{
+    size_t lo = a < b ? a : b, hi = a < b ? b : a;
+
+    for (size_t k = 0; k < cs->npair; k++)
+        if (cs->pair[2 * k] == lo && cs->pair[2 * k + 1] == hi)
+            return 1;
+    if (grow((void **)&cs->pair, &cs->cappair, 2 * (cs->npair + 1), sizeof *cs->pair) != 0) {
+        *err = QC_ENOMEM;
+        return 1;
+    }
+    cs->pair[2 * cs->npair] = lo;
+    cs->pair[2 * cs->npair + 1] = hi;
+    cs->npair++;
+    return 0;
+}
+
+/* Counts one job's claims and sweeps the segments of its leases for
+ * overlaps (a qc__lease_visit_fn). */
+static int sweep_job(void *arg, const qc_history *h, int64_t job, const lease *l, size_t nl)
+{
+    claim_scan *cs = arg;
+    size_t n = 0;
+    int rc = 0;
+
+    cs->jobs++;
+    for (size_t k = 0; k < nl; k++) {
+        if (l[k].placed)
+            cs->c->opportunities++;
+        else
+            cs->unplaced++;
+        n += (size_t)l[k].nseg;
+    }
+    if (grow((void **)&cs->it, &cs->capit, n, sizeof *cs->it) != 0)
+        return QC_ENOMEM;
+    n = 0;
+    for (size_t k = 0; k < nl; k++)
+        for (int s = 0; s < l[k].nseg; s++)
+            cs->it[n++] = (item){l[k].seg[s].s, l[k].seg[s].e, k, s};
+    if (n < 2)
+        return 0; /* one segment cannot overlap another */
+    qsort(cs->it, n, sizeof *cs->it, cmp_item);
+    cs->npair = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const item *x = &cs->it[i];
+        for (size_t j = i + 1; j < n && cs->it[j].s < x->e && rc == 0; j++) {
+            const item *y = &cs->it[j];
+            if (y->lease == x->lease || seen_pair(cs, x->lease, y->lease, &rc))
+                continue;
+            const lease *a = &l[x->lease], *b = &l[y->lease];
+            report_overlap(cs->c, h, job, a, &a->seg[x->seg], b, &b->seg[y->seg]);
+        }
+    }
+    return rc;
+}
+
+int qc_check_exclusive_claim(const qc_history *h, qc_check *out)
+{
+    claim_scan cs;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    memset(&cs, 0, sizeof cs);
+    out->name = "exclusive_claim";
+    cs.c = out;
+    rc = qc__leases_visit(h, sweep_job, &cs);
+    free(cs.it);
+    free(cs.pair);
     if (rc != 0) {
         free(out->v);
         out->v = NULL;
@@ -438,10 +437,10 @@ out:
     }
     int len = snprintf(out->summary, sizeof out->summary,
                        "%ld claims with a server time on %zu jobs, %ld overlapping lease pairs",
-                       out->opportunities, jobs, out->nviolations);
-    if (unplaced > 0 && len > 0 && (size_t)len < sizeof out->summary)
+                       out->opportunities, cs.jobs, out->nviolations);
+    if (cs.unplaced > 0 && len > 0 && (size_t)len < sizeof out->summary)
         snprintf(out->summary + len, sizeof out->summary - (size_t)len,
-                 ", %ld claims without a server time not checked", unplaced);
+                 ", %ld claims without a server time not checked", cs.unplaced);
     qc__check_finish(out);
     return 0;
 }

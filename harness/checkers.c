@@ -5,7 +5,8 @@
  * no_lost_jobs and acked_durable (the final-snapshot checkers) in
  * check_jobs.c, stale_token_rejected, no_false_success, effects_once and
  * batch_bound in check_faults.c, recovery and bounded_failure in
- * check_recovery.c, no_early_reap in check_leases.c.
+ * check_recovery.c, no_early_reap in check_leases.c, group_exclusive and
+ * group_order in check_groups.c.
  *
  * Invariants shared by every checker:
  *   - a checker is a pure function of the history: events are read in seq
@@ -288,6 +289,8 @@ int qc_check_all(const qc_history *h, qc_check **out, size_t *n)
         qc_check_no_early_reap,
         qc_check_batch_bound,
         qc_check_bounded_idle_polling,
+        qc_check_group_exclusive,
+        qc_check_group_order,
     };
     size_t count = sizeof run / sizeof run[0];
     qc_check *c = calloc(count, sizeof *c);

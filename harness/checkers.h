@@ -119,6 +119,32 @@ int qc_check_no_early_reap(const qc_history *h, qc_check *out);
  * Opportunities: streaks, pauses, pickups, and the server count. */
 int qc_check_bounded_idle_polling(const qc_history *h, qc_check *out);
 
+/* group_exclusive (check_groups.c): two live leases at once on different
+ * jobs of one group ("group" of the job's OK enqueue or OK claim events;
+ * conversation-group locks, SQL Server Service Broker: one reader works on
+ * a group at a time).  Leases are exactly exclusive_claim's (server times;
+ * see qc__leases_visit).  A violation: lease B of job y starts strictly
+ * before lease A of job x (same group, x != y, A started first) ends; each
+ * pair of leases is reported once, about job y.  Opportunities: OK claims
+ * of grouped jobs that carry a server time. */
+int qc_check_group_exclusive(const qc_history *h, qc_check *out);
+
+/* group_order (check_groups.c): the jobs of a group must be completed in
+ * enqueue order (OK enqueue seq; procrastinate #212: jobs sharing a lock ran
+ * out of order).  A job's completion is its first OK complete with
+ * rows > 0.  A completed job y violates the rule when a job x of its group
+ * enqueued before it (x's OK enqueue precedes y's enqueue invoke, or y's OK
+ * enqueue when the ledger has no invoke) is proven completed after it:
+ * every complete of x that may have taken effect (OK with rows > 0 or
+ * unknown, INFO, or an invoke never answered) has a server "now" later than
+ * y's, or was invoked after y's complete was acknowledged (seq order); or x
+ * has no such complete and is ready or inflight in the final snapshot.
+ * Jobs dead in the snapshot, or whose completion the ledger cannot place,
+ * are not judged.  One violation per overtaking job y.  Opportunities:
+ * completed grouped jobs with an earlier-enqueued judged job in their
+ * group. */
+int qc_check_group_order(const qc_history *h, qc_check *out);
+
 /* Runs every checker; *out is a new array of *n checks freed with
  * qc_checks_free. */
 int qc_check_all(const qc_history *h, qc_check **out, size_t *n);
@@ -178,5 +204,58 @@ const qc_event *qc__invoke_of(const qc_history *h, const qc_event *e);
 
 /* 1 for an OK claim event that returned a job (rows != 0). */
 int qc__is_claim(const qc_event *e);
+
+/* ---- leases (check_claims.c), shared by exclusive_claim and group_exclusive ---- */
+
+#define QC__LEASE_MAX_SEGS 4 /* live intervals of one lease; more lapses are dropped */
+
+/* How a lease segment came to end. */
+typedef enum {
+    QC__END_CLAIM,        /* the claim's lease_until (or none: a point) */
+    QC__END_RENEW,        /* a renew's lease_until */
+    QC__END_RELEASE,      /* a complete / fail, at its "now" */
+    QC__END_RELEASE_BOUND /* a complete / fail, at a lower bound of its time */
+} qc__lease_end;
+
+/* One live interval of a lease: [s, e) in server epoch ms. */
+typedef struct qc__lease_seg {
+    double s, e;
+    long s_ev; /* index in h->ev of the event that opened it: the claim, or a renew */
+    long e_ev; /* index of the event that set e; -1 for the opener's own */
+    qc__lease_end kind;
+} qc__lease_seg;
+
+/* One lease: what one OK claim event gave a worker, as the ledger proves it
+ * (model in check_claims.c). */
+typedef struct qc__lease {
+    long claim;         /* index in h->ev of the claim's OK event */
+    const char *token0; /* token the claim returned */
+    const char *token;  /* current token (after rotations) */
+    int worker, inc;
+    int placed;   /* the claim carried "now"; an unplaced lease has no segment */
+    int released; /* a complete / fail ended it, or may have */
+    double start; /* server ms */
+    double t_ok;  /* client ms of the claim's answer, QC_NO_TIME */
+    double t_inv; /* client ms of the claim's invoke, QC_NO_TIME */
+    int nseg;
+    qc__lease_seg seg[QC__LEASE_MAX_SEGS];
+} qc__lease;
+
+/* Called once per job with OK claims, in ascending job order, with that
+ * job's leases in claim seq order (borrowed until it returns).  A nonzero
+ * return stops the walk. */
+typedef int (*qc__lease_visit_fn)(void *arg, const qc_history *h, int64_t job, const qc__lease *l,
+                                  size_t n);
+
+/* Builds every job's leases from its OK claims, renews, completes and fails
+ * (exclusive_claim's model) and hands them to visit.  Returns 0, QC_ENOMEM,
+ * or visit's nonzero return.  Thread-safe (read-only on h). */
+int qc__leases_visit(const qc_history *h, qc__lease_visit_fn visit, void *arg);
+
+/* Writes how segment x of lease a came to end into buf, times relative to
+ * a's start ("lease until +5000 ms", "released by complete seq 7 at
+ * +2000 ms", ...). */
+void qc__lease_describe_end(char *buf, size_t n, const qc_history *h, const qc__lease *a,
+                            const qc__lease_seg *x);
 
 #endif

@@ -541,6 +541,7 @@ static const struct field {
     {"note", F_STR, offsetof(qc_event, note)},
     {"calls", F_INT64, offsetof(qc_event, calls)},
     {"delay_ms", F_LONG, offsetof(qc_event, delay_ms)},
+    {"group", F_STR, offsetof(qc_event, group)},
 };
 
 static int set_field(part *pt, const struct field *f, json_t *v, qc_event *e, const char **what)

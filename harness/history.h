@@ -112,6 +112,8 @@ typedef struct qc_event {
     int64_t calls;        /* note server_count: the server's count of claim
                              statements (pg_stat_statements); -1 absent */
     long delay_ms;        /* ok enqueue: scheduled this far ahead (ms); 0 */
+    const char *group;    /* ok enqueue / ok claim: the job's group key
+                             (conversation group, lock); NULL: no group */
 } qc_event;
 
 /* Header values the checkers need (from the first line of the ledger). */

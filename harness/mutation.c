@@ -40,6 +40,18 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A scenario that restarts the server or puts PgBouncer in front of it needs
+ * the ephemeral server of its own, whatever --dsn says. */
+static int needs_own_server(const char *scenario)
+{
+    qc_scenario sc;
+    qc_err err = {0};
+    qc_scenario_defaults(&sc);
+    if (qc_scenario_load(&sc, scenario, &err) != 0)
+        return 0;
+    return strcmp(sc.pooler, "none") != 0 || sc.restart_at_s > 0;
+}
+
 /* Runs `qchaos run SCENARIO --protocol P --seed S --out DIR` as a child;
  * returns its exit code, or -1 when it died. */
 static int run_child(const char *scenario, const char *protocol, int seed, const char *dir,
@@ -74,7 +86,7 @@ static int run_child(const char *scenario, const char *protocol, int seed, const
         argv[k++] = "--out";
         argv[k++] = dir;
         argv[k++] = "--no-progress";
-        if (dsn) {
+        if (dsn && !needs_own_server(scenario)) {
             argv[k++] = "--dsn";
             argv[k++] = dsn;
         }

@@ -158,10 +158,12 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
     int wrap = proto->steps[QC_STEP_ENQUEUE].nstmts == 1;
     long chunk = 500;
     int64_t *batch = malloc(sizeof *batch * (size_t)chunk);
+    char (*group)[24] = calloc((size_t)chunk, sizeof *group);
     char *payload = malloc((size_t)s->payload_bytes + 32);
-    if (!batch || !payload) {
+    if (!batch || !payload || !group) {
         free(batch);
         free(payload);
+        free(group);
         return qc_err_set(err, QC_ENOMEM, "out of memory");
     }
     char max_att[24], delay[24];
@@ -179,7 +181,10 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
             payload[len] = 0;
             qc_params p = {0};
             qc_params_set(&p, "payload", payload);
-            qc_params_set(&p, "group_key", NULL);
+            group[i][0] = 0;
+            if (s->groups > 0)
+                snprintf(group[i], sizeof group[i], "g%ld", (first_index + done + i) % s->groups);
+            qc_params_set(&p, "group_key", group[i][0] ? group[i] : NULL);
             qc_params_set(&p, "max_attempts", max_att);
             qc_params_set(&p, "delay_ms", delay);
             qc_result r = {0};
@@ -206,6 +211,8 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
             json_object_set_new(e, "job", json_integer(batch[i]));
             if (delay_ms > 0)
                 json_object_set_new(e, "delay_ms", json_integer(delay_ms));
+            if (group[i][0])
+                json_object_set_new(e, "group", json_string(group[i]));
             qc_ledger_append(lb, e);
         }
         if (ids) {
@@ -222,6 +229,7 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
     }
     free(batch);
     free(payload);
+    free(group);
     return rc;
 }
 
@@ -770,6 +778,12 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         pthread_join(feed.thread, NULL);
     feed.started = 0;
     qc_nemesis_join(&nem);
+    if (pooler_running) {
+        /* before the ephemeral server (and the folder holding the pooler's
+         * pid file) goes away */
+        pooler_stop(pooler_dir);
+        pooler_running = 0;
+    }
     if (server_count && ctl && d->is_ok(ctl))
         server_count_record(d, ctl, proto, lb);
     double elapsed = (qc_clock_ms() - start) / 1000.0;

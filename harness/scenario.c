@@ -169,6 +169,7 @@ static int handler(void *user, const char *section, const char *name, const char
         LONGKEY("workload", "jobs", jobs, 0)
         LONGKEY("workload", "batch", batch, 1)
         LONGKEY("workload", "payload_bytes", payload_bytes, 0)
+        LONGKEY("workload", "groups", groups, 0)
         if (!strcmp(name, "work_ms"))
             return parse_range(value, &s->work_ms_min, &s->work_ms_max)
                        ? fail(c, "%s must be N or MIN-MAX milliseconds, got '%s'", name, value)
@@ -179,7 +180,7 @@ static int handler(void *user, const char *section, const char *name, const char
                        : 1;
         return fail(c,
                     "unknown key '%s' in [%s] (expected workers, jobs, batch, payload_bytes, "
-                    "work_ms, duration_s)",
+                    "groups, work_ms, duration_s)",
                     name, section);
     }
     if (!strcmp(section, "lease")) {

@@ -4,7 +4,7 @@
  * Sections and keys (README "Scenario files" is the reference):
  *   [scenario] name, description, protocol (path, relative to the scenario
  *              file's folder, then the current folder, then the data folder)
- *   [workload] workers, jobs, batch, payload_bytes, work_ms (N or MIN-MAX),
+ *   [workload] workers, jobs, batch, payload_bytes, groups, work_ms (N or MIN-MAX),
  *              duration_s (chaos phase length; 0 = until drained)
  *   [lease]    lease_ms, max_attempts, reaper_interval_ms, retry_delay_ms
  *   [idle]     base_ms, cap_ms, jitter (0..1)
@@ -42,6 +42,7 @@ typedef struct qc_scenario {
     long jobs;               /* jobs enqueued before the chaos phase */
     long batch;              /* jobs asked for per claim */
     long payload_bytes;
+    long groups;             /* > 0: job i belongs to group "g<i mod groups>" */
     long work_ms_min, work_ms_max; /* simulated effect duration */
     double duration_s;       /* chaos phase; 0 = until drained */
     long lease_ms;

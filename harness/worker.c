@@ -227,6 +227,9 @@ static int do_claim(qc_worker *w, claimed *out, int max)
             json_object_set_new(e, "attempt", json_integer(strtol(att, NULL, 10)));
         if (key)
             json_object_set_new(e, "op_key", json_string(key));
+        const char *grp = qc_result_get(&r, i, "group_key");
+        if (grp)
+            json_object_set_new(e, "group", json_string(grp));
         qc_ledger_append(w->lb, e);
         if (n < max) {
             out[n].job = job;

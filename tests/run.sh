@@ -41,6 +41,17 @@ tsan_run() {
 }
 step "e2e under ThreadSanitizer (default scenario, 2000 jobs, 8 workers)" tsan_run
 
+tsan_chaos() {
+  TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+    ./qchaos-tsan run scenarios/chaos.ini --dsn "$dsn" --jobs 1500 --seed 3 \
+      --out "$work/tsan-chaos" --no-progress
+}
+step "e2e under ThreadSanitizer (chaos scenario: every fault, nemesis)" tsan_chaos
+
+# Detection power: every mutant must be caught in every seed and the correct
+# protocol must raise nothing (a small K here; `make mutation K=10` for more).
+step "mutation matrix (2 seeds)" ./qchaos mutation --seeds 2 --dsn "$dsn" --out "$work/mutation"
+
 echo
 for f in "${failures[@]}"; do echo "FAILED: $f"; done
 echo "$passed passed, $failed failed"
