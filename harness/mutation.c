@@ -79,8 +79,10 @@ static int run_child(const char *scenario, const char *protocol, int seed, const
         argv[k++] = "qchaos";
         argv[k++] = "run";
         argv[k++] = scenario;
-        argv[k++] = "--protocol";
-        argv[k++] = protocol;
+        if (protocol) {
+            argv[k++] = "--protocol";
+            argv[k++] = protocol;
+        }
         argv[k++] = "--seed";
         argv[k++] = seedbuf;
         argv[k++] = "--out";
@@ -322,7 +324,8 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
             char out[PATH_MAX];
             snprintf(out, sizeof out, "%s/correct-%.*s/seed%d", o->out_dir,
                      (int)(strlen(base) > 4 ? strlen(base) - 4 : strlen(base)), base, s);
-            int rc = run_child(scen[j], correct, s, out, o->dsn);
+            /* the scenario's own (correct) protocol, unless --correct names one */
+            int rc = run_child(scen[j], o->correct ? correct : NULL, s, out, o->dsn);
             double first;
             int any = 0;
             read_caught(out, NULL, &first, &any);
@@ -379,7 +382,8 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         json_object_set_new(r, "runs_failed", json_integer(fp_failed[j]));
         json_array_append_new(fps, r);
     }
-    json_object_set_new(root, "correct_protocol", json_string(correct));
+    json_object_set_new(root, "correct_protocol",
+                        json_string(o->correct ? correct : "each scenario's own protocol"));
     json_object_set_new(root, "false_positives", fps);
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/mutation.json", o->out_dir);

@@ -16,7 +16,9 @@ typedef struct qc_mutation_opts {
     const char *out_dir;     /* runs go to out_dir/NAME/seedS; table to out_dir/mutation.json */
     const char *dsn;         /* NULL: each run starts its own ephemeral PostgreSQL */
     const char *only;        /* run only mutants whose name contains this, or NULL */
-    const char *correct;     /* the correct protocol (default backends/postgres/skip_locked.sql) */
+    const char *correct;     /* the correct protocol for every baseline run; NULL: each
+                                scenario's own protocol (policy mutants run on
+                                backends/postgres/skip_locked.sql unless this is set) */
 } qc_mutation_opts;
 
 /* Runs the matrix by starting this executable (/proc/self/exe) once per
