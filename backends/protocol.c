@@ -428,6 +428,13 @@ static int end_step(parser *ps)
     cols = required_cols[ps->cur] ? required_cols[ps->cur] : "";
     for (c = cols; *c; c += strspn(c, " ")) {
         size_t w = strcspn(c, " ");
+        /* In the transaction model the claim's lease is its open
+         * transaction: there is no lease_until to return. */
+        if (ps->cur == QC_STEP_CLAIM && ps->p->model && !strcmp(ps->p->model, "transaction") &&
+            w == strlen("lease_until_ms") && !strncmp(c, "lease_until_ms", w)) {
+            c += w;
+            continue;
+        }
         if (!has_word(last->sql, c, w))
             return fail(ps, last->line, "statement '%s' must return column '%.*s'",
                         step_names[ps->cur], (int)w, c);
@@ -752,8 +759,23 @@ static int lookup(const qc_result *res, int upto, const qc_params *in, const cha
     return 0;
 }
 
+static int run_step(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
+                    const qc_params *in, qc_result *out, qc_err *err, int manage_txn);
+
 int qc_protocol_run(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
                     const qc_params *in, qc_result *out, qc_err *err)
+{
+    return run_step(d, c, p, step, in, out, err, 1);
+}
+
+int qc_protocol_run_in_txn(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
+                           const qc_params *in, qc_result *out, qc_err *err)
+{
+    return run_step(d, c, p, step, in, out, err, 0);
+}
+
+static int run_step(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
+                    const qc_params *in, qc_result *out, qc_err *err, int manage_txn)
 {
     const qc_step *st;
     qc_result *res = NULL;
@@ -776,7 +798,7 @@ int qc_protocol_run(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_ste
         rc = qc_err_set(err, QC_ENOMEM, "%s: out of memory", step_names[step]);
         goto out;
     }
-    if (st->nstmts > 1 && !st->autocommit) {
+    if (manage_txn && st->nstmts > 1 && !st->autocommit) {
         rc = d->begin(c, err);
         if (rc != 0)
             goto fail;

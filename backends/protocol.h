@@ -24,7 +24,8 @@
  * enqueue, claim, complete, snapshot), a parameter of a step's first statement
  * that is not a known parameter (QC_PARAM_NAMES), a required result column not
  * mentioned in the text of a step's last statement (claim: job_id token
- * lease_until_ms now_ms attempt op_key payload; enqueue: job_id; snapshot:
+ * lease_until_ms now_ms attempt op_key payload, lease_until_ms not in the
+ * transaction model; enqueue: job_id; snapshot:
  * job_id state attempt token; monitor: ready inflight).
  */
 #ifndef QC_PROTOCOL_H
@@ -118,5 +119,12 @@ void qc_params_set(qc_params *p, const char *name, const char *value);
  * Thread safety: as the connection. */
 int qc_protocol_run(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
                     const qc_params *in, qc_result *out, qc_err *err);
+
+/* Same as qc_protocol_run, inside a transaction the caller opened (the
+ * transaction model: the claim's transaction stays open during the work and
+ * complete commits it): no begin, commit or rollback is issued; on error
+ * the caller decides.  Errors as qc_protocol_run. */
+int qc_protocol_run_in_txn(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
+                           const qc_params *in, qc_result *out, qc_err *err);
 
 #endif

@@ -306,9 +306,31 @@ int qc_check_all(const qc_history *h, qc_check **out, size_t *n)
         qc_checks_free(c, count);
         return rc;
     }
+    for (size_t i = 0; i < count; i++)
+        qc__check_model(h, &c[i]);
     *out = c;
     *n = count;
     return 0;
+}
+
+void qc__check_model(const qc_history *h, qc_check *c)
+{
+    /* The transaction model (claim's transaction open until complete) has
+     * no lease and no reaper: these rules have nothing to stand on there.
+     * A violation they found would still be evidence, so FAIL stays. */
+    static const char *const lease_only[] = {"exclusive_claim", "stale_token_rejected",
+                                             "no_early_reap", "recovery"};
+    if (strcmp(h->info.model, "transaction") != 0 || c->verdict == QC_FAIL)
+        return;
+    for (size_t k = 0; k < sizeof lease_only / sizeof *lease_only; k++) {
+        if (!strcmp(c->name, lease_only[k])) {
+            c->verdict = QC_NOT_APPLICABLE;
+            snprintf(c->summary, sizeof c->summary,
+                     "not applicable to the transaction model (no lease, no reaper)");
+            c->opportunities = 0;
+            return;
+        }
+    }
 }
 
 void qc_checks_free(qc_check *c, size_t n)

@@ -157,6 +157,11 @@ void qc__check_violation(qc_check *c, int64_t job, const int64_t *seqs, int nseq
 /* Sets c->verdict from violations and opportunities. */
 void qc__check_finish(qc_check *c);
 
+/* Marks c NOT_APPLICABLE when its rule does not apply to the history's
+ * protocol model (lease rules under model "transaction"); a FAIL stays.
+ * Called by qc_check_all for every checker. */
+void qc__check_model(const qc_history *h, qc_check *c);
+
 /* ---- shared by the checker files only (not for other modules) ---- */
 
 /* The job an event is about: its own "job", else (a completion whose line

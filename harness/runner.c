@@ -586,6 +586,14 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             goto out;
         }
     }
+    if (!strcmp(proto->model, "transaction") && s->batch != 1) {
+        qc_err_set(err, QC_EINVAL,
+                   "%s: the transaction model claims one job per transaction: batch must be 1 "
+                   "(the scenario says %ld)",
+                   proto->path, s->batch);
+        code = 2;
+        goto out;
+    }
     if ((rc = qc_mkdirs(o->out_dir, err)) != 0) {
         code = 2;
         goto out;
@@ -683,6 +691,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     sh.pids = pids;
     sh.t0 = t0;
     sh.no_prepare = !strcmp(s->pooler, "pgbouncer");
+    sh.txn_model = !strcmp(proto->model, "transaction");
     atomic_store(&sh.chaos, 1);
     int server_count = !strcmp(proto->engine, "postgres") && server_count_reset(d, ctl);
     for (long i = 0; i < s->workers; i++) {

@@ -83,6 +83,7 @@ static int is_protocol_error(const qc_err *err)
 
 static void drop_conn(qc_worker *w, int abrupt)
 {
+    w->in_txn = 0; /* the server rolls an open transaction back */
     if (!w->conn)
         return;
     if (abrupt)
@@ -137,9 +138,16 @@ static int request(qc_worker *w, qc_step_id step, const qc_params *in, int64_t j
     qc_ledger_append(w->lb, e);
 
     qc_err err = {0};
-    int rc = qc_protocol_run(sh->drv, w->conn, sh->proto, step, in, res, &err);
+    int rc = w->in_txn ? qc_protocol_run_in_txn(sh->drv, w->conn, sh->proto, step, in, res, &err)
+                       : qc_protocol_run(sh->drv, w->conn, sh->proto, step, in, res, &err);
     if (rc == 0)
         return 0;
+    if (w->in_txn && rc == QC_EDB) {
+        /* the statement error aborted the claim's transaction */
+        qc_err ignore = {0};
+        sh->drv->rollback(w->conn, &ignore);
+        w->in_txn = 0;
+    }
     atomic_fetch_add(&sh->errors, 1);
     /* A statement error is a definite failure (the transaction rolled back);
      * a lost connection leaves the outcome unknown. */
@@ -199,8 +207,25 @@ static int do_claim(qc_worker *w, claimed *out, int max)
     qc_params_set(&p, "worker", name);
     qc_result r = {0};
     int64_t req;
+    if (sh->txn_model) {
+        /* The claim's transaction stays open while the job is worked on;
+         * complete (or fail) commits it, a crash rolls it back. */
+        qc_err err = {0};
+        if ((!w->conn || !sh->drv->is_ok(w->conn)) && ensure_conn(w) != 0)
+            return -1;
+        if (sh->drv->begin(w->conn, &err) != 0) {
+            drop_conn(w, 1);
+            return -1;
+        }
+        w->in_txn = 1;
+    }
     if (request(w, QC_STEP_CLAIM, &p, INT64_MIN, NULL, &r, &req) != 0)
         return -1;
+    if (w->in_txn && r.nrows == 0) {
+        qc_err ignore = {0};
+        sh->drv->rollback(w->conn, &ignore);
+        w->in_txn = 0;
+    }
     int n = 0;
     if (r.nrows > 0 && qc_result_col(&r, "job_id") < 0) {
         char msg[1100];
@@ -334,6 +359,24 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
     const char *op = qc_step_name(step);
     if (request(w, step, &p, c->job, c->token, &r, &req) != 0)
         return -1;
+    if (w->in_txn && step != QC_STEP_RENEW) {
+        /* transaction model: the step is real only once the claim's
+         * transaction commits */
+        qc_err cerr = {0};
+        int crc = sh->drv->commit(w->conn, &cerr);
+        w->in_txn = 0;
+        if (crc != 0) {
+            json_t *f = event(w, crc == QC_EDB ? "fail" : "info", op, req);
+            set_job(f, c->job, c->token);
+            json_object_set_new(f, "error", json_string(cerr.msg));
+            qc_ledger_append(w->lb, f);
+            atomic_fetch_add(&sh->errors, 1);
+            if (crc != QC_EDB)
+                drop_conn(w, 1);
+            qc_result_clear(&r);
+            return -1;
+        }
+    }
     long rows = changed_rows(&r);
     json_t *e = event(w, discard ? "info" : "ok", op, req);
     set_job(e, c->job, c->token);
@@ -431,6 +474,8 @@ static int process(qc_worker *w, claimed *c)
     }
     if (work(w, c) != 0)
         return 0;
+    if (sh->txn_model && !w->in_txn)
+        return 0; /* the claim's transaction is gone: so is the claim */
     if (f == QC_FAULT_POISON) {
         record_fault(w, f, c, 0);
         if (sc->poison_crash) {

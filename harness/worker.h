@@ -30,6 +30,7 @@ typedef struct qc_shared {
     qc_fault_plan *plan;     /* may be NULL: no client-side faults */
     int no_prepare;          /* 1: unnamed statements (transaction-mode pooler) */
     double t0;               /* the run's monotonic origin (qc_clock_ms), as the ledger's */
+    int txn_model;           /* protocol model "transaction" (claim stays open until complete) */
     atomic_int *pids;        /* [workers]: each worker's server session id, 0 unknown */
     /* atomics */
     atomic_int chaos;        /* 1 while planned faults may fire (the chaos phase) */
@@ -59,6 +60,7 @@ typedef struct qc_worker {
     qc_lbuf *lb;
     pthread_t thread;
     long idle_step;  /* consecutive empty claims (backoff exponent) */
+    int in_txn;      /* transaction model: the claim's transaction is open */
 } qc_worker;
 
 /* Starts a worker thread (id >= 0) or the reaper (id == -1) on w, which the

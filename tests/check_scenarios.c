@@ -258,6 +258,51 @@ START_TEST(test_case_c18_all_jobs_complete_after_restart)
 }
 END_TEST
 
+/* Transaction model: a killed worker's claim is rolled back (its attempt
+ * with it) and the job is claimed again and finished. */
+START_TEST(test_txn_model_killed_claim_rolled_back_and_redone)
+{
+    ck_assert_int_eq(run_qchaos("scenarios/kill_after_claim.ini --protocol "
+                                "backends/postgres/skip_locked_txn.sql --seed 25",
+                                "txn", 1),
+                     0);
+    json_t *r = results("txn");
+    ck_assert_str_eq(verdict(r, "exclusive_claim"), "NOT_APPLICABLE");
+    ck_assert_str_eq(verdict(r, "recovery"), "NOT_APPLICABLE");
+    ck_assert_str_eq(verdict(r, "no_lost_jobs"), "PASS");
+    ck_assert_str_eq(verdict(r, "double_complete"), "PASS");
+    json_decref(r);
+    qc_history h;
+    load_history("txn", &h);
+    int nfault = 0;
+    for (size_t i = 0; i < h.n; i++) {
+        const qc_event *f = &h.ev[i];
+        if (f->type != QC_EV_FAULT || f->job == QC_NO_JOB)
+            continue;
+        nfault++;
+        int claims = 0;
+        const char *state = NULL;
+        int attempt = -1;
+        for (size_t k = 0; k < h.n; k++) {
+            const qc_event *e = &h.ev[k];
+            if (e->job != f->job)
+                continue;
+            if (e->type == QC_EV_OK && e->op == QC_OP_CLAIM)
+                claims++;
+            if (e->type == QC_EV_SNAPSHOT) {
+                state = e->state;
+                attempt = e->attempt;
+            }
+        }
+        ck_assert_int_eq(claims, 2);
+        ck_assert_str_eq(state, "done");
+        ck_assert_int_eq(attempt, 1); /* the killed attempt was rolled back */
+    }
+    ck_assert_int_eq(nfault, 20);
+    qc_history_fini(&h);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("scenarios");
@@ -279,6 +324,7 @@ static Suite *suite(void)
         tcase_add_test(c, test_case_c10_stuck_lease_reclaimed_within_15s);
         tcase_add_test(c, test_case_c12_poison_claimed_at_most_3_times);
         tcase_add_test(c, test_case_c06_effect_count_one_per_job);
+        tcase_add_test(c, test_txn_model_killed_claim_rolled_back_and_redone);
         suite_add_tcase(s, c);
     }
     return s;
