@@ -25,6 +25,7 @@
 #include "../reports/report.h"
 #include "mutation.h"
 #include "runner.h"
+#include "../backends/driver.h"
 
 extern volatile sig_atomic_t qc_interrupted;
 
@@ -233,7 +234,11 @@ static int cmd_run(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    /* The ODBC environment is created once, before any thread starts. */
+    if (qc_odbc_global_init(&err) != 0)
+        return die(3, err.msg);
     int code = qc_run(&o, &err);
+    qc_odbc_global_fini();
     if ((code == 2 || code == 3) && err.msg[0])
         fprintf(stderr, "qchaos: %s\n", err.msg);
     free(line);

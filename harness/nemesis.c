@@ -128,14 +128,17 @@ int qc_nemesis_start(qc_nemesis *n, qc_shared *sh, const char *dsn, const char *
     if (sc->restart_at_s > 0) {
         const char *tpl = sc->restart_command;
         const char *at = strstr(tpl, "{pgdir}");
+        size_t toklen = 7;
+        if (!at && (at = strstr(tpl, "{dir}")))
+            toklen = 5;
         if (at && !pgdir)
             return qc_err_set(err, QC_EINVAL,
-                              "%s: [nemesis] restart_command uses {pgdir}, which only the "
-                              "ephemeral PostgreSQL has; give a command for your server",
+                              "%s: [nemesis] restart_command uses {pgdir} / {dir}, which only "
+                              "an ephemeral server has; give a command for your server",
                               sc->path);
         if (at)
             snprintf(n->command, sizeof n->command, "%.*s%s%s", (int)(at - tpl), tpl, pgdir,
-                     at + 7);
+                     at + toklen);
         else
             snprintf(n->command, sizeof n->command, "%s", tpl);
         /* A relative scripts/ path is relative to the qchaos data folder. */

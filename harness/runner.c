@@ -33,19 +33,29 @@ volatile sig_atomic_t qc_interrupted = 0;
 typedef struct ephemeral {
     char dir[256];
     char dsn[512];
+    char script[64]; /* pg-ephemeral.sh or mariadb-ephemeral.sh */
     int running;
 } ephemeral;
 
-/* Starts scripts/pg-ephemeral.sh in a fresh temporary folder; the script's
- * last stdout line is the conninfo. */
-static int ephemeral_start(ephemeral *e, qc_err *err)
+/* Starts the engine's ephemeral server script (scripts/pg-ephemeral.sh or
+ * scripts/mariadb-ephemeral.sh) in a fresh temporary folder; the script's
+ * last stdout line is the connection string. */
+static int ephemeral_start(ephemeral *e, const char *engine, qc_err *err)
 {
-    snprintf(e->dir, sizeof e->dir, "/tmp/qchaos-pg.XXXXXX");
+    int maria = !strcmp(engine, "mariadb");
+    if (strcmp(engine, "postgres") && !maria)
+        return qc_err_set(err, QC_EINVAL,
+                          "no ephemeral server for engine '%s': give the database with --dsn",
+                          engine);
+    snprintf(e->script, sizeof e->script, "%s", maria ? "mariadb-ephemeral.sh" : "pg-ephemeral.sh");
+    snprintf(e->dir, sizeof e->dir, maria ? "/tmp/qchaos-mdb.XXXXXX" : "/tmp/qchaos-pg.XXXXXX");
     if (!mkdtemp(e->dir))
         return qc_err_set(err, QC_EIO, "cannot create a temporary folder: %s", strerror(errno));
+    chmod(e->dir, 0755);
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s/scripts/pg-ephemeral.sh' start '%s'", qc_datadir(), e->dir);
-    fprintf(stderr, "qchaos: starting an ephemeral PostgreSQL in %s\n", e->dir);
+    snprintf(cmd, sizeof cmd, "'%s/scripts/%s' start '%s'", qc_datadir(), e->script, e->dir);
+    fprintf(stderr, "qchaos: starting an ephemeral %s in %s\n", maria ? "MariaDB" : "PostgreSQL",
+            e->dir);
     FILE *p = popen(cmd, "r");
     if (!p)
         return qc_err_set(err, QC_ECONN, "cannot run %s", cmd);
@@ -58,8 +68,8 @@ static int ephemeral_start(ephemeral *e, qc_err *err)
     }
     int st = pclose(p);
     if (st != 0 || !e->dsn[0])
-        return qc_err_set(err, QC_ECONN,
-                          "could not start the ephemeral PostgreSQL (%s); see %s/log", cmd, e->dir);
+        return qc_err_set(err, QC_ECONN, "could not start the ephemeral server (%s); see %s/log",
+                          cmd, e->dir);
     e->running = 1;
     return 0;
 }
@@ -69,17 +79,19 @@ static void ephemeral_stop(ephemeral *e)
     if (!e->running)
         return;
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s/scripts/pg-ephemeral.sh' destroy '%s' >/dev/null 2>&1",
-             qc_datadir(), e->dir);
+    snprintf(cmd, sizeof cmd, "'%s/scripts/%s' destroy '%s' >/dev/null 2>&1", qc_datadir(),
+             e->script, e->dir);
     if (system(cmd) != 0)
-        fprintf(stderr, "qchaos: could not stop the ephemeral PostgreSQL in %s\n", e->dir);
+        fprintf(stderr, "qchaos: could not stop the ephemeral server in %s\n", e->dir);
     e->running = 0;
 }
 
 static const qc_driver *driver_for(const char *engine)
 {
     if (!strcmp(engine, "postgres") || !strcmp(engine, "spanner"))
-        return &qc_driver_pg;
+        return &qc_driver_pg; /* Spanner through PGAdapter speaks the PostgreSQL protocol */
+    if (!strcmp(engine, "mariadb") || !strcmp(engine, "sqlserver"))
+        return &qc_driver_odbc;
     return NULL;
 }
 
@@ -570,9 +582,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     }
     d = driver_for(probe->engine);
     if (!d) {
-        qc_err_set(err, QC_EINVAL,
-                   "%s: engine '%s' needs the ODBC driver, which this build does not have yet",
-                   s->protocol, probe->engine);
+        qc_err_set(err, QC_EINVAL, "%s: no driver for engine '%s'", s->protocol, probe->engine);
         qc_protocol_destroy(probe);
         code = 2;
         goto out;
@@ -601,8 +611,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
 
     const char *dsn = o->dsn;
     if (!dsn) {
-        if (ephemeral_start(&eph, err) != 0)
+        if (ephemeral_start(&eph, proto->engine, err) != 0) {
+            code = err->code == QC_EINVAL ? 2 : 3;
             goto out;
+        }
         dsn = eph.dsn;
     }
     if (d->open(dsn, &ctl, err) != 0)

@@ -354,6 +354,7 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
     qc_params_set(&p, "lease_ms", lease);
     qc_params_set(&p, "delay_ms", delay);
     qc_params_set(&p, "error", error);
+    qc_params_set(&p, "op_key", c->op_key[0] ? c->op_key : NULL);
     qc_result r = {0};
     int64_t req;
     const char *op = qc_step_name(step);

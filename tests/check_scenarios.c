@@ -17,6 +17,7 @@
 #include "../harness/checkers.h"
 
 static const char *dsn;
+static const char *odbc; /* QC_TEST_ODBC: a live MariaDB through unixODBC */
 static char outdir[256];
 
 static int run_qchaos(const char *args, const char *name, int use_dsn)
@@ -303,6 +304,47 @@ START_TEST(test_txn_model_killed_claim_rolled_back_and_redone)
 }
 END_TEST
 
+static const char *const maria_scenarios[] = {"kill_after_claim", "kill_after_effect",
+                                              "stall_beyond_lease", "lost_ack", "lost_request",
+                                              "poison"};
+
+/* The fault scenarios on a real MariaDB through the ODBC driver. */
+START_TEST(test_mariadb_fault_scenario_passes)
+{
+    const char *sc = maria_scenarios[_i];
+    char cmd[4096], name[128];
+    snprintf(name, sizeof name, "maria-%s", sc);
+    snprintf(cmd, sizeof cmd,
+             "./qchaos run scenarios/%s.ini --protocol backends/mariadb/skip_locked.sql "
+             "--dsn '%s' --seed 31 --out %s/%s --no-progress >%s/%s.log 2>&1",
+             sc, odbc, outdir, name, outdir, name);
+    int st = system(cmd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_msg(WEXITSTATUS(st) == 0, "%s on MariaDB exited %d", sc, WEXITSTATUS(st));
+    json_t *r = results(name);
+    assert_judged_pass(r, name);
+    json_decref(r);
+}
+END_TEST
+
+/* The naive SELECT-then-UPDATE claim written for MariaDB fails there. */
+START_TEST(test_mariadb_select_then_update_fails)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "./qchaos run scenarios/default.ini --protocol "
+             "backends/mariadb/mutants/select_then_update.sql --jobs 3000 --dsn '%s' --seed 32 "
+             "--out %s/maria-naive --no-progress >%s/maria-naive.log 2>&1",
+             odbc, outdir, outdir);
+    int st = system(cmd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 1);
+    json_t *r = results("maria-naive");
+    ck_assert_str_eq(verdict(r, "exclusive_claim"), "FAIL");
+    json_decref(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("scenarios");
@@ -327,6 +369,14 @@ static Suite *suite(void)
         tcase_add_test(c, test_txn_model_killed_claim_rolled_back_and_redone);
         suite_add_tcase(s, c);
     }
+    if (odbc) {
+        TCase *m = tcase_create("mariadb");
+        tcase_set_timeout(m, 300);
+        tcase_add_loop_test(m, test_mariadb_fault_scenario_passes, 0,
+                            (int)(sizeof maria_scenarios / sizeof *maria_scenarios));
+        tcase_add_test(m, test_mariadb_select_then_update_fails);
+        suite_add_tcase(s, m);
+    }
     return s;
 }
 
@@ -336,6 +386,11 @@ int main(void)
     if (!dsn || !*dsn) {
         fprintf(stderr, "check_scenarios: QC_TEST_DSN unset: only the own-server runs\n");
         dsn = NULL;
+    }
+    odbc = getenv("QC_TEST_ODBC");
+    if (!odbc || !*odbc) {
+        fprintf(stderr, "check_scenarios: QC_TEST_ODBC unset: skipping the MariaDB runs\n");
+        odbc = NULL;
     }
     snprintf(outdir, sizeof outdir, "/tmp/qc_scen.%d", (int)getpid());
     char cmd[300];

@@ -7,7 +7,10 @@ cd "$(dirname "$0")/.."
 
 work=$(mktemp -d /tmp/qchaos-test.XXXXXX)
 chmod 755 "$work"
-cleanup() { scripts/pg-ephemeral.sh destroy "$work/pg" >/dev/null 2>&1 || true; }
+cleanup() {
+  scripts/pg-ephemeral.sh destroy "$work/pg" >/dev/null 2>&1 || true
+  scripts/mariadb-ephemeral.sh destroy "$work/mdb" >/dev/null 2>&1 || true
+}
 trap cleanup EXIT
 
 echo "== starting an ephemeral PostgreSQL for the tests"
@@ -17,6 +20,14 @@ if ! dsn=$(scripts/pg-ephemeral.sh start "$work/pg" | tail -n1) || [ -z "$dsn" ]
 fi
 export QC_TEST_DSN="$dsn"
 echo "   $dsn"
+
+echo "== starting an ephemeral MariaDB for the ODBC tests"
+if ! odbc=$(scripts/mariadb-ephemeral.sh start "$work/mdb" | tail -n1) || [ -z "$odbc" ]; then
+  echo "tests/run.sh: could not start MariaDB (see $work/mdb/log)" >&2
+  exit 3
+fi
+export QC_TEST_ODBC="$odbc"
+echo "   ${odbc//Pwd=*;/Pwd=***;}"
 
 passed=0
 failed=0
