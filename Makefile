@@ -68,6 +68,8 @@ install: all
 	install -m 755 qchaos $(DESTDIR)$(PREFIX)/bin/qchaos
 	cp -r backends scenarios scripts $(DESTDIR)$(PREFIX)/share/qchaos/
 	find $(DESTDIR)$(PREFIX)/share/qchaos -name '*.[cho]' -delete
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 docs/qchaos.1 $(DESTDIR)$(PREFIX)/share/man/man1/qchaos.1
 
 format:
 	clang-format -i harness/*.[ch] backends/*.[ch] tests/*.c
