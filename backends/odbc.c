@@ -33,7 +33,9 @@
  * Invariants:
  *   - a table entry holds a statement handle prepared with exactly entry.sql
  *     on this connection; the same id with other SQL is prepared afresh;
- *   - every statement handle is left with no open cursor between calls;
+ *   - a cached handle is left with no open cursor between calls (its
+ *     results are read to SQL_NO_DATA); a handle whose call failed is
+ *     freed, never reused (see odbc_exec);
  *   - after a QC_ECONN the connection is marked lost: is_ok() is false and
  *     exec/begin/commit refuse without touching the network;
  *   - the socket descriptor is only shut down while /proc/self/fd still
@@ -86,16 +88,16 @@ struct qc_conn {
     SQLHDBC dbc;
     prep *preps; /* indexed by statement id */
     int npreps;
-    int lost;       /* 1 after QC_ECONN: unusable */
-    int in_txn;     /* autocommit is off: begin ran, commit / rollback did not */
-    int no_prepare; /* set_option("prepare", "off"): SQLExecDirect only */
-    int dbms;       /* DBMS_* from SQL_DBMS_NAME */
-    long session;   /* server session id (CONNECTION_ID, @@SPID, backend pid), 0 unknown */
-    int sock_fd;    /* the connection's socket, -1 unknown */
+    int lost;               /* 1 after QC_ECONN: unusable */
+    int in_txn;             /* autocommit is off: begin ran, commit / rollback did not */
+    int no_prepare;         /* set_option("prepare", "off"): SQLExecDirect only */
+    int dbms;               /* DBMS_* from SQL_DBMS_NAME */
+    long session;           /* server session id (CONNECTION_ID, @@SPID, backend pid), 0 unknown */
+    int sock_fd;            /* the connection's socket, -1 unknown */
     unsigned long sock_ino; /* its socket inode (/proc/self/fd link "socket:[ino]") */
-    char *conninfo; /* the connection string as given: only for the KILL fallback */
-    char *password; /* Pwd / Password value, for scrubbing messages; may be NULL */
-    char where[160];  /* "host:port" for messages */
+    char *conninfo;         /* the connection string as given: only for the KILL fallback */
+    char *password;         /* Pwd / Password value, for scrubbing messages; may be NULL */
+    char where[160];        /* "host:port" for messages */
     char dbms_name[64];
     char dbms_ver[64];
 };
@@ -312,8 +314,8 @@ static void read_diag(SQLSMALLINT type, SQLHANDLE h, char state[6], SQLINTEGER *
 /* Whether a diagnostic means the connection is gone (outcome unknown). */
 static int is_conn_lost(const char *state, SQLINTEGER native, const char *msg)
 {
-    static const char *const states[] = {"08S01", "08003", "08007", "08001", "08004",
-                                         "HYT00", "HYT01", NULL};
+    static const char *const states[] = {"08S01", "08003", "08007", "08001",
+                                         "08004", "HYT00", "HYT01", NULL};
     static const char *const texts[] = {"server has gone away", "Lost connection",
                                         "Connection was killed", "Communication link failure",
                                         NULL};
@@ -614,9 +616,18 @@ out:
     if (h != SQL_NULL_HSTMT) {
         if (direct) {
             SQLFreeHandle(SQL_HANDLE_STMT, h);
+        } else if (rc != 0) {
+            /* Never reuse a handle whose call failed: MariaDB Connector/ODBC
+             * 3.1.15 blocks for ever in the next SQLExecute of a prepared
+             * SELECT that failed after its column metadata was sent (a
+             * deadlock in a range SELECT ... FOR UPDATE) once
+             * SQLFreeStmt(SQL_CLOSE) ran on it.  Freed, it is prepared
+             * afresh on its next use. */
+            SQLFreeHandle(SQL_HANDLE_STMT, h);
+            c->preps[stmt_id].h = SQL_NULL_HSTMT;
+            free(c->preps[stmt_id].sql);
+            c->preps[stmt_id].sql = NULL;
         } else {
-            if (rc != 0 && !c->lost)
-                SQLFreeStmt(h, SQL_CLOSE); /* a cursor may be left open */
             SQLFreeStmt(h, SQL_RESET_PARAMS); /* ind is about to be freed */
         }
     }
@@ -887,8 +898,9 @@ static int probe_session(qc_conn *c, int server_port, qc_err *err)
         break;
     }
     if (rc == QC_ECONN)
-        return qc_err_set(err, QC_ECONN, "cannot connect to %s: connection lost right after login: %s",
-                          c->where, ignored.msg);
+        return qc_err_set(err, QC_ECONN,
+                          "cannot connect to %s: connection lost right after login: %s", c->where,
+                          ignored.msg);
     c->session = strtol(id, NULL, 10);
     c->sock_fd = find_socket(port, server_port, &c->sock_ino);
     return 0;

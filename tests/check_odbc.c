@@ -15,6 +15,7 @@
  * Waiting is always a poll with a deadline (poll_value), never a bare sleep.
  */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,8 +111,8 @@ static int poll_value(qc_conn *c, int id, const char *sql, const char *param, co
 /* Polls a locking query (one parameter) until it succeeds with want in
  * column col; an error (the row is still locked: NOWAIT) counts as not yet.
  * Returns whether it did before deadline_ms. */
-static int poll_lock_free(qc_conn *c, int id, const char *sql, const char *param,
-                          const char *col, const char *want, double deadline_ms)
+static int poll_lock_free(qc_conn *c, int id, const char *sql, const char *param, const char *col,
+                          const char *want, double deadline_ms)
 {
     const char *params[1] = {param};
     double end = mono_ms() + deadline_ms;
@@ -201,8 +202,8 @@ START_TEST(test_odbc_open_password_echoed_by_driver_scrubbed)
     qc_conn *c = NULL;
     qc_err err = {0};
     /* Contrived: the password equals the host, which the message names. */
-    int rc = D->open("Driver={MariaDB Unicode};Server=127.0.0.1;Port=1;Uid=u;Pwd=127.0.0.1;", &c,
-                     &err);
+    int rc =
+        D->open("Driver={MariaDB Unicode};Server=127.0.0.1;Port=1;Uid=u;Pwd=127.0.0.1;", &c, &err);
 
     ck_assert_int_eq(rc, QC_ECONN);
     ck_assert_msg(strstr(err.msg, "127.0.0.1") == NULL, "leaked: %s", err.msg);
@@ -261,8 +262,8 @@ START_TEST(test_odbc_driver_table_complete_qmark)
 {
     ck_assert_str_eq(D->name, "odbc");
     ck_assert_int_eq(D->style, QC_PARAM_QMARK);
-    ck_assert(D->open && D->exec && D->begin && D->commit && D->rollback && D->abort &&
-              D->close && D->server_version && D->is_ok && D->set_option && D->backend_pid);
+    ck_assert(D->open && D->exec && D->begin && D->commit && D->rollback && D->abort && D->close &&
+              D->server_version && D->is_ok && D->set_option && D->backend_pid);
     D->close(NULL);
     ck_assert_int_eq(qc_odbc_abort_ex(NULL), QC_ODBC_ABORT_NONE);
     ck_assert(!D->is_ok(NULL));
@@ -434,9 +435,8 @@ START_TEST(test_odbc_exec_missing_table_edb_conn_usable)
     qc_err err = {0};
     char *v;
 
-    ck_assert_int_eq(
-        D->exec(c, 1, 1, "SELECT * FROM qc_odbc_never_existed", 0, NULL, &r, &err),
-        QC_EDB);
+    ck_assert_int_eq(D->exec(c, 1, 1, "SELECT * FROM qc_odbc_never_existed", 0, NULL, &r, &err),
+                     QC_EDB);
     ck_assert_int_eq(err.code, QC_EDB);
     ck_assert_int_eq((int)strlen(err.sqlstate), 5);
     ck_assert_str_eq(err.sqlstate, "42S02");
@@ -482,6 +482,79 @@ START_TEST(test_odbc_exec_procedure_results_last_with_columns)
     live_ddl(c, sql);
     qc_result_clear(&r);
     D->close(c);
+}
+END_TEST
+
+typedef struct lock_waiter {
+    qc_conn *c;
+    const char *sql;
+    int rc;
+} lock_waiter;
+
+static void *wait_for_lock(void *arg)
+{
+    lock_waiter *w = arg;
+    const char *two[1] = {"2"};
+    qc_result r = {0};
+    qc_err err = {0};
+
+    w->rc = D->exec(w->c, 5, 1, w->sql, 1, two, &r, &err);
+    qc_result_clear(&r);
+    return NULL;
+}
+
+/* Regression: MariaDB Connector/ODBC hung in the next SQLExecute of a
+ * prepared range SELECT ... FOR UPDATE that had failed with a deadlock. */
+START_TEST(test_odbc_exec_deadlocked_range_select_reexecutes)
+{
+    qc_conn *a = live_open(), *b = live_open();
+    char t[64], sql[256], ddl[256], pid[32];
+    const char *one[1] = {"1"}, *two[1] = {"2"};
+    lock_waiter w;
+    pthread_t th;
+    qc_result r = {0};
+    qc_err err = {0}, ignored;
+    int rc_b;
+
+    table_name(t, sizeof t, "deadlock");
+    snprintf(ddl, sizeof ddl, "CREATE TABLE %s (id INT PRIMARY KEY, v INT) ENGINE=InnoDB", t);
+    live_ddl(b, ddl);
+    snprintf(ddl, sizeof ddl, "INSERT INTO %s VALUES (1, 0), (2, 0)", t);
+    live_ddl(b, ddl);
+    snprintf(sql, sizeof sql, "SELECT id, v FROM %s WHERE id >= ? ORDER BY id LIMIT 1 FOR UPDATE",
+             t);
+    ck_assert_int_eq(D->begin(a, &err), 0);
+    ck_assert_int_eq(D->begin(b, &err), 0);
+    ck_assert_int_eq(D->exec(a, 5, 1, sql, 1, one, &r, &err), 0); /* a locks 1 */
+    ck_assert_int_eq(D->exec(b, 5, 1, sql, 1, two, &r, &err), 0); /* b locks 2 */
+    w.c = a;
+    w.sql = sql;
+    w.rc = 1;
+    ck_assert_int_eq(pthread_create(&th, NULL, wait_for_lock, &w), 0); /* a waits for 2 */
+    snprintf(pid, sizeof pid, "%d", D->backend_pid(a));
+    ck_assert(poll_value(b, 6,
+                         "SELECT COMMAND AS v FROM information_schema.PROCESSLIST WHERE ID = ?",
+                         pid, "v", "Execute", 10000));
+    rc_b = D->exec(b, 5, 1, sql, 1, one, &r, &err); /* b waits for 1: deadlock */
+    if (rc_b != 0)
+        D->rollback(b, &ignored);
+    pthread_join(th, NULL);
+    if (w.rc != 0)
+        D->rollback(a, &ignored);
+    ck_assert_msg((rc_b == QC_EDB && strcmp(err.sqlstate, "40001") == 0) || w.rc == QC_EDB,
+                  "no deadlock: b %d (%s), a %d", rc_b, err.msg, w.rc);
+    D->rollback(a, &ignored);
+    D->rollback(b, &ignored);
+    /* The statement that failed runs again on both connections. */
+    ck_assert_int_eq(D->exec(b, 5, 1, sql, 1, one, &r, &err), 0);
+    ck_assert_str_eq(qc_result_get(&r, 0, "id"), "1");
+    ck_assert_int_eq(D->exec(a, 5, 1, sql, 1, two, &r, &err), 0);
+    ck_assert_str_eq(qc_result_get(&r, 0, "id"), "2");
+    snprintf(ddl, sizeof ddl, "DROP TABLE %s", t);
+    live_ddl(b, ddl);
+    qc_result_clear(&r);
+    D->close(a);
+    D->close(b);
 }
 END_TEST
 
@@ -682,8 +755,7 @@ static void abort_case(int force_kill)
                         "ABORTED_CLIENTS", "v");
     if (force_kill)
         qc__odbc_forget_socket(a);
-    ck_assert_int_eq(qc_odbc_abort_path(a),
-                     force_kill ? QC_ODBC_ABORT_KILL : QC_ODBC_ABORT_SOCKET);
+    ck_assert_int_eq(qc_odbc_abort_path(a), force_kill ? QC_ODBC_ABORT_KILL : QC_ODBC_ABORT_SOCKET);
     path = qc_odbc_abort_ex(a);
     ck_assert_int_eq(path, force_kill ? QC_ODBC_ABORT_KILL : QC_ODBC_ABORT_SOCKET);
     ck_assert_msg(poll_value(b, 4,
@@ -861,16 +933,16 @@ START_TEST(test_mariadb_protocol_claim_complete_renew_fail_snapshot_monitor)
     ck_assert_str_eq(a.job, jobs[0]); /* FIFO by run_after, id */
     ck_assert_int_eq(a.attempt, 1);
     ck_assert_msg(a.now > 1.5e12 && a.now < 1e13, "now_ms %f", a.now);
-    ck_assert_msg(a.lease_until - a.now > 4000 && a.lease_until - a.now <= 5000,
-                  "lease %f now %f", a.lease_until, a.now);
+    ck_assert_msg(a.lease_until - a.now > 4000 && a.lease_until - a.now <= 5000, "lease %f now %f",
+                  a.lease_until, a.now);
     /* renew with the right token: rows 1, a later lease; a wrong one: 0. */
     ck_assert_int_eq(update_step(c, p, QC_STEP_RENEW, a.job, a.token, "8000", &r), 1);
     ck_assert_str_eq(qc_result_get(&r, 0, "token"), a.token);
     ck_assert(strtod(qc_result_get(&r, 0, "lease_until_ms"), NULL) > a.lease_until);
     ck_assert_ptr_nonnull(qc_result_get(&r, 0, "now_ms"));
-    ck_assert_int_eq(update_step(c, p, QC_STEP_RENEW, a.job,
-                                 "00000000-0000-0000-0000-000000000000", "8000", &r),
-                     0);
+    ck_assert_int_eq(
+        update_step(c, p, QC_STEP_RENEW, a.job, "00000000-0000-0000-0000-000000000000", "8000", &r),
+        0);
     ck_assert_ptr_null(qc_result_get(&r, 0, "lease_until_ms"));
     /* complete twice with the same token: 1 row, then 0; with the server
      * time it ran at. */
@@ -1151,6 +1223,7 @@ static Suite *odbc_suite(int live)
         tcase_add_test(tc, test_odbc_exec_update_reports_affected);
         tcase_add_test(tc, test_odbc_exec_missing_table_edb_conn_usable);
         tcase_add_test(tc, test_odbc_exec_procedure_results_last_with_columns);
+        tcase_add_test(tc, test_odbc_exec_deadlocked_range_select_reexecutes);
         tcase_add_test(tc, test_odbc_transaction_commit_rollback_restore_autocommit);
         tcase_add_test(tc, test_odbc_run_later_statement_uses_earlier_column);
         tcase_add_test(tc, test_odbc_run_error_rolls_back_transaction);
