@@ -81,25 +81,41 @@ static int parse_long_arg(const char *opt, const char *v, long min, long *out)
     return 0;
 }
 
+/* The command line, shell-quoted, with the password of every connection
+ * string (--dsn, --worker-dsn) replaced by "***": it goes into the ledger,
+ * results.json and every report. */
 static char *join_argv(int argc, char **argv)
 {
     size_t n = 1;
     for (int i = 0; i < argc; i++)
-        n += strlen(argv[i]) * 4 + 3;
+        n += strlen(argv[i]) * 4 + 16;
     char *s = malloc(n);
-    if (!s)
+    char *red = malloc(n);
+    if (!s || !red) {
+        free(s);
+        free(red);
         return NULL;
+    }
     s[0] = 0;
     for (int i = 0; i < argc; i++) {
         if (i)
             strcat(s, " ");
-        int plain = strspn(argv[i], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                    "0123456789-_./=:,@") == strlen(argv[i]);
+        const char *arg = argv[i];
+        int secret = i > 0 && (!strcmp(argv[i - 1], "--dsn") || !strcmp(argv[i - 1], "--worker-dsn"));
+        if (secret || !strncmp(arg, "--dsn=", 6) || !strncmp(arg, "--worker-dsn=", 13)) {
+            const char *eq = secret ? NULL : strchr(arg, '=');
+            size_t pre = eq ? (size_t)(eq - arg) + 1 : 0;
+            memcpy(red, arg, pre);
+            qc_redact_conninfo(arg + pre, red + pre, n - pre);
+            arg = red;
+        }
+        int plain = strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                "0123456789-_./=:,@") == strlen(arg);
         if (plain) {
-            strcat(s, argv[i]);
+            strcat(s, arg);
         } else {
             strcat(s, "'");
-            for (const char *p = argv[i]; *p; p++) {
+            for (const char *p = arg; *p; p++) {
                 if (*p == '\'')
                     strcat(s, "'\\''");
                 else
@@ -108,6 +124,7 @@ static char *join_argv(int argc, char **argv)
             strcat(s, "'");
         }
     }
+    free(red);
     return s;
 }
 

@@ -237,6 +237,29 @@ START_TEST(test_e2e_ephemeral_postgres_when_no_dsn)
 }
 END_TEST
 
+/* A password in --dsn reaches the server but never the output: not stdout,
+ * not stderr, not the ledger, results.json, junit.xml or the reports (the
+ * repeat command keeps the connection string with "***"). */
+START_TEST(test_e2e_password_never_written)
+{
+    char cmd[2048];
+    char *err = NULL;
+    snprintf(cmd, sizeof cmd,
+             "./qchaos run scenarios/default.ini --protocol "
+             "backends/postgres/mutants/select_then_update.sql --jobs 400 --seed 9 "
+             "--dsn '%s password=Pw9Secret' --out %s/pw --no-progress",
+             dsn, outdir);
+    int code = run(cmd, &err);
+    ck_assert_msg(code == 1, "exit %d: %s", code, err);
+    ck_assert_msg(!strstr(err, "Pw9Secret"), "password on stderr");
+    free(err);
+    snprintf(cmd, sizeof cmd, "! grep -rq Pw9Secret %s/pw %s/stdout.txt", outdir, outdir);
+    ck_assert_int_eq(run(cmd, NULL), 0);
+    snprintf(cmd, sizeof cmd, "grep -q 'password=\\*\\*\\*' %s/pw/results.json", outdir);
+    ck_assert_int_eq(run(cmd, NULL), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("e2e");
@@ -255,6 +278,7 @@ static Suite *suite(void)
         tcase_set_timeout(live, 900);
         tcase_add_test(live, test_e2e_default_scenario_passes_and_audit_agrees);
         tcase_add_test(live, test_e2e_select_then_update_mutant_fails_with_jobs_named);
+        tcase_add_test(live, test_e2e_password_never_written);
         suite_add_tcase(s, live);
     }
     return s;
