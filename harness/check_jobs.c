@@ -76,6 +76,53 @@ static int cmp_i64(const void *pa, const void *pb)
 
 /* Checks one enqueued job (its ledger events r[0..n), in seq order, the
  * first OK enqueue at enq) against the final snapshot. */
+/* A final state must have been earned.  "done" needs a complete that may
+ * have taken effect (acknowledged with rows > 0, or of unknown outcome):
+ * otherwise the job was dropped, not finished (a reaper or enqueue that
+ * writes done).  "dead" before max_attempts needs an acknowledged fail (a
+ * protocol may dead-letter on failure): a job the ledger saw claimed fewer
+ * than max_attempts times, whose own attempt counter agrees, and that no
+ * worker failed, was dead-lettered by something else. */
+static void check_final(qc_check *c, const qc_history *h, const qc__jobref *r, size_t n,
+                        const qc_event *enq, const qc_event *row, long *unfinished)
+{
+    int may_complete = 0, failed = 0;
+    long claims = 0;
+    int64_t claim_seq = -1;
+    for (size_t i = 0; i < n; i++) {
+        const qc_event *e = &h->ev[r[i].ev];
+        if (e->op == QC_OP_COMPLETE &&
+            ((e->type == QC_EV_OK && e->rows != 0) || e->type == QC_EV_INFO ||
+             e->type == QC_EV_INVOKE))
+            may_complete = 1; /* an invoke counts: its answer may never have come */
+        if (e->op == QC_OP_FAIL && (e->type == QC_EV_OK || e->type == QC_EV_INFO ||
+                                    e->type == QC_EV_INVOKE))
+            failed = 1;
+        if (e->op == QC_OP_CLAIM && e->type == QC_EV_OK) {
+            claims++;
+            claim_seq = e->seq;
+        }
+    }
+    if (!strcmp(row->state, "done") && !may_complete) {
+        int64_t seqs[] = {enq->seq, claim_seq >= 0 ? claim_seq : enq->seq, row->seq};
+        (*unfinished)++;
+        qc__check_violation(c, row->job, seqs, 3,
+                            "job %lld is done in the final snapshot (seq %lld) but no complete "
+                            "was ever sent for it (%ld claims): it was dropped, not finished",
+                            (long long)row->job, (long long)row->seq, claims);
+    } else if (!strcmp(row->state, "dead") && !failed && h->info.max_attempts > 0 &&
+               claims < h->info.max_attempts && row->attempt >= 0 &&
+               row->attempt < h->info.max_attempts) {
+        int64_t seqs[] = {enq->seq, claim_seq >= 0 ? claim_seq : enq->seq, row->seq};
+        (*unfinished)++;
+        qc__check_violation(c, row->job, seqs, 3,
+                            "job %lld is dead in the final snapshot (seq %lld) after %ld claims "
+                            "(attempt %d) of max_attempts %ld, and no worker failed it",
+                            (long long)row->job, (long long)row->seq, claims, row->attempt,
+                            h->info.max_attempts);
+    }
+}
+
 static void check_enqueued(qc_check *c, const qc_history *h, const qc__snapshot *snap,
                            const qc__jobref *r, size_t n, const qc_event *enq, long *missing,
                            long *unfinished)
@@ -95,12 +142,16 @@ static void check_enqueued(qc_check *c, const qc_history *h, const qc__snapshot 
     } else if (!is_final(row->state)) {
         int64_t seqs[] = {enq->seq, last->seq, row->seq};
         (*unfinished)++;
+        if (qc__run_interrupted(h))
+            return; /* stopped before the drain: not judged */
         qc__check_violation(c, r[0].job, seqs, 3,
                             "job %lld is %s in the final snapshot (seq %lld), not done or dead; "
                             "enqueued at seq %lld, its last ledger event is seq %lld (%s)",
                             (long long)r[0].job,
                             row->state != NULL ? row->state : "without a state",
                             (long long)row->seq, (long long)enq->seq, (long long)last->seq, what);
+    } else {
+        check_final(c, h, r, n, enq, row, unfinished);
     }
 }
 
@@ -180,11 +231,16 @@ int qc_check_no_lost_jobs(const qc_history *h, qc_check *out)
                                 row->state != NULL ? row->state : "none");
     }
     snprintf(out->summary, sizeof out->summary,
-             "%ld enqueued jobs, %zu jobs in the final snapshot, %ld not done or dead, "
+             "%ld enqueued jobs, %zu jobs in the final snapshot, %ld not done or dead (or not earned), "
              "%ld missing, %zu never enqueued (%ld enqueues with an unknown outcome)",
              out->opportunities, snap.n, unfinished, missing, nunexp, unknown);
 done:
     qc__check_finish(out);
+    if (out->verdict == QC_PASS && qc__run_interrupted(h)) {
+        out->verdict = QC_INCONCLUSIVE;
+        snprintf(out->summary, sizeof out->summary,
+                 "run interrupted before the drain: unfinished jobs not judged");
+    }
 out:
     free(r);
     free(enqueued);

@@ -297,7 +297,8 @@ int qc_check_recovery(const qc_history *h, qc_check *out)
             break;
         case REC_NEVER:
             never++;
-            report_recovery(out, h, x, bound);
+            if (!qc__run_interrupted(h))
+                report_recovery(out, h, x, bound);
             break;
         case REC_UNKNOWN:
             unknown++;
@@ -327,6 +328,11 @@ int qc_check_recovery(const qc_history *h, qc_check *out)
     free(ms);
     free(rs);
     qc__check_finish(out);
+    if (out->verdict == QC_PASS && qc__run_interrupted(h)) {
+        out->verdict = QC_INCONCLUSIVE;
+        snprintf(out->summary, sizeof out->summary,
+                 "run interrupted before the drain: not judged to the end");
+    }
     return 0;
 }
 
@@ -380,7 +386,9 @@ static void judge_poison(qc_check *c, const qc_history *h, const qc__jobref *r, 
     }
     if (row == NULL)
         return;
-    if (row->state == NULL || strcmp(row->state, "dead") != 0) {
+    if ((row->state == NULL || strcmp(row->state, "dead") != 0) && qc__run_interrupted(h)) {
+        return; /* stopped before the drain: it may have died later */
+    } else if (row->state == NULL || strcmp(row->state, "dead") != 0) {
         int64_t ev[] = {f->seq, last != NULL ? last->seq : f->seq, row->seq};
         t->not_dead++;
         qc__check_violation(c, f->job, ev, 3,
@@ -442,5 +450,10 @@ int qc_check_bounded_failure(const qc_history *h, qc_check *out)
              t.no_error);
     qc__snapshot_fini(&snap);
     qc__check_finish(out);
+    if (out->verdict == QC_PASS && qc__run_interrupted(h)) {
+        out->verdict = QC_INCONCLUSIVE;
+        snprintf(out->summary, sizeof out->summary,
+                 "run interrupted before the drain: not judged to the end");
+    }
     return 0;
 }

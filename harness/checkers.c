@@ -313,6 +313,14 @@ int qc_check_all(const qc_history *h, qc_check **out, size_t *n)
     return 0;
 }
 
+int qc__run_interrupted(const qc_history *h)
+{
+    for (size_t i = h->n; i-- > 0;)
+        if (h->ev[i].type == QC_EV_END)
+            return h->ev[i].interrupted == 1;
+    return 0;
+}
+
 void qc__check_model(const qc_history *h, qc_check *c)
 {
     /* The transaction model (claim's transaction open until complete) has

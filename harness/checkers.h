@@ -162,6 +162,11 @@ void qc__check_finish(qc_check *c);
  * Called by qc_check_all for every checker. */
 void qc__check_model(const qc_history *h, qc_check *c);
 
+/* 1 when the run was interrupted before its drain (an end event says so):
+ * liveness (jobs left unfinished, never recovered, poison not yet dead)
+ * cannot be judged then, safety still can. */
+int qc__run_interrupted(const qc_history *h);
+
 /* ---- shared by the checker files only (not for other modules) ---- */
 
 /* The job an event is about: its own "job", else (a completion whose line

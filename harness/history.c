@@ -524,6 +524,7 @@ static const struct field {
     {"attempt", F_INT, offsetof(qc_event, attempt)},
     {"applied", F_BOOL, offsetof(qc_event, applied)},
     {"drained", F_BOOL, offsetof(qc_event, drained)},
+    {"interrupted", F_BOOL, offsetof(qc_event, interrupted)},
     {"token", F_STR, offsetof(qc_event, token)},
     {"new_token", F_STR, offsetof(qc_event, new_token)},
     {"op_key", F_STR, offsetof(qc_event, op_key)},

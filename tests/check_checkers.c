@@ -537,7 +537,8 @@ START_TEST(test_no_lost_jobs_unfinished_missing_and_unknown_jobs_fail)
                "{'seq':10,'type':'snapshot','job':2,'state':'inflight','attempt':1,'token':'a'}\n"
                "{'seq':11,'type':'snapshot','job':4,'state':'dead','attempt':3}\n"
                "{'seq':12,'type':'snapshot','job':99,'state':'done','attempt':1}\n"
-               "{'seq':13,'type':'end','drained':false}\n",
+               "{'seq':13,'type':'end','drained':false}\n"
+               "{'seq':14,'type':'ok','op':'complete','worker':3,'rows':1,'job':1,'token':'z'}\n",
         &c);
     ck_assert_str_eq(c.name, "no_lost_jobs");
     ck_assert_int_eq(c.verdict, QC_FAIL);
@@ -565,7 +566,8 @@ START_TEST(test_no_lost_jobs_all_done_or_dead_passes)
         HEADER "{'seq':1,'type':'ok','op':'enqueue','worker':0,'rows':1,'job':1}\n"
                "{'seq':2,'type':'ok','op':'enqueue','worker':0,'rows':1,'job':2}\n"
                "{'seq':3,'type':'snapshot','job':1,'state':'done'}\n"
-               "{'seq':4,'type':'snapshot','job':2,'state':'dead','error':'poison'}\n",
+               "{'seq':4,'type':'snapshot','job':2,'state':'dead','error':'poison'}\n"
+               "{'seq':5,'type':'ok','op':'complete','worker':0,'rows':1,'job':1,'token':'a'}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.opportunities, 2);
@@ -579,7 +581,8 @@ END_TEST
            "{'seq':2,'type':'invoke','op':'enqueue','worker':0,'req':2}\n"                         \
            "{'seq':3,'type':'info','op':'enqueue','worker':0,'req':2,'error':'timeout'}\n"         \
            "{'seq':4,'type':'snapshot','job':1,'state':'done'}\n"                                  \
-           "{'seq':5,'type':'snapshot','job':2,'state':'done'}\n"
+           "{'seq':5,'type':'snapshot','job':2,'state':'done'}\n"                                  \
+           "{'seq':7,'type':'ok','op':'complete','worker':0,'rows':1,'job':1,'token':'a'}\n"
 
 START_TEST(test_no_lost_jobs_info_enqueue_accounts_for_one_job_passes)
 {
@@ -603,6 +606,65 @@ START_TEST(test_no_lost_jobs_info_enqueue_accounts_for_one_job_only_fails)
     ck_assert_int_eq(c.nviolations, 1);
     ASSERT_VIOLATION(&c, 0, 3, 6);
     ck_assert_ptr_nonnull(strstr(c.v[0].msg, "2 such jobs, 1 enqueues with an unknown outcome"));
+    free(c.v);
+}
+END_TEST
+
+/* A final state must be earned: done needs a complete that may have taken
+ * effect, dead before max_attempts needs a fail (escapes found in review:
+ * a reaper writing done, a reaper dead-lettering on the first expiry, an
+ * enqueue writing done). */
+START_TEST(test_no_lost_jobs_unearned_done_and_early_dead_fail)
+{
+    qc_check c;
+
+    run(qc_check_no_lost_jobs,
+        "{'type':'header','seed':1,'max_attempts':3}\n"
+        "{'seq':1,'type':'ok','op':'enqueue','worker':-1,'job':1}\n"
+        "{'seq':2,'type':'ok','op':'enqueue','worker':-1,'job':2}\n"
+        "{'seq':3,'type':'ok','op':'enqueue','worker':-1,'job':3}\n"
+        "{'seq':4,'type':'ok','op':'enqueue','worker':-1,'job':4}\n"
+        "{'seq':5,'type':'ok','op':'claim','worker':0,'rows':1,'job':1,'token':'a'}\n"
+        "{'seq':6,'type':'fault','fault':'kill_after_claim','job':1,'worker':0}\n"
+        "{'seq':7,'type':'ok','op':'claim','worker':0,'rows':1,'job':2,'token':'b'}\n"
+        "{'seq':8,'type':'ok','op':'claim','worker':0,'rows':1,'job':3,'token':'c'}\n"
+        "{'seq':9,'type':'invoke','op':'fail','worker':0,'job':3,'token':'c','req':9}\n"
+        "{'seq':10,'type':'ok','op':'fail','worker':0,'job':3,'token':'c','req':9,'rows':1}\n"
+        "{'seq':11,'type':'invoke','op':'complete','worker':0,'job':4,'token':'d','req':11}\n"
+        "{'seq':12,'type':'snapshot','job':1,'state':'done','attempt':1}\n"
+        "{'seq':13,'type':'snapshot','job':2,'state':'dead','attempt':1}\n"
+        "{'seq':14,'type':'snapshot','job':3,'state':'dead','attempt':1,'error':'bad input'}\n"
+        "{'seq':15,'type':'snapshot','job':4,'state':'done','attempt':1}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 2); /* job 3 was failed; job 4's complete may have run */
+    ASSERT_VIOLATION(&c, 0, 1, 1, 5, 12);
+    ck_assert_ptr_nonnull(strstr(c.v[0].msg, "job 1 is done in the final snapshot (seq 12) but no "
+                                             "complete was ever sent for it (1 claims)"));
+    ASSERT_VIOLATION(&c, 1, 2, 2, 7, 13);
+    ck_assert_ptr_nonnull(strstr(c.v[1].msg, "job 2 is dead in the final snapshot (seq 13) after 1 "
+                                             "claims (attempt 1) of max_attempts 3"));
+    free(c.v);
+}
+END_TEST
+
+/* A run stopped by SIGINT/SIGTERM before its drain leaves jobs unfinished:
+ * that is not a lost job, and not a pass either. */
+START_TEST(test_no_lost_jobs_interrupted_run_inconclusive)
+{
+    qc_check c;
+
+    run(qc_check_no_lost_jobs,
+        HEADER "{'seq':1,'type':'ok','op':'enqueue','worker':0,'rows':1,'job':1}\n"
+               "{'seq':2,'type':'ok','op':'enqueue','worker':0,'rows':1,'job':2}\n"
+               "{'seq':3,'type':'ok','op':'complete','worker':0,'rows':1,'job':1,'token':'a'}\n"
+               "{'seq':4,'type':'snapshot','job':1,'state':'done'}\n"
+               "{'seq':5,'type':'snapshot','job':2,'state':'ready'}\n"
+               "{'seq':6,'type':'end','drained':false,'interrupted':true}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_ptr_nonnull(strstr(c.summary, "interrupted"));
     free(c.v);
 }
 END_TEST
@@ -901,6 +963,8 @@ static Suite *checkers_suite(void)
     tcase_add_test(tc, test_no_lost_jobs_all_done_or_dead_passes);
     tcase_add_test(tc, test_no_lost_jobs_info_enqueue_accounts_for_one_job_passes);
     tcase_add_test(tc, test_no_lost_jobs_info_enqueue_accounts_for_one_job_only_fails);
+    tcase_add_test(tc, test_no_lost_jobs_unearned_done_and_early_dead_fail);
+    tcase_add_test(tc, test_no_lost_jobs_interrupted_run_inconclusive);
     tcase_add_test(tc, test_no_lost_jobs_no_snapshot_inconclusive);
     suite_add_tcase(s, tc);
 
