@@ -194,7 +194,7 @@ static int cmd_run(int argc, char **argv)
     if (duration) {
         char *end;
         double x = strtod(duration, &end);
-        if (end == duration || *end || x < 0) {
+        if (end == duration || *end || x != x || x < 0 || x > 1e7) {
             fprintf(stderr, "qchaos: --duration expects seconds >= 0, got '%s'\n", duration);
             return 2;
         }
@@ -318,6 +318,17 @@ static int cmd_audit(int argc, char **argv)
     }
     if (optind >= argc)
         return die(2, "audit needs at least one ledger file");
+    /* The same ledger twice would merge with itself: every event twice. */
+    for (int i = optind; i < argc; i++) {
+        char a[4096], b[4096];
+        if (!realpath(argv[i], a))
+            continue;
+        for (int k = optind; k < i; k++)
+            if (realpath(argv[k], b) && !strcmp(a, b)) {
+                fprintf(stderr, "qchaos: ledger '%s' is given twice\n", argv[i]);
+                return 2;
+            }
+    }
     qc_err err = {0};
     const char *const *ledgers = (const char *const *)&argv[optind];
     int code = qc_audit(ledgers, argc - optind, out, NULL, stdout, &err);

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <stddef.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef QC_DATADIR
@@ -116,8 +118,8 @@ static int parse_double(const char *v, double min, double max, double *out)
     char *end;
     errno = 0;
     double x = strtod(v, &end);
-    if (errno || end == v || *end || x < min || x > max)
-        return -1;
+    if (errno || end == v || *end || x != x || x < min || x > max)
+        return -1; /* x != x: NaN */
     *out = x;
     return 0;
 }
@@ -373,6 +375,9 @@ static int handler(void *user, const char *section, const char *name, const char
 
 int qc_scenario_load(qc_scenario *s, const char *path, qc_err *err)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return qc_err_set(err, QC_EINVAL, "scenario '%s' is not a file", path);
     FILE *f = fopen(path, "r");
     if (!f)
         return qc_err_set(err, QC_EINVAL, "cannot read scenario file '%s': %s", path,
@@ -453,5 +458,47 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err)
         return qc_err_set(err, QC_EINVAL, "%s: workers must be 1..1000, got %ld", src, s->workers);
     if (s->jobs > 10000000)
         return qc_err_set(err, QC_EINVAL, "%s: jobs must be <= 10000000, got %ld", src, s->jobs);
+    static const struct {
+        const char *key;
+        long max;
+        size_t off;
+    } caps[] = {
+        {"[workload] batch", 10000, offsetof(qc_scenario, batch)},
+        {"[workload] payload_bytes", 1048576, offsetof(qc_scenario, payload_bytes)},
+        {"[workload] work_ms", 3600000, offsetof(qc_scenario, work_ms_max)},
+        {"[workload] groups", 1000000, offsetof(qc_scenario, groups)},
+        {"[lease] lease_ms", 86400000, offsetof(qc_scenario, lease_ms)},
+        {"[lease] max_attempts", 1000000, offsetof(qc_scenario, max_attempts)},
+        {"[lease] reaper_interval_ms", 86400000, offsetof(qc_scenario, reaper_interval_ms)},
+        {"[lease] retry_delay_ms", 86400000, offsetof(qc_scenario, retry_delay_ms)},
+        {"[idle] cap_ms", 86400000, offsetof(qc_scenario, idle_cap_ms)},
+        {"[faults] restart_delay_ms", 3600000, offsetof(qc_scenario, restart_delay_ms)},
+        {"[feed] jobs", 10000000, offsetof(qc_scenario, feed_jobs)},
+        {"[feed] bursts", 100000, offsetof(qc_scenario, feed_bursts)},
+        {"[feed] delay_ms", 86400000, offsetof(qc_scenario, feed_delay_ms)},
+    };
+    for (size_t i = 0; i < sizeof caps / sizeof *caps; i++) {
+        long v = *(const long *)((const char *)s + caps[i].off);
+        if (v > caps[i].max)
+            return qc_err_set(err, QC_EINVAL, "%s: %s must be <= %ld, got %ld", src, caps[i].key,
+                              caps[i].max, v);
+    }
+    if (s->checkers[0]) {
+        static const char *const known =
+            ",exclusive_claim,double_complete,no_lost_jobs,acked_durable,stale_token_rejected,"
+            "no_false_success,effects_once,recovery,bounded_failure,no_early_reap,batch_bound,"
+            "bounded_idle_polling,group_exclusive,group_order,";
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", s->checkers);
+        char *save = NULL;
+        for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            char pat[160];
+            snprintf(pat, sizeof pat, ",%.150s,", t);
+            if (!strstr(known, pat))
+                return qc_err_set(err, QC_EINVAL,
+                                  "%s: [checks] judge names unknown checker '%s' (known: %s)", src,
+                                  t, "exclusive_claim, double_complete, no_lost_jobs, ...");
+        }
+    }
     return 0;
 }
