@@ -163,7 +163,8 @@ int qc_audit(const char *const *ledgers, int n, const char *out_dir, json_t *met
     int rc = qc_history_load(&h, ledgers, n, err);
     if (rc != 0) {
         qc_history_fini(&h);
-        return rc == QC_EINVAL ? 2 : 3;
+        /* a ledger that cannot be read or parsed is bad input */
+        return rc == QC_EINVAL || rc == QC_EIO ? 2 : 3;
     }
     if (h.torn)
         fprintf(stderr, "qchaos: skipped %zu torn line(s) at the end of the ledger\n", h.torn);

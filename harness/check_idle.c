@@ -367,10 +367,19 @@ int qc_check_bounded_idle_polling(const qc_history *h, qc_check *out)
     /* per-worker highest rate, as far as the summary has room */
     char per[96] = "";
     size_t len = 0;
-    for (size_t i = 0; i < nw && len + 16 < sizeof per; i++)
-        if (ws[i].max_rate > 0)
-            len += (size_t)snprintf(per + len, sizeof per - len, "%sw%d %.1f", len ? " " : "",
-                                    ws[i].worker, ws[i].max_rate);
+    for (size_t i = 0; i < nw; i++) {
+        if (ws[i].max_rate <= 0)
+            continue;
+        char one[32];
+        int k = snprintf(one, sizeof one, "%sw%d %.1f", len ? " " : "", ws[i].worker,
+                         ws[i].max_rate);
+        if (k < 0 || len + (size_t)k + 4 >= 40) {
+            snprintf(per + len, sizeof per - len, " ...");
+            break;
+        }
+        memcpy(per + len, one, (size_t)k + 1);
+        len += (size_t)k;
+    }
     free(ws);
     snprintf(out->summary, sizeof out->summary,
              "%ld idle streaks (max %.1f/s; bound %.1f/s%s%.40s), %ld pauses (max %.0f ms; "

@@ -377,7 +377,7 @@ static int cmd_report(int argc, char **argv)
     int rc = qc_report_write(dir, ledgers, n, allow_inc, note, sizeof note, &err);
     if (rc != 0) {
         fprintf(stderr, "qchaos: %s\n", err.msg);
-        return rc == QC_EINVAL ? 2 : 3;
+        return rc == QC_EINVAL || rc == QC_EIO ? 2 : 3;
     }
     if (note[0])
         fprintf(stderr, "qchaos: %s\n", note);

@@ -66,4 +66,10 @@ step "mutation matrix (2 seeds)" ./qchaos mutation --seeds 2 --dsn "$dsn" --out 
 echo
 for f in "${failures[@]}"; do echo "FAILED: $f"; done
 echo "$passed passed, $failed failed"
+if [ "$failed" -eq 0 ]; then
+  cleanup
+  rm -rf "$work"   # run folders and ledgers are big; kept only when something failed
+else
+  echo "tests/run.sh: run folders kept in $work"
+fi
 [ "$failed" -eq 0 ]
