@@ -910,6 +910,13 @@ int qc_run(const qc_run_opts *o, qc_err *err)
            s->jobs, s->workers, elapsed,
            elapsed > 0 ? (double)atomic_load(&sh.completes_ok) / elapsed : 0.0,
            drained ? "" : (timed_out ? ", DRAIN TIMED OUT" : ", interrupted"));
+    long nerr = atomic_load(&sh.errors);
+    if (nerr > 0) {
+        pthread_mutex_lock(&sh.fatal_mu);
+        fprintf(stderr, "qchaos: %ld requests failed or lost their answer; the first: %s\n", nerr,
+                sh.first_error);
+        pthread_mutex_unlock(&sh.fatal_mu);
+    }
     printf("qchaos: results in %s/ (ledger.jsonl, results.json, junit.xml, report.html, "
            "report.md)\n",
            o->out_dir);

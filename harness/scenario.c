@@ -399,7 +399,8 @@ int qc_scenario_load(qc_scenario *s, const char *path, qc_err *err)
 
 static int exists(const char *p)
 {
-    return access(p, R_OK) == 0;
+    struct stat st;
+    return access(p, R_OK) == 0 && stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 const char *qc_datadir(void)
@@ -414,7 +415,7 @@ const char *qc_datadir(void)
         char *slash = strrchr(dir, '/');
         if (slash) {
             strcpy(slash, "/scripts");
-            if (exists(dir)) {
+            if (access(dir, R_OK) == 0) {
                 *slash = 0;
                 return dir;
             }
@@ -426,11 +427,15 @@ const char *qc_datadir(void)
 int qc_scenario_resolve(const char *name, const char *base_dir, char *out, size_t n, qc_err *err)
 {
     char buf[PATH_MAX * 2];
-    if (name[0] == '/' || exists(name)) {
+    if (!name[0])
+        return qc_err_set(err, QC_EINVAL, "empty protocol file name");
+    if (name[0] == '/') {
         snprintf(out, n, "%s", name);
         return exists(name) ? 0
                             : qc_err_set(err, QC_EINVAL, "protocol file '%s' not found", name);
     }
+    /* the scenario file's folder first, then the current folder, then the
+     * data folder (README "Scenario files") */
     if (base_dir) {
         snprintf(buf, sizeof buf, "%s/%s", base_dir, name);
         if (exists(buf)) {
@@ -438,13 +443,17 @@ int qc_scenario_resolve(const char *name, const char *base_dir, char *out, size_
             return 0;
         }
     }
+    if (exists(name)) {
+        snprintf(out, n, "%s", name);
+        return 0;
+    }
     snprintf(buf, sizeof buf, "%s/%s", qc_datadir(), name);
     if (exists(buf)) {
         snprintf(out, n, "%s", buf);
         return 0;
     }
     return qc_err_set(err, QC_EINVAL,
-                      "protocol file '%s' not found (looked in ., %s and %s)", name,
+                      "protocol file '%s' not found (looked in %s, . and %s)", name,
                       base_dir ? base_dir : ".", qc_datadir());
 }
 

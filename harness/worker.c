@@ -148,7 +148,11 @@ static int request(qc_worker *w, qc_step_id step, const qc_params *in, int64_t j
         sh->drv->rollback(w->conn, &ignore);
         w->in_txn = 0;
     }
-    atomic_fetch_add(&sh->errors, 1);
+    if (atomic_fetch_add(&sh->errors, 1) == 0) {
+        pthread_mutex_lock(&sh->fatal_mu);
+        snprintf(sh->first_error, sizeof sh->first_error, "%s: %s", op, err.msg);
+        pthread_mutex_unlock(&sh->fatal_mu);
+    }
     /* A statement error is a definite failure (the transaction rolled back);
      * a lost connection leaves the outcome unknown. */
     e = event(w, rc == QC_EDB ? "fail" : "info", op, *req);
@@ -227,10 +231,11 @@ static int do_claim(qc_worker *w, claimed *out, int max)
         w->in_txn = 0;
     }
     int n = 0;
-    if (r.nrows > 0 && qc_result_col(&r, "job_id") < 0) {
+    if (r.nrows > 0 && (qc_result_col(&r, "job_id") < 0 || qc_result_col(&r, "token") < 0)) {
         char msg[1100];
-        snprintf(msg, sizeof msg, "%s: step 'claim' (line %d) returned no column job_id",
-                 sh->proto->path, sh->proto->steps[QC_STEP_CLAIM].line);
+        snprintf(msg, sizeof msg, "%s: step 'claim' (line %d) returned no column %s",
+                 sh->proto->path, sh->proto->steps[QC_STEP_CLAIM].line,
+                 qc_result_col(&r, "job_id") < 0 ? "job_id" : "token");
         qc_shared_fatal(sh, QC_EINVAL, msg);
     }
     for (int i = 0; i < r.nrows; i++) {

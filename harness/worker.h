@@ -46,8 +46,9 @@ typedef struct qc_shared {
     atomic_long faults;
     atomic_int connected;    /* workers connected at start */
     atomic_int connect_failed;
-    pthread_mutex_t fatal_mu; /* protects fatal_msg, fatal_code */
+    pthread_mutex_t fatal_mu; /* protects fatal_msg, fatal_code, first_error */
     char fatal_msg[1024];
+    char first_error[1024];  /* the first failed request, for the end-of-run diagnostic */
     int fatal_code;
 } qc_shared;
 
