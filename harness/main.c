@@ -57,6 +57,7 @@ static void usage(FILE *f)
             "  --keep             keep the queue tables (skip teardown)\n"
             "  --no-progress      no progress line even on a terminal\n"
             "  --allow-inconclusive  junit.xml shows INCONCLUSIVE checkers as skipped\n"
+            "  --repeat N         run seeds SEED..SEED+N-1, stop at the first that does not pass\n"
             "\n"
             "exit codes: 0 pass, 1 violation, 2 usage or input error,\n"
             "            3 database or service unreachable, 4 inconclusive\n");
@@ -131,7 +132,7 @@ static char *join_argv(int argc, char **argv)
 static int cmd_run(int argc, char **argv)
 {
     enum { O_DSN = 256, O_WORKER_DSN, O_PROTOCOL, O_WORKERS, O_JOBS, O_DURATION, O_SEED, O_OUT, O_KEEP,
-           O_NOPROGRESS, O_ALLOW_INC };
+           O_NOPROGRESS, O_ALLOW_INC, O_REPEAT };
     static const struct option opts[] = {
         {"dsn", required_argument, 0, O_DSN}, {"worker-dsn", required_argument, 0, O_WORKER_DSN},         {"protocol", required_argument, 0, O_PROTOCOL},
         {"workers", required_argument, 0, O_WORKERS}, {"jobs", required_argument, 0, O_JOBS},
@@ -139,9 +140,10 @@ static int cmd_run(int argc, char **argv)
         {"out", required_argument, 0, O_OUT},         {"keep", no_argument, 0, O_KEEP},
         {"no-progress", no_argument, 0, O_NOPROGRESS}, {"help", no_argument, 0, 'h'},
         {"allow-inconclusive", no_argument, 0, O_ALLOW_INC},
+        {"repeat", required_argument, 0, O_REPEAT},
         {0, 0, 0, 0}};
     const char *dsn = NULL, *worker_dsn = NULL, *protocol = NULL, *out = NULL, *seed = NULL, *duration = NULL;
-    long workers = -1, jobs = -1;
+    long workers = -1, jobs = -1, repeat_n = 0;
     int keep = 0, noprogress = 0, allow_inc = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -161,6 +163,9 @@ static int cmd_run(int argc, char **argv)
         case O_KEEP: keep = 1; break;
         case O_NOPROGRESS: noprogress = 1; break;
         case O_ALLOW_INC: allow_inc = 1; break;
+        case O_REPEAT:
+            if (parse_long_arg("--repeat", optarg, 1, &repeat_n)) return 2;
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -230,20 +235,23 @@ static int cmd_run(int argc, char **argv)
     o.allow_inconclusive = allow_inc;
     o.progress = !noprogress && isatty(2);
 
-    /* The exact command that repeats this run: the same arguments plus the
-     * seed when it was not given. */
-    char *line = join_argv(argc, argv);
-    char *repeat = NULL;
-    if (line) {
-        repeat = malloc(strlen(line) + 64);
-        if (repeat)
-            sprintf(repeat, "qchaos %s%s%" PRIu64, line, seed ? "" : " --seed ",
-                    seed ? 0 : o.sc.seed);
-        if (repeat && seed)
-            sprintf(repeat, "qchaos %s", line);
+    /* The exact command that repeats a run: the arguments without --seed,
+     * --out and --repeat, then this run's seed and folder. */
+    char **kept = calloc((size_t)argc + 1, sizeof *kept);
+    int nkept = 0;
+    for (int i = 0; kept && i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--seed") || !strcmp(a, "--out") || !strcmp(a, "--repeat")) {
+            i++;
+            continue;
+        }
+        if (!strncmp(a, "--seed=", 7) || !strncmp(a, "--out=", 6) || !strncmp(a, "--repeat=", 9))
+            continue;
+        kept[nkept++] = argv[i];
     }
-    o.argv_line = repeat;
-
+    char *line = kept ? join_argv(nkept, kept) : NULL;
+    free(kept);
+    char *repeat = line ? malloc(strlen(line) + sizeof o.out_dir + 64) : NULL;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -254,10 +262,42 @@ static int cmd_run(int argc, char **argv)
     /* The ODBC environment is created once, before any thread starts. */
     if (qc_odbc_global_init(&err) != 0)
         return die(3, err.msg);
-    int code = qc_run(&o, &err);
+    /* --repeat N: seeds seed .. seed+N-1, stopping at the first run that is
+     * not a pass, whose exact command is printed. */
+    uint64_t first_seed = o.sc.seed;
+    char base_out[1024];
+    snprintf(base_out, sizeof base_out, "%s", o.out_dir);
+    int code = 0;
+    long runs = repeat_n > 0 ? repeat_n : 1;
+    for (long k = 0; k < runs; k++) {
+        o.sc.seed = first_seed + (uint64_t)k;
+        if (repeat_n > 0) {
+            if (out)
+                snprintf(o.out_dir, sizeof o.out_dir, "%.900s/seed-%" PRIu64, base_out,
+                         o.sc.seed);
+            else
+                snprintf(o.out_dir, sizeof o.out_dir, "results/%.200s-%" PRIu64, o.sc.name,
+                         o.sc.seed);
+        }
+        if (repeat)
+            sprintf(repeat, "qchaos %s --seed %" PRIu64 " --out %s", line, o.sc.seed, o.out_dir);
+        o.argv_line = repeat;
+        memset(&err, 0, sizeof err);
+        code = qc_run(&o, &err);
+        if ((code == 2 || code == 3) && err.msg[0])
+            fprintf(stderr, "qchaos: %s\n", err.msg);
+        if (code != 0 || qc_interrupted) {
+            if (repeat_n > 0 && code != 0)
+                fprintf(stderr, "qchaos: --repeat stopped at seed %" PRIu64 " (run %ld of %ld, exit %d); "
+                        "repeat it with: %s\n",
+                        o.sc.seed, k + 1, repeat_n, code, repeat ? repeat : "");
+            break;
+        }
+    }
+    if (repeat_n > 0 && code == 0)
+        fprintf(stderr, "qchaos: --repeat: seeds %" PRIu64 "..%" PRIu64 " all passed\n", first_seed,
+                first_seed + (uint64_t)repeat_n - 1);
     qc_odbc_global_fini();
-    if ((code == 2 || code == 3) && err.msg[0])
-        fprintf(stderr, "qchaos: %s\n", err.msg);
     free(line);
     free(repeat);
     return code;
