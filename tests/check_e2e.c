@@ -155,6 +155,28 @@ START_TEST(test_e2e_select_then_update_mutant_fails_with_jobs_named)
     ck_assert_int_ge(json_array_size(json_object_get(v, "seq")), 2);
     ck_assert_int_eq(json_integer_value(json_object_get(r, "exit_code")), 1);
 
+    /* The run folder holds every output; a FAIL in results.json is a
+     * <failure> in junit.xml; the HTML report is self-contained. */
+    static const char *const files[] = {"ledger.jsonl", "results.json",  "junit.xml",
+                                        "report.md",    "report.html",   "plots/throughput.png",
+                                        "plots/throughput.svg", "plots/latency.png"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(cmd, sizeof cmd, "test -s %s/naive/%s", outdir, files[i]);
+        ck_assert_msg(run(cmd, NULL) == 0, "%s missing or empty", files[i]);
+    }
+    snprintf(cmd, sizeof cmd,
+             "grep -q '<testcase[^>]*name=\"exclusive_claim\"' %s/naive/junit.xml && "
+             "awk '/name=\"exclusive_claim\"/{f=1} f&&/<failure/{print; exit}' "
+             "%s/naive/junit.xml | grep -q failure && "
+             "grep -q 'data:image/png;base64' %s/naive/report.html && "
+             "! grep -q 'src=\"http' %s/naive/report.html",
+             outdir, outdir, outdir, outdir);
+    ck_assert_msg(run(cmd, NULL) == 0, "junit.xml / report.html do not carry the FAIL");
+    if (system("command -v xmllint >/dev/null 2>&1") == 0) {
+        snprintf(cmd, sizeof cmd, "xmllint --noout %s/naive/junit.xml", outdir);
+        ck_assert_int_eq(run(cmd, NULL), 0);
+    }
+
     snprintf(cmd, sizeof cmd, "./qchaos audit --out %s/naive-audit %s/naive/ledger.jsonl",
              outdir, outdir);
     ck_assert_int_eq(run(cmd, NULL), 1);
