@@ -25,6 +25,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,7 +36,31 @@ typedef struct ephemeral {
     char dsn[512];
     char script[64]; /* pg-ephemeral.sh or mariadb-ephemeral.sh */
     int running;
+    pid_t watchdog;  /* destroys the server if this process dies (kill -9) */
 } ephemeral;
+
+/* A child that outlives a killed harness: when its parent is gone (it is
+ * reparented), it destroys the ephemeral server so nothing is left running.
+ * Started before any thread exists; stopped with SIGKILL on a normal end. */
+static pid_t start_watchdog(const ephemeral *e)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s/scripts/%s' destroy '%s' >/dev/null 2>&1", qc_datadir(),
+             e->script, e->dir);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid > 0 ? pid : 0;
+    setsid();
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    for (int fd = 3; fd < 1024; fd++)
+        close(fd);
+    while (getppid() == parent)
+        sleep(1);
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+}
 
 /* Starts the engine's ephemeral server script (scripts/pg-ephemeral.sh or
  * scripts/mariadb-ephemeral.sh) in a fresh temporary folder; the script's
@@ -71,11 +96,17 @@ static int ephemeral_start(ephemeral *e, const char *engine, qc_err *err)
         return qc_err_set(err, QC_ECONN, "could not start the ephemeral server (%s); see %s/log",
                           cmd, e->dir);
     e->running = 1;
+    e->watchdog = start_watchdog(e);
     return 0;
 }
 
 static void ephemeral_stop(ephemeral *e)
 {
+    if (e->watchdog > 0) {
+        kill(e->watchdog, SIGKILL);
+        waitpid(e->watchdog, NULL, 0);
+        e->watchdog = 0;
+    }
     if (!e->running)
         return;
     char cmd[2048];
