@@ -347,7 +347,8 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         double med = -1, max = -1;
         if (m->nfirst > 0) {
             qsort(m->first_s, (size_t)m->nfirst, sizeof *m->first_s, cmp_double);
-            med = m->first_s[m->nfirst / 2];
+            int h = m->nfirst / 2;
+            med = m->nfirst % 2 ? m->first_s[h] : (m->first_s[h - 1] + m->first_s[h]) / 2;
             max = m->first_s[m->nfirst - 1];
         }
         char caught[32];
