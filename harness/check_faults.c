@@ -380,18 +380,29 @@ static void report_batch(qc_check *c, const qc_history *h, const claim_key *k, s
     int64_t seqs[QC_MAX_EVIDENCE];
     char jobs[120], req[40];
     size_t len = 0;
-    int ns = 0;
+    int ns = 0, cut = 0;
 
     jobs[0] = '\0';
     if (inv != NULL)
         seqs[ns++] = inv->seq;
     for (size_t i = 0; i < n; i++) {
         const qc_event *e = &h->ev[k[i].ev];
+        char item[32];
+        int il;
+
         if (ns < QC_MAX_EVIDENCE)
             seqs[ns++] = e->seq;
-        if (len < sizeof jobs)
-            len += (size_t)snprintf(jobs + len, sizeof jobs - len, "%s%lld", i > 0 ? ", " : "",
-                                    (long long)e->job);
+        if (cut)
+            continue;
+        /* Whole job ids only: a list cut in the middle of a number would
+         * name a job that was not returned. */
+        il = snprintf(item, sizeof item, "%s%lld", i > 0 ? ", " : "", (long long)e->job);
+        if (len + (size_t)il + sizeof ", ..." > sizeof jobs) {
+            cut = 1;
+            continue;
+        }
+        memcpy(jobs + len, item, (size_t)il + 1);
+        len += (size_t)il;
     }
     if (first->req >= 0)
         snprintf(req, sizeof req, "req %lld", (long long)first->req);
@@ -400,7 +411,7 @@ static void report_batch(qc_check *c, const qc_history *h, const claim_key *k, s
     qc__check_violation(c, first->job, seqs, ns,
                         "claim by worker %d (%s) returned %zu jobs, more than the batch of %ld: "
                         "jobs %s%s",
-                        first->worker, req, n, batch, jobs, len >= sizeof jobs ? ", ..." : "");
+                        first->worker, req, n, batch, jobs, cut ? ", ..." : "");
 }
 
 int qc_check_batch_bound(const qc_history *h, qc_check *out)

@@ -906,6 +906,37 @@ START_TEST(test_batch_bound_claim_above_batch_fails)
 }
 END_TEST
 
+START_TEST(test_batch_bound_long_job_list_is_cut_between_ids)
+{
+    /* One claim returns 40 jobs (10000..10039) with batch 2 (field case
+     * C02 took 4,793): the message lists whole job ids only, then "...". */
+    char ledger[8192];
+    size_t len = (size_t)snprintf(ledger, sizeof ledger, "%s",
+                                  HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim',"
+                                         "'worker':0,'req':1}\n");
+    for (int i = 0; i < 40; i++)
+        len += (size_t)snprintf(ledger + len, sizeof ledger - len,
+                                "{'seq':%d,'t':1,'type':'ok','op':'claim','worker':0,'req':1,"
+                                "'rows':40,'job':%d,'token':'t%d'}\n",
+                                i + 2, 10000 + i, i);
+    qc_check c;
+    run(qc_check_batch_bound, ledger, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    const char *m = c.v[0].msg;
+    ASSERT_MSG_HAS(&c, 0, "returned 40 jobs, more than the batch of 2: jobs 10000, 10001, ");
+    ck_assert_msg(strstr(m, ",,") == NULL, "message \"%s\" has an empty item", m);
+    size_t ml = strlen(m);
+    ck_assert_msg(ml > 5 && !strcmp(m + ml - 5, ", ..."), "message \"%s\" is not cut", m);
+    /* the last listed id is whole: five digits after the last ", " before "..." */
+    const char *last = m + ml - 5;
+    while (last > m && last[-1] != ' ')
+        last--;
+    ck_assert_msg(m + ml - 5 - last == 5, "message \"%s\" cuts an id", m);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_batch_bound_claims_within_batch_passes)
 {
     qc_check c;
@@ -1069,6 +1100,7 @@ static Suite *faults_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_batch_bound_claim_above_batch_fails);
     tcase_add_test(tc, test_batch_bound_claims_within_batch_passes);
+    tcase_add_test(tc, test_batch_bound_long_job_list_is_cut_between_ids);
     tcase_add_test(tc, test_batch_bound_unknown_batch_inconclusive);
     suite_add_tcase(s, tc);
 
