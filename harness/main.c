@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,7 +40,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: qchaos run [SCENARIO.ini] [options]\n"
-            "       qchaos audit [--out DIR] [--allow-inconclusive] LEDGER...\n"
+            "       qchaos audit [--out DIR] [--allow-inconclusive] LEDGER|RUNDIR...\n"
             "       qchaos report [--allow-inconclusive] DIR [LEDGER...]\n"
             "       qchaos mutation [--seeds K] [--out DIR] [--dsn DSN] [--only NAME]\n"
             "       qchaos version\n"
@@ -358,6 +359,18 @@ static int cmd_audit(int argc, char **argv)
     }
     if (optind >= argc)
         return die(2, "audit needs at least one ledger file");
+    /* A run folder stands for its ledger.jsonl (what `qchaos run` wrote). */
+    for (int i = optind; i < argc; i++) {
+        struct stat st;
+        if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            size_t n = strlen(argv[i]) + sizeof "/ledger.jsonl";
+            char *p = malloc(n);
+            if (p == NULL)
+                return die(3, "out of memory");
+            snprintf(p, n, "%s/ledger.jsonl", argv[i]);
+            argv[i] = p; /* lives until exit */
+        }
+    }
     /* The same ledger twice would merge with itself: every event twice. */
     for (int i = optind; i < argc; i++) {
         char a[4096], b[4096];

@@ -177,7 +177,7 @@ START_TEST(test_e2e_select_then_update_mutant_fails_with_jobs_named)
         ck_assert_int_eq(run(cmd, NULL), 0);
     }
 
-    snprintf(cmd, sizeof cmd, "./qchaos audit --out %s/naive-audit %s/naive/ledger.jsonl",
+    snprintf(cmd, sizeof cmd, "./qchaos audit --out %s/naive-audit %s/naive",
              outdir, outdir);
     ck_assert_int_eq(run(cmd, NULL), 1);
     snprintf(dir, sizeof dir, "%s/naive-audit", outdir);
