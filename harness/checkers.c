@@ -215,7 +215,7 @@ static void short_token(char *buf, size_t n, const char *token)
 static void report_double(qc_check *c, const qc_history *h, const qc__jobref *r, size_t n)
 {
     int64_t seqs[QC_MAX_EVIDENCE];
-    char list[200];
+    char list[512]; /* QC_MAX_EVIDENCE items of at most ~60 chars */
     size_t len = 0;
     int ns = 0;
 
@@ -325,9 +325,11 @@ void qc__check_model(const qc_history *h, qc_check *c)
 {
     /* The transaction model (claim's transaction open until complete) has
      * no lease and no reaper: these rules have nothing to stand on there.
-     * A violation they found would still be evidence, so FAIL stays. */
-    static const char *const lease_only[] = {"exclusive_claim", "stale_token_rejected",
-                                             "no_early_reap", "recovery"};
+     * A violation they found would still be evidence, so FAIL stays.
+     * exclusive_claim judges itself there (claims after an acknowledged
+     * complete, check_claims.c). */
+    static const char *const lease_only[] = {"stale_token_rejected", "no_early_reap",
+                                             "recovery"};
     if (strcmp(h->info.model, "transaction") != 0 || c->verdict == QC_FAIL)
         return;
     for (size_t k = 0; k < sizeof lease_only / sizeof *lease_only; k++) {

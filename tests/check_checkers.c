@@ -240,7 +240,7 @@ START_TEST(test_exclusive_claim_reclaim_after_renewed_lease_passes)
 }
 END_TEST
 
-START_TEST(test_exclusive_claim_rotated_token_complete_ends_lease_passes)
+START_TEST(test_exclusive_claim_rotated_token_fail_ends_lease_passes)
 {
     qc_check c;
 
@@ -249,7 +249,7 @@ START_TEST(test_exclusive_claim_rotated_token_complete_ends_lease_passes)
                "'now':1000,'lease_until':6000}\n"
                "{'seq':2,'type':'ok','op':'renew','worker':3,'job':17,'token':'a','new_token':'b',"
                "'rows':1,'now':2000,'lease_until':7000}\n"
-               "{'seq':3,'type':'ok','op':'complete','worker':3,'job':17,'token':'b','rows':1,"
+               "{'seq':3,'type':'ok','op':'fail','worker':3,'job':17,'token':'b','rows':1,"
                "'now':3000}\n"
                "{'seq':4,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'token':'c',"
                "'now':3500,'lease_until':8500}\n",
@@ -260,7 +260,7 @@ START_TEST(test_exclusive_claim_rotated_token_complete_ends_lease_passes)
 }
 END_TEST
 
-/* The complete with the rotated token must end worker 3's lease only:
+/* The fail (release) with the rotated token must end worker 3's lease only:
  * worker 9's lease stays live, so worker 4's claim overlaps it. */
 START_TEST(test_exclusive_claim_rotated_token_ends_only_its_lease_fails)
 {
@@ -276,9 +276,9 @@ START_TEST(test_exclusive_claim_rotated_token_ends_only_its_lease_fails)
         "'token':'c','now':2000,'lease_until':7000}\n"
         "{'seq':5,'t':150,'type':'ok','op':'renew','worker':3,'req':3,'job':17,'token':'a',"
         "'new_token':'b','rows':1,'now':2500,'lease_until':7500}\n"
-        "{'seq':6,'t':200,'type':'invoke','op':'complete','worker':3,'req':4,'job':17,"
+        "{'seq':6,'t':200,'type':'invoke','op':'fail','worker':3,'req':4,'job':17,"
         "'token':'b'}\n"
-        "{'seq':7,'t':201,'type':'ok','op':'complete','worker':3,'req':4,'job':17,'token':'b',"
+        "{'seq':7,'t':201,'type':'ok','op':'fail','worker':3,'req':4,'job':17,'token':'b',"
         "'rows':1,'now':3000}\n"
         "{'seq':8,'t':300,'type':'ok','op':'claim','worker':4,'req':5,'rows':1,'job':17,"
         "'token':'d','now':3500,'lease_until':8500}\n",
@@ -288,21 +288,21 @@ START_TEST(test_exclusive_claim_rotated_token_ends_only_its_lease_fails)
     ck_assert_int_eq(c.nviolations, 2);
     ASSERT_VIOLATION(&c, 0, 17, 2, 4, 7);
     ASSERT_VIOLATION(&c, 1, 17, 4, 8);
-    ck_assert_ptr_nonnull(strstr(c.v[0].msg, "released by complete seq 7 at +2000 ms"));
+    ck_assert_ptr_nonnull(strstr(c.v[0].msg, "released by fail seq 7 at +2000 ms"));
     free(c.v);
 }
 END_TEST
 
-/* A complete whose token names no lease (here: a protocol without tokens)
- * is assumed to have ended every lease of its job. */
-START_TEST(test_exclusive_claim_tokenless_complete_then_reclaim_passes)
+/* A fail (release) whose token names no lease (here: a protocol without
+ * tokens) is assumed to have ended every lease of its job. */
+START_TEST(test_exclusive_claim_tokenless_fail_then_reclaim_passes)
 {
     qc_check c;
 
     run(qc_check_exclusive_claim,
         HEADER "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'now':1000,"
                "'lease_until':6000}\n"
-               "{'seq':2,'type':'ok','op':'complete','worker':3,'job':17,'rows':1,'now':2000}\n"
+               "{'seq':2,'type':'ok','op':'fail','worker':3,'job':17,'rows':1,'now':2000}\n"
                "{'seq':3,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'now':2500,"
                "'lease_until':7500}\n",
         &c);
@@ -862,7 +862,9 @@ START_TEST(test_check_all_large_correct_ledger_passes)
         ck_assert_msg(c[i].verdict == (judged ? QC_PASS : QC_INCONCLUSIVE), "%s: %s %s", c[i].name,
                       qc_verdict_name(c[i].verdict), c[i].summary);
     }
-    ck_assert_int_eq(c[0].opportunities, JOBS);
+    /* a lease per job, and every completed job but the last has a claim
+     * sent after its acknowledgement */
+    ck_assert_int_eq(c[0].opportunities, JOBS + JOBS - 1);
     ck_assert_int_eq(c[2].opportunities, JOBS);
     ck_assert_str_eq(c[9].name, "no_early_reap");
     ck_assert_int_eq(c[9].opportunities, JOBS);
@@ -872,6 +874,161 @@ START_TEST(test_check_all_large_correct_ledger_passes)
     fprintf(stderr, "check_checkers: checking 240,000 lines took %.0f ms\n", ms);
     qc_checks_free(c, n);
     qc_history_fini(&h);
+}
+END_TEST
+
+/* Claimed again after done (C01): worker 3 claims job 17 and completes it,
+ * the complete acknowledged with rows 1 at seq 4; worker 9 then sends a
+ * claim (seq 5) that returns job 17 (seq 6).  The first lease ended at the
+ * complete, so no two leases overlap: only the done rule sees it. */
+#define EC_DONE_BODY                                                                               \
+    "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"                    \
+    "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,'job':17,"        \
+    "'token':'a','now':1000,'lease_until':6000}\n"                                                 \
+    "{'seq':3,'t':5,'type':'invoke','op':'complete','worker':3,'inc':0,'req':2,'job':17,"          \
+    "'token':'a'}\n"                                                                               \
+    "{'seq':4,'t':6,'type':'ok','op':'complete','worker':3,'inc':0,'req':2,'job':17,"              \
+    "'token':'a','rows':1,'now':1005}\n"                                                           \
+    "{'seq':5,'t':10,'type':'invoke','op':'claim','worker':9,'inc':0,'req':3}\n"                   \
+    "{'seq':6,'t':11,'type':'ok','op':'claim','worker':9,'inc':0,'req':3,'rows':1,'job':17,"       \
+    "'token':'b','now':1010,'lease_until':6010}\n"
+
+START_TEST(test_exclusive_claim_claimed_again_after_done_fails)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim, HEADER EC_DONE_BODY, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ck_assert_int_eq(c.opportunities, 3); /* 2 leases + 1 completed job watched */
+    ASSERT_VIOLATION(&c, 0, 17, 3, 4, 5, 6);
+    ck_assert_str_eq(c.v[0].msg, "job 17 claimed again by worker 9 (req 3, sent at seq 5) after "
+                                 "its complete by worker 3 was acknowledged with rows 1 at seq 4");
+    free(c.v);
+}
+END_TEST
+
+/* The server-time proof: worker 9's claim was sent before the complete's
+ * acknowledgement, but it ran 5 ms after the complete (server "now"): the
+ * snapshot-claim race of C01, where the claim request starts first. */
+START_TEST(test_exclusive_claim_claim_ran_after_done_fails)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
+               "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,"
+               "'job':17,'token':'a','now':1000,'lease_until':6000}\n"
+               "{'seq':3,'t':4,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"
+               "{'seq':4,'t':5,'type':'invoke','op':'complete','worker':3,'inc':0,'req':3,"
+               "'job':17,'token':'a'}\n"
+               "{'seq':5,'t':6,'type':'ok','op':'complete','worker':3,'inc':0,'req':3,'job':17,"
+               "'token':'a','rows':1,'now':1005}\n"
+               "{'seq':6,'t':60,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,"
+               "'job':17,'token':'b','now':1010,'lease_until':6010}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 3, 4, 5, 6);
+    ck_assert_str_eq(c.v[0].msg, "job 17 claimed again by worker 9 (req 2, sent at seq 3, seq 6) "
+                                 "at server time +5.0 ms after its complete by worker 3 "
+                                 "(acknowledged with rows 1 at seq 5) ran");
+    free(c.v);
+}
+END_TEST
+
+/* The same in the transaction model (no lease_until anywhere): the rule
+ * needs no lease, and the checker is judged, not NOT_APPLICABLE. */
+START_TEST(test_exclusive_claim_txn_model_claimed_again_after_done_fails)
+{
+    qc_history h;
+    qc_check *c = NULL;
+    size_t n = 0;
+
+    memset(&h, 0, sizeof h);
+    load(&h, "{'type':'header','seed':7,'lease_ms':5000,'model':'transaction'}\n" EC_DONE_BODY);
+    ck_assert_int_eq(qc_check_all(&h, &c, &n), 0);
+    ck_assert_str_eq(c[0].name, "exclusive_claim");
+    ck_assert_int_eq(c[0].verdict, QC_FAIL);
+    ck_assert_int_eq(c[0].opportunities, 1);
+    ASSERT_VIOLATION(&c[0], 0, 17, 3, 4, 5, 6);
+    qc_checks_free(c, n);
+    qc_history_fini(&h);
+}
+END_TEST
+
+/* Transaction model, no job claimed twice: PASS with the completed jobs as
+ * opportunities; without a later claim there is nothing to watch. */
+START_TEST(test_exclusive_claim_txn_model_no_reclaim_passes)
+{
+    qc_history h;
+    qc_check *c = NULL;
+    size_t n = 0;
+
+    memset(&h, 0, sizeof h);
+    load(&h, "{'type':'header','seed':7,'lease_ms':5000,'model':'transaction'}\n"
+             "{'seq':1,'type':'invoke','op':'claim','worker':3,'req':1}\n"
+             "{'seq':2,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,'token':'a'}\n"
+             "{'seq':3,'type':'invoke','op':'complete','worker':3,'req':2,'job':17,'token':'a'}\n"
+             "{'seq':4,'type':'ok','op':'complete','worker':3,'req':2,'job':17,'rows':1}\n"
+             "{'seq':5,'type':'invoke','op':'claim','worker':3,'req':3}\n"
+             "{'seq':6,'type':'ok','op':'claim','worker':3,'req':3,'rows':1,'job':18,'token':'b'}\n"
+             "{'seq':7,'type':'invoke','op':'complete','worker':3,'req':4,'job':18,'token':'b'}\n"
+             "{'seq':8,'type':'ok','op':'complete','worker':3,'req':4,'job':18,'rows':1}\n");
+    ck_assert_int_eq(qc_check_all(&h, &c, &n), 0);
+    ck_assert_int_eq(c[0].verdict, QC_PASS);
+    ck_assert_int_eq(c[0].opportunities, 1); /* job 17; nothing claimed after 18 */
+    qc_checks_free(c, n);
+    qc_history_fini(&h);
+}
+END_TEST
+
+/* Not after done: a claim sent before the acknowledgement that ran (server
+ * time) before the complete (job 17: the old lease had expired; accepting
+ * the stale complete is stale_token_rejected's business); a 0-row complete
+ * does not make the job done (18); a complete whose answer was lost (info)
+ * is not an acknowledgement (19). */
+START_TEST(test_exclusive_claim_reclaim_not_after_ack_passes)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
+               "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,"
+               "'job':17,'token':'a','now':1000,'lease_until':1100}\n"
+               "{'seq':3,'t':200,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"
+               "{'seq':4,'t':201,'type':'invoke','op':'complete','worker':3,'inc':0,'req':3,"
+               "'job':17,'token':'a'}\n"
+               "{'seq':5,'t':202,'type':'ok','op':'complete','worker':3,'inc':0,'req':3,'job':17,"
+               "'token':'a','rows':1,'now':1200}\n"
+               "{'seq':6,'t':203,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,"
+               "'job':17,'token':'b','now':1150,'lease_until':6150}\n"
+               /* job 18: 0-row complete, then claimed again */
+               "{'seq':7,'t':300,'type':'invoke','op':'claim','worker':4,'inc':0,'req':4}\n"
+               "{'seq':8,'t':301,'type':'ok','op':'claim','worker':4,'inc':0,'req':4,'rows':1,"
+               "'job':18,'token':'c','now':1300,'lease_until':1400}\n"
+               "{'seq':9,'t':500,'type':'invoke','op':'complete','worker':4,'inc':0,'req':5,"
+               "'job':18,'token':'c'}\n"
+               "{'seq':10,'t':501,'type':'ok','op':'complete','worker':4,'inc':0,'req':5,'job':18,"
+               "'token':'c','rows':0,'now':1500}\n"
+               "{'seq':11,'t':502,'type':'invoke','op':'claim','worker':5,'inc':0,'req':6}\n"
+               "{'seq':12,'t':503,'type':'ok','op':'claim','worker':5,'inc':0,'req':6,'rows':1,"
+               "'job':18,'token':'d','now':1600,'lease_until':6600}\n"
+               /* job 19: complete answer lost, then claimed again */
+               "{'seq':13,'t':600,'type':'invoke','op':'claim','worker':6,'inc':0,'req':7}\n"
+               "{'seq':14,'t':601,'type':'ok','op':'claim','worker':6,'inc':0,'req':7,'rows':1,"
+               "'job':19,'token':'e','now':1700,'lease_until':1800}\n"
+               "{'seq':15,'t':700,'type':'invoke','op':'complete','worker':6,'inc':0,'req':8,"
+               "'job':19,'token':'e'}\n"
+               "{'seq':16,'t':701,'type':'info','op':'complete','worker':6,'inc':0,'req':8,"
+               "'job':19,'token':'e','error':'lost'}\n"
+               "{'seq':17,'t':9000,'type':'invoke','op':'claim','worker':7,'inc':0,'req':9}\n"
+               "{'seq':18,'t':9001,'type':'ok','op':'claim','worker':7,'inc':0,'req':9,'rows':1,"
+               "'job':19,'token':'f','now':12000,'lease_until':17000}\n",
+        &c);
+    ck_assert_msg(c.verdict == QC_PASS, "%s", c.nviolations > 0 ? c.v[0].msg : c.summary);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
 }
 END_TEST
 
@@ -892,14 +1049,19 @@ static Suite *checkers_suite(void)
     tcase_add_test(tc, test_exclusive_claim_zero_row_complete_keeps_lease_fails);
     tcase_add_test(tc, test_exclusive_claim_reclaim_within_renewed_lease_fails);
     tcase_add_test(tc, test_exclusive_claim_reclaim_after_renewed_lease_passes);
-    tcase_add_test(tc, test_exclusive_claim_rotated_token_complete_ends_lease_passes);
+    tcase_add_test(tc, test_exclusive_claim_rotated_token_fail_ends_lease_passes);
     tcase_add_test(tc, test_exclusive_claim_rotated_token_ends_only_its_lease_fails);
-    tcase_add_test(tc, test_exclusive_claim_tokenless_complete_then_reclaim_passes);
+    tcase_add_test(tc, test_exclusive_claim_tokenless_fail_then_reclaim_passes);
     tcase_add_test(tc, test_exclusive_claim_reap_of_live_lease_then_reclaim_fails);
     tcase_add_test(tc, test_exclusive_claim_renew_after_lapse_passes);
     tcase_add_test(tc, test_exclusive_claim_renew_after_lapse_into_live_lease_fails);
     tcase_add_test(tc, test_exclusive_claim_no_claims_inconclusive);
     tcase_add_test(tc, test_exclusive_claim_claims_without_server_time_inconclusive);
+    tcase_add_test(tc, test_exclusive_claim_claimed_again_after_done_fails);
+    tcase_add_test(tc, test_exclusive_claim_claim_ran_after_done_fails);
+    tcase_add_test(tc, test_exclusive_claim_txn_model_claimed_again_after_done_fails);
+    tcase_add_test(tc, test_exclusive_claim_txn_model_no_reclaim_passes);
+    tcase_add_test(tc, test_exclusive_claim_reclaim_not_after_ack_passes);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("double_complete");

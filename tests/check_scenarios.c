@@ -241,6 +241,37 @@ START_TEST(test_case_c06_effect_count_one_per_job)
 }
 END_TEST
 
+/* C01: with the correct transaction-model claim, every one of the 300 jobs
+ * has effect count 1 (the sink applies every delivery here); with the
+ * snapshot claim the same seed runs jobs twice and exclusive_claim names a
+ * claim that ran after the job's acknowledged complete. */
+START_TEST(test_case_c01_snapshot_claim_effect_count_one)
+{
+    ck_assert_int_eq(run_qchaos("scenarios/cases/c01_snapshot_claim.ini --seed 26", "c01", 1), 0);
+    qc_history h;
+    load_history("c01", &h);
+    long applied = 0, delivered = 0;
+    for (size_t i = 0; i < h.n; i++) {
+        if (h.ev[i].type != QC_EV_EFFECT)
+            continue;
+        delivered++;
+        applied += h.ev[i].applied == 1;
+    }
+    ck_assert_int_eq(applied, 300);
+    ck_assert_int_eq(delivered, 300);
+    qc_history_fini(&h);
+
+    ck_assert_int_eq(run_qchaos("scenarios/cases/c01_snapshot_claim.ini --seed 26 --protocol "
+                                "backends/postgres/mutants/snapshot_claim.sql",
+                                "c01m", 1),
+                     1);
+    json_t *r = results("c01m");
+    ck_assert_str_eq(verdict(r, "effects_once"), "FAIL");
+    ck_assert_str_eq(verdict(r, "exclusive_claim"), "FAIL");
+    json_decref(r);
+}
+END_TEST
+
 /* C18: all 20 jobs complete after a restart (10 before, 10 after), within
  * the 30 s drain; acknowledged completes survive; effects once. */
 START_TEST(test_case_c18_all_jobs_complete_after_restart)
@@ -268,7 +299,12 @@ START_TEST(test_txn_model_killed_claim_rolled_back_and_redone)
                                 "txn", 1),
                      0);
     json_t *r = results("txn");
-    ck_assert_str_eq(verdict(r, "exclusive_claim"), "NOT_APPLICABLE");
+    /* no leases: exclusive_claim judges only claims after an acknowledged
+     * complete there */
+    ck_assert_str_eq(verdict(r, "exclusive_claim"), "PASS");
+    ck_assert_int_gt(json_integer_value(json_object_get(checker(r, "exclusive_claim"),
+                                                        "opportunities")),
+                     0);
     ck_assert_str_eq(verdict(r, "recovery"), "NOT_APPLICABLE");
     ck_assert_str_eq(verdict(r, "no_lost_jobs"), "PASS");
     ck_assert_str_eq(verdict(r, "double_complete"), "PASS");
@@ -366,6 +402,7 @@ static Suite *suite(void)
         tcase_add_test(c, test_case_c10_stuck_lease_reclaimed_within_15s);
         tcase_add_test(c, test_case_c12_poison_claimed_at_most_3_times);
         tcase_add_test(c, test_case_c06_effect_count_one_per_job);
+        tcase_add_test(c, test_case_c01_snapshot_claim_effect_count_one);
         tcase_add_test(c, test_txn_model_killed_claim_rolled_back_and_redone);
         suite_add_tcase(s, c);
     }
