@@ -7,7 +7,8 @@
  * one code character); directives ("-- name: claim", "-- engine: x",
  * "-- autocommit: yes") are only recognised on a line that starts outside
  * any quote or comment, so "-- name:" inside a dollar-quoted body is text.
- * Code characters ';' end a statement and ":name" becomes a placeholder;
+ * Code characters ';' end a statement (except in a "-- split: no" step,
+ * which is one batch) and ":name" becomes a placeholder;
  * everything else is copied verbatim, so the SQL a driver sees is the file's
  * SQL minus the comments before each statement.
  *
@@ -456,6 +457,12 @@ static int set_string(parser *ps, char **dst, const char *v)
 }
 
 /* Handles "-- key: value"; key and value are NUL-terminated copies. */
+/* Options of a step ("-- key: yes|no" lines right after "-- name:"). */
+static int is_step_option(const char *key)
+{
+    return strcasecmp(key, "autocommit") == 0 || strcasecmp(key, "split") == 0;
+}
+
 static int directive(parser *ps, const char *key, const char *val)
 {
     int i;
@@ -506,22 +513,38 @@ static int directive(parser *ps, const char *key, const char *val)
                     "scenario)",
                     key);
     }
-    if (strcasecmp(key, "autocommit") == 0 && ps->ph == PH_BODY)
+    if (is_step_option(key) && ps->ph == PH_BODY)
         return fail(ps, ps->line, "option '%s' must come right after '-- name: %s'", key,
                     step_names[ps->cur]);
-    if (strcasecmp(key, "autocommit") == 0) {
+    if (is_step_option(key)) {
         static const char *const yes[] = {"yes", "true", "1"}, *const no[] = {"no", "false", "0"};
-        for (i = 0; i < 3; i++) {
-            if (strcasecmp(val, yes[i]) == 0 || strcasecmp(val, no[i]) == 0) {
-                ps->p->steps[ps->cur].autocommit = strcasecmp(val, yes[i]) == 0;
-                return 0;
-            }
+        int on = -1;
+        for (i = 0; i < 3 && on < 0; i++) {
+            if (strcasecmp(val, yes[i]) == 0)
+                on = 1;
+            else if (strcasecmp(val, no[i]) == 0)
+                on = 0;
         }
-        return fail(ps, ps->line, "bad autocommit value '%s' (expected yes, no, true, false, 1, 0)",
-                    val);
+        if (on < 0)
+            return fail(ps, ps->line, "bad %s value '%s' (expected yes, no, true, false, 1, 0)",
+                        key, val);
+        if (strcasecmp(key, "autocommit") == 0) {
+            ps->p->steps[ps->cur].autocommit = on;
+            return 0;
+        }
+        /* split: no.  One batch with several statements is what SQL
+         * Server runs (DECLAREd variables live for the batch); libpq's
+         * extended protocol and MariaDB's prepared statements refuse it. */
+        if (!on && strcmp(ps->p->engine, "sqlserver") != 0)
+            return fail(ps, ps->line,
+                        "'split: no' needs an engine that runs a batch of statements "
+                        "(sqlserver), not %s",
+                        ps->p->engine);
+        ps->p->steps[ps->cur].nosplit = !on;
+        return 0;
     }
-    return fail(ps, ps->line, "unknown option '%s' for step '%s' (expected autocommit)", key,
-                step_names[ps->cur]);
+    return fail(ps, ps->line, "unknown option '%s' for step '%s' (expected autocommit, split)",
+                key, step_names[ps->cur]);
 }
 
 /* At the start of a line outside quotes and comments: consumes the line and
@@ -553,7 +576,7 @@ static int line_start(parser *ps)
     s++;
     if (s < eol && !isspace((unsigned char)*s) && strcasecmp(key, "name") != 0)
         return 0; /* "-- see http://..." is a comment, not a key */
-    if (ps->ph == PH_BODY && strcasecmp(key, "name") != 0 && strcasecmp(key, "autocommit") != 0)
+    if (ps->ph == PH_BODY && strcasecmp(key, "name") != 0 && !is_step_option(key))
         return 0; /* a free comment inside a step body */
     for (v = s; v < eol && isspace((unsigned char)*v); v++)
         ;
@@ -600,7 +623,8 @@ static int parse_units(parser *ps)
         kind = lex_unit(ps);
         if (kind < 0)
             return kind;
-        if (kind == U_CODE && t[start] == ';') {
+        if (kind == U_CODE && t[start] == ';' &&
+            (ps->cur < 0 || !ps->p->steps[ps->cur].nosplit)) {
             rc = end_statement(ps);
             continue;
         }

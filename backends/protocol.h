@@ -12,7 +12,8 @@
  *   -- name: claim                starts a step; the known step names are the
  *   -- autocommit: yes            QC_STEP_* below.  "-- key: value" lines right
  *   WITH picked AS (...) ...;     after "-- name:" are step options
- *                                   (autocommit: yes|no).
+ *                                   (autocommit: yes|no; split: yes|no, where
+ *                                   no keeps the step one batch: sqlserver only).
  *
  * A step holds one or more SQL statements separated by ';' (quotes, "ident",
  * $tag$ dollar quotes $tag$, -- and block comments respected).  Named
@@ -67,6 +68,9 @@ typedef struct qc_step {
     int present;     /* 0 when the file has no such step */
     int line;        /* line of its "-- name:" */
     int autocommit;  /* 1: statements run without an enclosing transaction */
+    int nosplit;     /* 1 ("-- split: no"): ';' does not end a statement; the
+                        step is one statement, sent as one batch (T-SQL
+                        variables live for one batch) */
     int nstmts;
     qc_stmt *stmts;
 } qc_step;

@@ -600,6 +600,53 @@ START_TEST(test_load_setup_with_parameter_einval)
 }
 END_TEST
 
+/* "-- split: no" keeps a T-SQL step one batch: its ';' stay in the text,
+ * parameters of every statement are bound in order, and the required
+ * columns are looked for in the whole batch. */
+START_TEST(test_split_no_keeps_sqlserver_step_one_batch)
+{
+    qc_protocol *p =
+        parse_ok("-- engine: sqlserver\n"
+                 "-- name: setup\nCREATE TABLE t (s int);\n"
+                 "-- name: teardown\nDROP TABLE t;\n"
+                 "-- name: enqueue\nINSERT INTO t OUTPUT inserted.s AS job_id VALUES (1);\n"
+                 "-- name: claim\n"
+                 "-- split: no\n"
+                 "DECLARE @h uniqueidentifier;\n"
+                 "SET @h = NEWID(); -- a comment; not a split\n"
+                 "SELECT :worker AS job_id, @h AS token, 3 AS lease_until_ms, 4 AS now_ms,\n"
+                 "       5 AS attempt, 6 AS op_key, :batch AS payload;\n"
+                 "-- name: complete\nUPDATE t SET s = :token WHERE s = :job_id;\n"
+                 "-- name: snapshot\nSELECT 1 AS job_id, 2 AS state, 3 AS attempt, "
+                 "4 AS token;\n",
+                 QC_PARAM_QMARK);
+
+    ck_assert_int_eq(p->steps[QC_STEP_CLAIM].nosplit, 1);
+    ck_assert_int_eq(p->steps[QC_STEP_CLAIM].nstmts, 1);
+    ck_assert_int_eq(p->steps[QC_STEP_COMPLETE].nosplit, 0);
+    const qc_stmt *st = stmt(p, QC_STEP_CLAIM, 0);
+    ck_assert_int_eq(st->nparams, 2);
+    ck_assert_str_eq(st->params[0], "worker");
+    ck_assert_str_eq(st->params[1], "batch");
+    ck_assert_ptr_nonnull(strstr(st->sql, "DECLARE @h uniqueidentifier;"));
+    ck_assert_ptr_nonnull(strstr(st->sql, "SET @h = NEWID();"));
+    ck_assert_ptr_nonnull(strstr(st->sql, "SELECT ? AS job_id"));
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+/* Only SQL Server runs a batch of statements as one request. */
+START_TEST(test_split_no_refused_outside_sqlserver_einval)
+{
+    expect_error(VALID "-- name: renew\n-- split: no\nSELECT 1; SELECT 2;\n", VALID_LINES + 2,
+                 "'split: no' needs an engine that runs a batch of statements (sqlserver), "
+                 "not postgres",
+                 0);
+    expect_error(VALID "-- name: renew\n-- split: perhaps\nSELECT 1;\n", VALID_LINES + 2,
+                 "bad split value 'perhaps' (expected yes, no, true, false, 1, 0)", 0);
+}
+END_TEST
+
 START_TEST(test_load_unterminated_quote_einval)
 {
     expect_error("-- name: renew\nSELECT 1;\nSELECT 'abc;\n\n-- name: fail\nSELECT 2;\n", 3,
@@ -622,7 +669,7 @@ END_TEST
 START_TEST(test_load_unknown_option_einval)
 {
     expect_error(VALID "-- name: renew\n-- isolation: serializable\nSELECT 1;\n", VALID_LINES + 2,
-                 "unknown option 'isolation' for step 'renew' (expected autocommit)", 0);
+                 "unknown option 'isolation' for step 'renew' (expected autocommit, split)", 0);
     expect_error(VALID "-- name: renew\nSELECT 1;\n-- autocommit: yes\nSELECT 2;\n",
                  VALID_LINES + 3, "option 'autocommit' must come right after '-- name: renew'", 0);
 }
@@ -1434,6 +1481,8 @@ static Suite *protocol_suite(int live)
     tcase_add_test(tc, test_load_missing_required_column_einval);
     tcase_add_test(tc, test_load_unknown_parameter_einval);
     tcase_add_test(tc, test_load_setup_with_parameter_einval);
+    tcase_add_test(tc, test_split_no_keeps_sqlserver_step_one_batch);
+    tcase_add_test(tc, test_split_no_refused_outside_sqlserver_einval);
     tcase_add_test(tc, test_load_unterminated_quote_einval);
     tcase_add_test(tc, test_load_bad_autocommit_value_einval);
     tcase_add_test(tc, test_load_unknown_option_einval);
