@@ -942,6 +942,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
            elapsed > 0 ? (double)atomic_load(&sh.completes_ok) / elapsed : 0.0,
            drained ? "" : (timed_out ? ", DRAIN TIMED OUT" : ", interrupted"));
     long nerr = atomic_load(&sh.errors);
+    fflush(stdout); /* the summary line first, when both go to one file */
     if (nerr > 0) {
         pthread_mutex_lock(&sh.fatal_mu);
         fprintf(stderr, "qchaos: %ld requests failed or lost their answer; the first: %s\n", nerr,

@@ -150,7 +150,15 @@ static int request(qc_worker *w, qc_step_id step, const qc_params *in, int64_t j
     }
     if (atomic_fetch_add(&sh->errors, 1) == 0) {
         pthread_mutex_lock(&sh->fatal_mu);
-        snprintf(sh->first_error, sizeof sh->first_error, "%s: %s", op, err.msg);
+        size_t ol = strlen(op);
+        if (strncmp(err.msg, op, ol) == 0 && err.msg[ol] == ':')
+            snprintf(sh->first_error, sizeof sh->first_error, "%s", err.msg);
+        else
+            snprintf(sh->first_error, sizeof sh->first_error, "%s: %s", op, err.msg);
+        /* server messages end in a newline; the diagnostic adds its own */
+        for (size_t n = strlen(sh->first_error);
+             n > 0 && (sh->first_error[n - 1] == '\n' || sh->first_error[n - 1] == ' ');)
+            sh->first_error[--n] = '\0';
         pthread_mutex_unlock(&sh->fatal_mu);
     }
     /* A statement error is a definite failure (the transaction rolled back);
