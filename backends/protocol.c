@@ -146,7 +146,10 @@ void qc_protocol_destroy(qc_protocol *p)
             free(st->sql);
         }
         free(p->steps[s].stmts);
+        if (p->steps[s].file != p->path)
+            free((char *)p->steps[s].file);
     }
+    free(p->base);
     free(p->path);
     free(p->engine);
     free(p->model);
@@ -173,6 +176,8 @@ typedef struct parser {
     int nest;      /* block comments nest (PostgreSQL, SQL Server) */
     int backslash; /* quotes honour backslash escapes (MariaDB, Spanner) */
     int next_id;
+    int base_line; /* line of "-- base:" */
+    int depth;     /* overlays above this file */
     /* the statement being built */
     sbuf sql;
     int started, first_line;
@@ -508,9 +513,13 @@ static int directive(parser *ps, const char *key, const char *val)
             return set_string(ps, &ps->p->expect, val);
         if (strcasecmp(key, "scenario") == 0)
             return set_string(ps, &ps->p->scenario, val);
+        if (strcasecmp(key, "base") == 0) {
+            ps->base_line = ps->line;
+            return set_string(ps, &ps->p->base, val);
+        }
         return fail(ps, ps->line,
                     "unknown header key '%s' (expected engine, model, description, expect, "
-                    "scenario)",
+                    "scenario, base)",
                     key);
     }
     if (is_step_option(key) && ps->ph == PH_BODY)
@@ -646,8 +655,66 @@ static int parse_units(parser *ps)
     return rc;
 }
 
-int qc_protocol_parse(const char *path, const char *text, qc_param_style style, qc_protocol **out,
-                      qc_err *err)
+static int load_file(const char *path, qc_param_style style, qc_protocol **out, qc_err *err,
+                     int depth);
+
+/* Overlay: loads ps->p->base and takes from it every step this file does
+ * not have. */
+static int merge_base(parser *ps)
+{
+    qc_protocol *p = ps->p, *b = NULL;
+    char *resolved;
+    const char *slash = strrchr(ps->path, '/');
+    size_t dl = (p->base[0] != '/' && slash != NULL) ? (size_t)(slash - ps->path) + 1 : 0;
+    int rc, s, id = 0;
+
+    if (ps->depth >= 4)
+        return fail(ps, ps->base_line, "base '%s': more than 4 overlays deep (a cycle?)",
+                    p->base);
+    if ((resolved = malloc(dl + strlen(p->base) + 1)) == NULL)
+        return oom(ps);
+    memcpy(resolved, ps->path, dl);
+    strcpy(resolved + dl, p->base);
+    free(p->base);
+    p->base = resolved;
+    rc = load_file(p->base, p->style, &b, ps->err, ps->depth + 1);
+    if (rc != 0) {
+        if (rc == QC_EIO) { /* name the line that asked for the file */
+            char why[sizeof ps->err->msg];
+            snprintf(why, sizeof why, "%s", ps->err->msg);
+            rc = fail(ps, ps->base_line, "base: %s", why);
+        }
+        return rc;
+    }
+    if (strcmp(b->engine, p->engine) != 0 || strcmp(b->model, p->model) != 0) {
+        rc = fail(ps, ps->base_line,
+                  "engine %s, model %s differ from base '%s' (engine %s, model %s); say them "
+                  "in the header",
+                  p->engine, p->model, p->base, b->engine, b->model);
+        qc_protocol_destroy(b);
+        return rc;
+    }
+    for (s = 0; s < QC_STEP_COUNT; s++) {
+        if (p->steps[s].present || !b->steps[s].present)
+            continue;
+        p->steps[s] = b->steps[s];
+        if (b->steps[s].file == b->path) {
+            p->steps[s].file = strdup(b->path);
+            if (p->steps[s].file == NULL)
+                rc = oom(ps);
+        }
+        memset(&b->steps[s], 0, sizeof b->steps[s]);
+    }
+    qc_protocol_destroy(b);
+    /* statement ids key each connection's prepared statements: unique again */
+    for (s = 0; s < QC_STEP_COUNT; s++)
+        for (int i = 0; i < p->steps[s].nstmts; i++)
+            p->steps[s].stmts[i].id = ++id;
+    return rc;
+}
+
+static int parse_text(const char *path, const char *text, qc_param_style style,
+                      qc_protocol **out, qc_err *err, int depth)
 {
     parser ps;
     int rc, last_line = 1;
@@ -655,6 +722,7 @@ int qc_protocol_parse(const char *path, const char *text, qc_param_style style, 
 
     *out = NULL;
     memset(&ps, 0, sizeof ps);
+    ps.depth = depth;
     ps.path = path ? path : "(protocol)";
     ps.text = text ? text : "";
     ps.len = strlen(ps.text);
@@ -678,6 +746,11 @@ int qc_protocol_parse(const char *path, const char *text, qc_param_style style, 
     rc = parse_units(&ps);
     if (rc == 0)
         rc = end_step(&ps);
+    for (k = 0; rc == 0 && k < QC_STEP_COUNT; k++)
+        if (ps.p->steps[k].present)
+            ps.p->steps[k].file = ps.p->path;
+    if (rc == 0 && ps.p->base != NULL)
+        rc = merge_base(&ps);
     if (rc != 0)
         goto out;
     for (i = 0; i < ps.len; i++)
@@ -701,7 +774,19 @@ out:
     return rc;
 }
 
+int qc_protocol_parse(const char *path, const char *text, qc_param_style style, qc_protocol **out,
+                      qc_err *err)
+{
+    return parse_text(path, text, style, out, err, 0);
+}
+
 int qc_protocol_load(const char *path, qc_param_style style, qc_protocol **out, qc_err *err)
+{
+    return load_file(path, style, out, err, 0);
+}
+
+static int load_file(const char *path, qc_param_style style, qc_protocol **out, qc_err *err,
+                     int depth)
 {
     FILE *f = NULL;
     sbuf b = {NULL, 0, 0};
@@ -729,7 +814,7 @@ int qc_protocol_load(const char *path, qc_param_style style, qc_protocol **out, 
         rc = qc_err_set(err, QC_EIO, "cannot read protocol '%s': %s", path, strerror(errno));
         goto out;
     }
-    rc = qc_protocol_parse(path, b.p ? b.p : "", style, out, err);
+    rc = parse_text(path, b.p ? b.p : "", style, out, err, depth);
 out:
     if (f != NULL)
         fclose(f);

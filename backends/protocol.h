@@ -8,12 +8,19 @@
  *   -- model: lease                 engine (postgres|mariadb|sqlserver|spanner),
  *                                   model (lease|transaction), description,
  *                                   expect, scenario (mutants: the checkers that
- *                                   must catch it and the scenario exposing it)
+ *                                   must catch it and the scenario exposing it),
+ *                                   base (see Overlay)
  *   -- name: claim                starts a step; the known step names are the
  *   -- autocommit: yes            QC_STEP_* below.  "-- key: value" lines right
  *   WITH picked AS (...) ...;     after "-- name:" are step options
  *                                   (autocommit: yes|no; split: yes|no, where
  *                                   no keeps the step one batch: sqlserver only).
+ *
+ * Overlay: a header line "-- base: FILE" (relative to this file's folder)
+ * makes the file a variation of FILE: its steps replace FILE's steps of the
+ * same name, every other step comes from FILE (so a mutant holds only the
+ * steps it breaks).  engine and model must be FILE's; a base may itself have
+ * a base (at most 4 deep).  Required steps are checked after the merge.
  *
  * A step holds one or more SQL statements separated by ';' (quotes, "ident",
  * $tag$ dollar quotes $tag$, -- and block comments respected).  Named
@@ -66,7 +73,10 @@ typedef struct qc_stmt {
 
 typedef struct qc_step {
     int present;     /* 0 when the file has no such step */
-    int line;        /* line of its "-- name:" */
+    int line;        /* line of its "-- name:" in file */
+    const char *file;/* the file the step was read from: the protocol's path,
+                        or its base's for a step an overlay did not replace
+                        (owned by the protocol) */
     int autocommit;  /* 1: statements run without an enclosing transaction */
     int nosplit;     /* 1 ("-- split: no"): ';' does not end a statement; the
                         step is one statement, sent as one batch (T-SQL
@@ -82,6 +92,7 @@ typedef struct qc_protocol {
     char *description; /* header "description:", may be NULL */
     char *expect;      /* mutants: "expect:" checkers that must FAIL (comma list), or NULL */
     char *scenario;    /* mutants: "scenario:" file that exposes the bug, or NULL */
+    char *base;        /* "base:" protocol this file overlays (path as resolved), or NULL */
     qc_param_style style;
     qc_step steps[QC_STEP_COUNT];
 } qc_protocol;

@@ -235,7 +235,8 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
             const char *id = rc == 0 ? qc_result_get(&r, 0, "job_id") : NULL;
             if (rc == 0 && !id)
                 rc = qc_err_set(err, QC_EINVAL, "%s: step 'enqueue' (line %d) returned no job_id",
-                                proto->path, proto->steps[QC_STEP_ENQUEUE].line);
+                                proto->steps[QC_STEP_ENQUEUE].file,
+                                proto->steps[QC_STEP_ENQUEUE].line);
             if (rc == 0)
                 batch[i] = strtoll(id, NULL, 10);
             qc_result_clear(&r);
@@ -660,7 +661,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         qc_protocol_run(d, ctl, proto, QC_STEP_TEARDOWN, &p, &r, &ignore);
         qc_result_clear(&r);
         if ((rc = qc_protocol_run(d, ctl, proto, QC_STEP_SETUP, &p, &r, err)) != 0) {
-            qc_err_prefix(err, "%s: setup (line %d) failed", proto->path,
+            qc_err_prefix(err, "%s: setup (line %d) failed", proto->steps[QC_STEP_SETUP].file,
                           proto->steps[QC_STEP_SETUP].line);
             code = (rc == QC_EDB && !strncmp(err->sqlstate, "42", 2)) ? 2 : 3;
             goto out;

@@ -169,7 +169,7 @@ static int request(qc_worker *w, qc_step_id step, const qc_params *in, int64_t j
     qc_ledger_append(w->lb, e);
     if (is_protocol_error(&err)) {
         char msg[1100];
-        snprintf(msg, sizeof msg, "%s: step '%s' (line %d): %s", sh->proto->path, op,
+        snprintf(msg, sizeof msg, "%s: step '%s' (line %d): %s", sh->proto->steps[step].file, op,
                  sh->proto->steps[step].line, err.msg);
         qc_shared_fatal(sh, QC_EINVAL, msg);
     } else if (rc == QC_ECONN || !sh->drv->is_ok(w->conn)) {
@@ -242,7 +242,7 @@ static int do_claim(qc_worker *w, claimed *out, int max)
     if (r.nrows > 0 && (qc_result_col(&r, "job_id") < 0 || qc_result_col(&r, "token") < 0)) {
         char msg[1100];
         snprintf(msg, sizeof msg, "%s: step 'claim' (line %d) returned no column %s",
-                 sh->proto->path, sh->proto->steps[QC_STEP_CLAIM].line,
+                 sh->proto->steps[QC_STEP_CLAIM].file, sh->proto->steps[QC_STEP_CLAIM].line,
                  qc_result_col(&r, "job_id") < 0 ? "job_id" : "token");
         qc_shared_fatal(sh, QC_EINVAL, msg);
     }

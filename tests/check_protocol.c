@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../backends/driver.h"
@@ -528,7 +529,7 @@ END_TEST
 START_TEST(test_load_unknown_header_key_einval)
 {
     expect_error("-- qchaos protocol\n-- see http://example.com\n-- flavour: vanilla\n" VALID, 3,
-                 "unknown header key 'flavour' (expected engine, model, description, expect, scenario)", 0);
+                 "unknown header key 'flavour' (expected engine, model, description, expect, scenario, base)", 0);
 }
 END_TEST
 
@@ -1423,6 +1424,124 @@ START_TEST(test_pg_abort_drops_connection_rolls_back)
 }
 END_TEST
 
+/* ---- overlays (-- base:) ---------------------------------------------- */
+
+static char ov_dir[64];
+
+/* Writes text to ov_dir/name. */
+static void ov_write(const char *name, const char *text)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", ov_dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void ov_setup(void)
+{
+    snprintf(ov_dir, sizeof ov_dir, "/tmp/check_protocol_ov.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(ov_dir));
+    char sub[96];
+    snprintf(sub, sizeof sub, "%s/mutants", ov_dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    ov_write("base.sql", VALID "-- name: renew\nUPDATE qc_t SET state = state WHERE id = :job_id;\n");
+}
+
+static void ov_teardown(void)
+{
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", ov_dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static qc_protocol *ov_load(const char *name, int want_rc, qc_err *err)
+{
+    char path[128];
+    qc_protocol *p = NULL;
+    snprintf(path, sizeof path, "%s/%s", ov_dir, name);
+    int rc = qc_protocol_load(path, QC_PARAM_DOLLAR, &p, err);
+    ck_assert_msg(rc == want_rc, "load %s: rc %d (want %d): %s", name, rc, want_rc, err->msg);
+    return p;
+}
+
+/* A mutant holds only the step it breaks; every other step, and its file
+ * and line for messages, comes from the base (relative to the mutant's
+ * folder); statement ids stay unique across the merge. */
+START_TEST(test_overlay_replaces_named_steps_keeps_the_rest)
+{
+    qc_err err = {0};
+    ov_write("mutants/m.sql", "-- qchaos MUTANT\n"
+                              "-- engine: postgres\n"
+                              "-- expect: stale_token_rejected\n"
+                              "-- base: ../base.sql\n"
+                              "\n"
+                              "-- name: complete\n"
+                              "UPDATE qc_t SET state = 'done' WHERE id = :job_id;\n");
+    qc_protocol *p = ov_load("mutants/m.sql", 0, &err);
+    char want[160];
+    snprintf(want, sizeof want, "%s/mutants/../base.sql", ov_dir);
+    ck_assert_str_eq(p->base, want);
+    ck_assert_str_eq(p->expect, "stale_token_rejected");
+    ck_assert_str_eq(stmt(p, QC_STEP_COMPLETE, 0)->sql,
+                     "UPDATE qc_t SET state = 'done' WHERE id = $1");
+    ck_assert_int_eq(p->steps[QC_STEP_COMPLETE].line, 6);
+    ck_assert_str_eq(p->steps[QC_STEP_COMPLETE].file, p->path);
+    ck_assert_str_eq(stmt(p, QC_STEP_RENEW, 0)->sql,
+                     "UPDATE qc_t SET state = state WHERE id = $1");
+    ck_assert_str_eq(p->steps[QC_STEP_RENEW].file, want);
+    ck_assert_int_eq(p->steps[QC_STEP_RENEW].line, VALID_LINES + 1);
+    ck_assert_int_eq(p->steps[QC_STEP_CLAIM].present, 1);
+    int seen[64] = {0};
+    for (int s = 0; s < QC_STEP_COUNT; s++)
+        for (int i = 0; i < p->steps[s].nstmts; i++) {
+            int id = p->steps[s].stmts[i].id;
+            ck_assert_int_gt(id, 0);
+            ck_assert_int_lt(id, 64);
+            ck_assert_msg(!seen[id], "statement id %d twice", id);
+            seen[id] = 1;
+        }
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+/* The overlay's own errors name its file and line; a base that is
+ * missing, of another engine or model, or an overlay cycle, are refused. */
+START_TEST(test_overlay_errors_name_the_line)
+{
+    qc_err err = {0};
+    char want[256];
+
+    ov_write("mutants/nobase.sql", "-- engine: postgres\n-- base: ../nope.sql\n");
+    ck_assert_ptr_null(ov_load("mutants/nobase.sql", QC_EINVAL, &err));
+    snprintf(want, sizeof want, "%s/mutants/nobase.sql:2: base: cannot open protocol", ov_dir);
+    ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "got '%s'", err.msg);
+
+    ov_write("mutants/maria.sql", "-- engine: mariadb\n-- base: ../base.sql\n");
+    ck_assert_ptr_null(ov_load("mutants/maria.sql", QC_EINVAL, &err));
+    ck_assert_msg(strstr(err.msg, "maria.sql:2: engine mariadb, model lease differ from base") !=
+                      NULL,
+                  "got '%s'", err.msg);
+
+    ov_write("mutants/txn.sql", "-- model: transaction\n-- base: ../base.sql\n");
+    ck_assert_ptr_null(ov_load("mutants/txn.sql", QC_EINVAL, &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "model transaction differ from base"));
+
+    ov_write("a.sql", "-- base: b.sql\n");
+    ov_write("b.sql", "-- base: a.sql\n");
+    ck_assert_ptr_null(ov_load("a.sql", QC_EINVAL, &err));
+    ck_assert_msg(strstr(err.msg, "more than 4 overlays deep") != NULL, "got '%s'", err.msg);
+
+    /* an error inside the base names the base's file and line */
+    ov_write("bad.sql", VALID "-- name: renew\nSELECT :nonsense;\n");
+    ov_write("mutants/onbad.sql", "-- base: ../bad.sql\n");
+    ck_assert_ptr_null(ov_load("mutants/onbad.sql", QC_EINVAL, &err));
+    snprintf(want, sizeof want, "%s/mutants/../bad.sql:%d:", ov_dir, VALID_LINES + 2);
+    ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "got '%s'", err.msg);
+}
+END_TEST
+
 /* ---- suite ------------------------------------------------------------ */
 
 static TCase *tcase(Suite *s, const char *name, int timeout)
@@ -1488,6 +1607,11 @@ static Suite *protocol_suite(int live)
     tcase_add_test(tc, test_load_unknown_option_einval);
     tcase_add_test(tc, test_load_sql_outside_step_einval);
     tcase_add_test(tc, test_load_empty_step_einval);
+
+    tc = tcase(s, "overlay", 5);
+    tcase_add_checked_fixture(tc, ov_setup, ov_teardown);
+    tcase_add_test(tc, test_overlay_replaces_named_steps_keeps_the_rest);
+    tcase_add_test(tc, test_overlay_errors_name_the_line);
 
     tc = tcase(s, "run", 5);
     tcase_add_test(tc, test_run_single_statement_no_transaction);

@@ -52,12 +52,7 @@
 -- autocommit: yes
 IF (SELECT is_broker_enabled FROM sys.databases WHERE name = DB_NAME()) = 0
     ALTER DATABASE CURRENT SET ENABLE_BROKER WITH ROLLBACK IMMEDIATE;
-IF EXISTS (SELECT 1 FROM sys.services WHERE name = 'qchaos_target') DROP SERVICE qchaos_target;
-IF EXISTS (SELECT 1 FROM sys.services WHERE name = 'qchaos_initiator') DROP SERVICE qchaos_initiator;
-IF OBJECT_ID('dbo.qchaos_target_q') IS NOT NULL DROP QUEUE dbo.qchaos_target_q;
-IF OBJECT_ID('dbo.qchaos_initiator_q') IS NOT NULL DROP QUEUE dbo.qchaos_initiator_q;
-IF OBJECT_ID('dbo.qchaos_sb_jobs') IS NOT NULL DROP TABLE dbo.qchaos_sb_jobs;
-IF OBJECT_ID('dbo.qchaos_sb_dialogs') IS NOT NULL DROP TABLE dbo.qchaos_sb_dialogs;
+-- (qchaos runs teardown before setup: nothing of an earlier run is left)
 CREATE QUEUE dbo.qchaos_target_q WITH STATUS = ON, POISON_MESSAGE_HANDLING (STATUS = OFF);
 CREATE QUEUE dbo.qchaos_initiator_q;
 CREATE SERVICE qchaos_target ON QUEUE dbo.qchaos_target_q ([DEFAULT]);

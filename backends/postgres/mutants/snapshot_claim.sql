@@ -15,38 +15,7 @@
 -- description: MUTANT claim from a snapshot older than its lock (C01)
 -- expect: effects_once, exclusive_claim
 -- scenario: scenarios/cases/c01_snapshot_claim.ini
-
--- name: setup
-CREATE SCHEMA IF NOT EXISTS qchaos;
-DROP TABLE IF EXISTS qchaos.jobs;
-CREATE TABLE qchaos.jobs (
-    id           bigserial PRIMARY KEY,
-    state        text NOT NULL DEFAULT 'ready'
-                 CHECK (state IN ('ready', 'inflight', 'done', 'dead')),
-    run_after    timestamptz NOT NULL DEFAULT now(),
-    attempt      int NOT NULL DEFAULT 0,
-    max_attempts int NOT NULL DEFAULT 3,
-    token        uuid,
-    lease_until  timestamptz,
-    locked_by    text,
-    payload      text,
-    group_key    text,
-    last_error   text,
-    created_at   timestamptz NOT NULL DEFAULT now()
-) WITH (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 200,
-        autovacuum_vacuum_cost_delay = 0, fillfactor = 70);
--- Partial index in the exact shape of the claim: done rows never enter it.
-CREATE INDEX jobs_ready ON qchaos.jobs (run_after, id) WHERE state = 'ready';
-CREATE INDEX jobs_inflight ON qchaos.jobs (lease_until) WHERE state = 'inflight';
-
--- name: teardown
-DROP TABLE IF EXISTS qchaos.jobs;
-
--- name: enqueue
-INSERT INTO qchaos.jobs (payload, group_key, max_attempts, run_after)
-VALUES (:payload, :group_key, :max_attempts::int,
-        now() + make_interval(secs => :delay_ms::int / 1000.0))
-RETURNING id AS job_id;
+-- base: ../skip_locked_txn.sql
 
 -- name: claim
 SET TRANSACTION ISOLATION LEVEL REPEATABLE READ;
@@ -83,25 +52,3 @@ SET state = CASE WHEN attempt + 1 >= max_attempts THEN 'dead' ELSE 'ready' END,
     last_error = :error
 WHERE id = :job_id::bigint
 RETURNING state, (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms;
-
--- name: snapshot
-SELECT id AS job_id, state, attempt, token::text AS token, last_error AS error
-FROM qchaos.jobs
-ORDER BY id;
-
--- name: monitor
-SELECT count(*) FILTER (WHERE state = 'ready') AS ready,
-       count(*) FILTER (WHERE state = 'inflight') AS inflight,
-       count(*) FILTER (WHERE state = 'inflight' AND lease_until < now()) AS expired,
-       count(*) FILTER (WHERE state = 'dead') AS dead,
-       count(*) FILTER (WHERE state = 'done') AS done,
-       coalesce((extract(epoch FROM now() - min(run_after)
-                 FILTER (WHERE state = 'ready' AND run_after <= now())) * 1000)::bigint, 0)
-           AS oldest_ready_age_ms
-FROM qchaos.jobs;
-
--- name: server_pid
-SELECT pg_backend_pid() AS pid;
-
--- name: kill_session
-SELECT pg_terminate_backend(:pid::int) AS killed;
