@@ -150,6 +150,7 @@ void qc_protocol_destroy(qc_protocol *p)
             free((char *)p->steps[s].file);
     }
     free(p->base);
+    free(p->tested);
     free(p->path);
     free(p->engine);
     free(p->model);
@@ -513,13 +514,15 @@ static int directive(parser *ps, const char *key, const char *val)
             return set_string(ps, &ps->p->expect, val);
         if (strcasecmp(key, "scenario") == 0)
             return set_string(ps, &ps->p->scenario, val);
+        if (strcasecmp(key, "tested") == 0)
+            return set_string(ps, &ps->p->tested, val);
         if (strcasecmp(key, "base") == 0) {
             ps->base_line = ps->line;
             return set_string(ps, &ps->p->base, val);
         }
         return fail(ps, ps->line,
                     "unknown header key '%s' (expected engine, model, description, expect, "
-                    "scenario, base)",
+                    "scenario, base, tested)",
                     key);
     }
     if (is_step_option(key) && ps->ph == PH_BODY)
@@ -704,6 +707,10 @@ static int merge_base(parser *ps)
                 rc = oom(ps);
         }
         memset(&b->steps[s], 0, sizeof b->steps[s]);
+    }
+    if (p->tested == NULL) { /* a mutant was run where its base was */
+        p->tested = b->tested;
+        b->tested = NULL;
     }
     qc_protocol_destroy(b);
     /* statement ids key each connection's prepared statements: unique again */

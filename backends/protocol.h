@@ -9,7 +9,8 @@
  *                                   model (lease|transaction), description,
  *                                   expect, scenario (mutants: the checkers that
  *                                   must catch it and the scenario exposing it),
- *                                   base (see Overlay)
+ *                                   base (see Overlay), tested (where it
+ *                                   was run: copied into results.json)
  *   -- name: claim                starts a step; the known step names are the
  *   -- autocommit: yes            QC_STEP_* below.  "-- key: value" lines right
  *   WITH picked AS (...) ...;     after "-- name:" are step options
@@ -93,6 +94,8 @@ typedef struct qc_protocol {
     char *expect;      /* mutants: "expect:" checkers that must FAIL (comma list), or NULL */
     char *scenario;    /* mutants: "scenario:" file that exposes the bug, or NULL */
     char *base;        /* "base:" protocol this file overlays (path as resolved), or NULL */
+    char *tested;      /* "tested:" where the protocol was run, in words (an overlay
+                          inherits its base's), or NULL: unknown */
     qc_param_style style;
     qc_step steps[QC_STEP_COUNT];
 } qc_protocol;

@@ -137,6 +137,8 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "protocol", json_string(proto->path));
     json_object_set_new(h, "engine", json_string(proto->engine));
     json_object_set_new(h, "model", json_string(proto->model));
+    if (proto->tested != NULL)
+        json_object_set_new(h, "tested_where", json_string(proto->tested));
     json_object_set_new(h, "server", json_string(server));
     json_object_set_new(h, "workers", json_integer(s->workers));
     json_object_set_new(h, "jobs", json_integer(s->jobs));
@@ -905,6 +907,8 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     json_object_set_new(metrics, "scenario_file", json_string(s->path));
     json_object_set_new(metrics, "protocol", json_string(proto->path));
     json_object_set_new(metrics, "engine", json_string(proto->engine));
+    if (proto->tested != NULL)
+        json_object_set_new(metrics, "tested_where", json_string(proto->tested));
     json_t *ver = json_object();
     json_object_set_new(ver, "qchaos", json_string(QC_VERSION));
     json_object_set_new(ver, "server", json_string(server));

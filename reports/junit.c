@@ -207,6 +207,7 @@ int qc__junit_write(const char *dir, const qc__results *r, const qc_history *h,
     property(f, "scenario_file", r->scenario_file);
     property(f, "protocol", r->protocol);
     property(f, "engine", r->engine);
+    property(f, "tested_where", r->tested);
     property(f, "qchaos_version", r->version);
     property(f, "server_version", r->server);
     property(f, "command", r->command);

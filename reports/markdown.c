@@ -95,6 +95,8 @@ static void run_line(const qc__results *r, char *buf, size_t n)
         ADD(", qchaos %s", r->version);
     if (r->exit_code >= 0)
         ADD(", exit code %d", r->exit_code);
+    if (r->tested[0] != '\0')
+        ADD("; protocol tested: %s", r->tested);
 #undef ADD
 }
 

@@ -171,6 +171,7 @@ int qc__results_load(qc__results *r, const char *path, qc_err *err)
     r->scenario_file = opt_str(root, "scenario_file");
     r->protocol = opt_str(root, "protocol");
     r->engine = opt_str(root, "engine");
+    r->tested = opt_str(root, "tested_where");
     versions = json_object_get(root, "versions");
     r->version = opt_str(versions, "qchaos");
     r->server = opt_str(versions, "server");

@@ -115,6 +115,7 @@ typedef struct qc__results {
     int has_seed;
     uint64_t seed;
     const char *scenario, *scenario_file, *protocol, *engine; /* "" absent */
+    const char *tested; /* where the protocol was run (its "-- tested:"), "" absent */
     const char *version, *server; /* versions.qchaos / versions.server */
     const char *command;          /* NULL when absent (audit) */
     double elapsed_s;             /* metrics.elapsed_s, -1 when absent */

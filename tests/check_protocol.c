@@ -529,7 +529,7 @@ END_TEST
 START_TEST(test_load_unknown_header_key_einval)
 {
     expect_error("-- qchaos protocol\n-- see http://example.com\n-- flavour: vanilla\n" VALID, 3,
-                 "unknown header key 'flavour' (expected engine, model, description, expect, scenario, base)", 0);
+                 "unknown header key 'flavour' (expected engine, model, description, expect, scenario, base, tested)", 0);
 }
 END_TEST
 
@@ -1446,7 +1446,8 @@ static void ov_setup(void)
     char sub[96];
     snprintf(sub, sizeof sub, "%s/mutants", ov_dir);
     ck_assert_int_eq(mkdir(sub, 0700), 0);
-    ov_write("base.sql", VALID "-- name: renew\nUPDATE qc_t SET state = state WHERE id = :job_id;\n");
+    ov_write("base.sql", "-- tested: the unit tests\n" VALID
+                         "-- name: renew\nUPDATE qc_t SET state = state WHERE id = :job_id;\n");
 }
 
 static void ov_teardown(void)
@@ -1491,7 +1492,8 @@ START_TEST(test_overlay_replaces_named_steps_keeps_the_rest)
     ck_assert_str_eq(stmt(p, QC_STEP_RENEW, 0)->sql,
                      "UPDATE qc_t SET state = state WHERE id = $1");
     ck_assert_str_eq(p->steps[QC_STEP_RENEW].file, want);
-    ck_assert_int_eq(p->steps[QC_STEP_RENEW].line, VALID_LINES + 1);
+    ck_assert_int_eq(p->steps[QC_STEP_RENEW].line, VALID_LINES + 2);
+    ck_assert_str_eq(p->tested, "the unit tests"); /* inherited from the base */
     ck_assert_int_eq(p->steps[QC_STEP_CLAIM].present, 1);
     int seen[64] = {0};
     for (int s = 0; s < QC_STEP_COUNT; s++)

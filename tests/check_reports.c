@@ -70,6 +70,7 @@ static const char results_json[] =
     "  \"scenario_file\": \"scenarios/fixture.ini\",\n"
     "  \"protocol\": \"backends/postgres/skip_locked.sql\",\n"
     "  \"engine\": \"postgres\",\n"
+    "  \"tested_where\": \"NOT TESTED: fixture\",\n"
     "  \"versions\": {\"qchaos\": \"0.1.0\", \"server\": \"PostgreSQL 15\"},\n"
     "  \"metrics\": {\"elapsed_s\": 3.2, \"workers\": 2, \"jobs\": 3},\n"
     "  \"command\": \"qchaos run --seed 7 --out /tmp/x scenarios/fixture.ini\"\n"
@@ -407,6 +408,8 @@ START_TEST(test_junit_fixture_run_wellformed_one_testcase_per_checker)
     }
     ck_assert_ptr_nonnull(strstr(xml, "tests=\"5\" failures=\"2\" errors=\"0\" skipped=\"1\""));
     ck_assert_ptr_nonnull(strstr(xml, "<property name=\"seed\" value=\"7\"/>"));
+    ck_assert_ptr_nonnull(
+        strstr(xml, "<property name=\"tested_where\" value=\"NOT TESTED: fixture\"/>"));
     free(xml);
     remove_run(dir);
 }
@@ -519,6 +522,7 @@ START_TEST(test_markdown_fixture_run_verdict_table_first_then_sections)
     ck_assert_msg(strncmp(second, "\n\n| checker | verdict |", 22) == 0, "%.200s", md);
     ck_assert_ptr_nonnull(strstr(md, "| exclusive_claim | **FAIL** | 4 | 2 |"));
     ck_assert_ptr_nonnull(strstr(md, "| double_complete | PASS | 3 | 0 |"));
+    ck_assert_ptr_nonnull(strstr(md, "exit code 1; protocol tested: NOT TESTED: fixture"));
     const char *viol = strstr(md, "\n## Violations\n");
     const char *plots = strstr(md, "\n## Plots\n");
     const char *repeat = strstr(md, "\n## Repeat this run\n");

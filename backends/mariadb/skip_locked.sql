@@ -66,6 +66,7 @@
 -- engine: mariadb
 -- model: lease
 -- description: three-statement SKIP LOCKED claim in one transaction, token-checked complete/renew/fail, JSON-carried lease reaper
+-- tested: qchaos CI, MariaDB 10.11 through unixODBC: the fault scenarios (kill, stall, lost ack/request, poison)
 
 -- name: setup
 DROP TABLE IF EXISTS qchaos_jobs;

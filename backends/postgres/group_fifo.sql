@@ -7,6 +7,7 @@
 -- engine: postgres
 -- model: lease
 -- description: per-group FIFO claim (oldest unfinished job of an idle group only)
+-- tested: qchaos CI, PostgreSQL 15: grouped.ini
 
 -- name: setup
 CREATE SCHEMA IF NOT EXISTS qchaos;

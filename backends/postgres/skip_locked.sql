@@ -12,6 +12,7 @@
 -- engine: postgres
 -- model: lease
 -- description: single-statement SKIP LOCKED claim, token-checked complete/renew/fail, lease reaper
+-- tested: qchaos CI, PostgreSQL 15: every scenario (faults, server restarts, PgBouncer, idle), every mutant as the baseline
 
 -- name: setup
 CREATE SCHEMA IF NOT EXISTS qchaos;

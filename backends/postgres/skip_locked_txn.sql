@@ -9,6 +9,7 @@
 -- engine: postgres
 -- model: transaction
 -- description: claim in an open transaction (SKIP LOCKED), complete commits
+-- tested: qchaos CI, PostgreSQL 15: kill_after_claim and the C01 case
 
 -- name: setup
 CREATE SCHEMA IF NOT EXISTS qchaos;

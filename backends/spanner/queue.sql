@@ -17,6 +17,7 @@
 -- engine: spanner
 -- model: lease
 -- description: Spanner queue via PGAdapter: receive with lease token, renewlease, delete as ack (untested here)
+-- tested: NOT TESTED: no Spanner or PGAdapter reachable from qchaos' build machine or its CI; the file loads, no statement of it has run
 
 -- name: setup
 CREATE QUEUE IF NOT EXISTS qchaos_jobs (

@@ -16,6 +16,7 @@
 -- engine: sqlserver
 -- model: lease
 -- description: UPDLOCK/READPAST/READCOMMITTEDLOCK claim with OUTPUT, token-checked complete (untested here)
+-- tested: NOT TESTED: no SQL Server on qchaos' build machine or in its CI; the file loads, no statement of it has run on a server
 
 -- name: setup
 IF OBJECT_ID('dbo.qchaos_jobs') IS NOT NULL DROP TABLE dbo.qchaos_jobs;

@@ -47,6 +47,7 @@
 -- engine: sqlserver
 -- model: transaction
 -- description: Service Broker RECEIVE in the claim's transaction, conversation group locks (untested here)
+-- tested: NOT TESTED: no SQL Server on qchaos' build machine or in its CI; the file loads, no statement of it has run on a server
 
 -- name: setup
 -- autocommit: yes
