@@ -213,6 +213,17 @@ size_t qc_recovery_times(const qc_history *h, double *out_ms, size_t max)
     return k;
 }
 
+size_t qc_recovery_faults(const qc_history *h)
+{
+    rec *rs;
+    size_t n;
+
+    if (recovery_scan(h, &rs, &n) != 0)
+        return 0;
+    free(rs);
+    return n;
+}
+
 static int cmp_double(const void *pa, const void *pb)
 {
     double a = *(const double *)pa, b = *(const double *)pb;

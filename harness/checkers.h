@@ -92,6 +92,11 @@ int qc_check_recovery(const qc_history *h, qc_check *out);
  * the array).  Returns 0 when out of memory.  Thread-safe (read-only). */
 size_t qc_recovery_times(const qc_history *h, double *out_ms, size_t max);
 
+/* How many faults the recovery checker judges (faults that left a job
+ * without its owner), with or without a measured recovery: the
+ * denominator of qc_recovery_times.  0 also when out of memory. */
+size_t qc_recovery_faults(const qc_history *h);
+
 /* bounded_failure (check_recovery.c): a poison job (one with a fault event
  * "poison") claimed (OK claim events) more than the header's max_attempts
  * times, or not dead in the final snapshot, or dead with an empty or absent

@@ -144,17 +144,18 @@ static void latency_row(const char *what, long n, const double *pct, char cells[
     }
 }
 
-/* "Faults on a job: 2, claimed again afterwards: 2 (recovery p50 ... ms)." */
+/* "Faults the recovery checker judges: 2, recovery time measured for 2
+ * (p50 ... ms)." */
 static void recovery_line(const qc__plots *p, char *buf, size_t n)
 {
     if (p->recovered > 0)
         snprintf(buf, n,
-                 "Faults on a job: %ld, claimed again afterwards: %ld (recovery time p50 "
-                 "%.0f ms, max %.0f ms).",
+                 "Faults the recovery checker judges: %ld, recovery time measured for %ld "
+                 "(p50 %.0f ms, max %.0f ms).",
                  p->faults, p->recovered, p->recovery_p50, p->recovery_max);
     else
-        snprintf(buf, n, "Faults on a job: %ld, claimed again afterwards: %ld.", p->faults,
-                 p->recovered);
+        snprintf(buf, n, "Faults the recovery checker judges: %ld, recovery time measured for %ld.",
+                 p->faults, p->recovered);
 }
 
 static const char *const latency_heads[7] = {"request", "answered", "p50 ms", "p90 ms",
@@ -195,14 +196,18 @@ int qc__markdown_write(const char *dir, const qc__results *r, const qc_history *
     for (size_t i = 0; i < r->nc; i++) {
         const qc__rcheck *c = &r->c[i];
         const char *cls = verdict_class(c->verdict);
-        int bold = strcmp(cls, "pass") != 0 && strcmp(cls, "na") != 0;
+        /* What the scenario does not judge is information, not a
+         * finding (only a FAIL of it counts): no bold, marked "(info)". */
+        int info = !c->judged && strcmp(c->verdict, "FAIL") != 0;
+        int bold = !info && strcmp(cls, "pass") != 0 && strcmp(cls, "na") != 0;
         fmt_long(num[0], sizeof num[0], c->opportunities);
         fmt_long(num[1], sizeof num[1], total_of(c));
         fputs("|", f);
         md_cell(f, c->name);
         fputs(bold ? " **" : " ", f);
         qc__md_escape(f, c->verdict);
-        fputs(bold ? "** |" : " |", f);
+        fputs(bold ? "**" : "", f);
+        fputs(info ? " (info) |" : " |", f);
         md_cell(f, num[0]);
         md_cell(f, num[1]);
         md_cell(f, c->summary);
@@ -241,7 +246,7 @@ int qc__markdown_write(const char *dir, const qc__results *r, const qc_history *
         }
     }
     for (size_t i = 0; i < r->nc; i++) {
-        if (strcmp(r->c[i].verdict, "INCONCLUSIVE") != 0)
+        if (strcmp(r->c[i].verdict, "INCONCLUSIVE") != 0 || !r->c[i].judged)
             continue;
         fputs("\n**", f);
         qc__md_escape(f, r->c[i].name);
@@ -468,7 +473,8 @@ int qc__html_write(const char *dir, const qc__results *r, const qc_history *hist
         html_cell(f, NULL, c->name);
         fprintf(f, "<td class=\"v\"><span class=\"badge %s\">", verdict_class(c->verdict));
         esc(f, c->verdict);
-        fputs("</span></td>", f);
+        fputs(!c->judged && strcmp(c->verdict, "FAIL") != 0 ? "</span> (info)</td>" : "</span></td>",
+              f);
         fmt_long(num, sizeof num, c->opportunities);
         html_cell(f, "num", num);
         fmt_long(num, sizeof num, total_of(c));
@@ -510,7 +516,7 @@ int qc__html_write(const char *dir, const qc__results *r, const qc_history *hist
         }
     }
     for (size_t i = 0; i < r->nc; i++) {
-        if (strcmp(r->c[i].verdict, "INCONCLUSIVE") != 0)
+        if (strcmp(r->c[i].verdict, "INCONCLUSIVE") != 0 || !r->c[i].judged)
             continue;
         fputs("<p><span class=\"badge inconclusive\">", f);
         esc(f, r->c[i].name);

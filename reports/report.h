@@ -151,7 +151,7 @@ typedef struct qc__plots {
     /* Figures for the report text (counts; ms). */
     long claim_n, complete_n;             /* paired requests measured */
     double claim_pct[5], complete_pct[5]; /* p50 p90 p99 p99.9 max */
-    long faults, recovered;               /* faults with a job / re-claimed */
+    long faults, recovered;               /* faults the recovery checker judges / with a measured recovery time */
     double recovery_p50, recovery_max;    /* ms; -1 when nothing recovered */
     double bin_ms;                        /* time-series bin width */
 } qc__plots;

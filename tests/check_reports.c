@@ -509,6 +509,41 @@ END_TEST
 
 /* ---- report.md / report.html ---------------------------------------------- */
 
+/* A checker the scenario does not judge is shown as information: its
+ * INCONCLUSIVE is not bold, carries "(info)", and gets no "proves nothing"
+ * paragraph; a judged one keeps both. */
+START_TEST(test_markdown_unjudged_inconclusive_is_info)
+{
+    char dir[64];
+    make_run(dir);
+    char *json = strdup(results_json);
+    ck_assert_ptr_nonnull(json);
+    const char *from = "{\"name\": \"no_lost_jobs\", \"verdict\": \"INCONCLUSIVE\",";
+    char *at = strstr(json, from);
+    ck_assert_ptr_nonnull(at);
+    size_t n = strlen(json) + 32;
+    char *edited = malloc(n);
+    ck_assert_ptr_nonnull(edited);
+    snprintf(edited, n, "%.*s{\"name\": \"no_lost_jobs\", \"judged\": false, \"verdict\": "
+                        "\"INCONCLUSIVE\",%s",
+             (int)(at - json), json, at + strlen(from));
+    write_text(dir, "results.json", edited);
+    report(dir, 0, NULL, 0);
+    char *md = slurp(dir, "report.md");
+    ck_assert_ptr_nonnull(md);
+    ck_assert_msg(strstr(md, "| no_lost_jobs | INCONCLUSIVE (info) | 0 |") != NULL, "%s", md);
+    ck_assert_ptr_null(strstr(md, "**no_lost_jobs** is INCONCLUSIVE"));
+    char *html = slurp(dir, "report.html");
+    ck_assert_ptr_nonnull(html);
+    ck_assert_ptr_nonnull(strstr(html, "INCONCLUSIVE</span> (info)</td>"));
+    free(html);
+    free(md);
+    free(edited);
+    free(json);
+    remove_run(dir);
+}
+END_TEST
+
 START_TEST(test_markdown_fixture_run_verdict_table_first_then_sections)
 {
     char dir[64];
@@ -671,8 +706,8 @@ START_TEST(test_plots_gnuplot_installed_png_and_svg_nonempty)
     free(g);
     /* Recovery: job 1 after 1051 ms, job 2 after 1251 ms. */
     char *md = slurp(dir, "report.md");
-    ck_assert_ptr_nonnull(strstr(md, "Faults on a job: 2, claimed again afterwards: 2 "
-                                     "(recovery time p50 1051 ms, max 1251 ms)."));
+    ck_assert_ptr_nonnull(strstr(md, "Faults the recovery checker judges: 2, recovery time "
+                                     "measured for 2 (p50 1051 ms, max 1251 ms)."));
     free(md);
     remove_run(dir);
 }
@@ -694,7 +729,7 @@ START_TEST(test_plots_no_fault_recovery_skipped_with_note)
     write_text(dir, "ledger.jsonl", out);
     report(dir, 0, note, sizeof note);
     char *md = slurp(dir, "report.md");
-    ck_assert_ptr_nonnull(strstr(md, "recovery-time histogram skipped: the ledger has no fault"));
+    ck_assert_ptr_nonnull(strstr(md, "recovery-time histogram skipped: no fault left a job without its owner"));
     ck_assert_int_lt(file_size(dir, "plots/recovery.gp"), 0);
     free(md);
     free(l);
@@ -895,6 +930,7 @@ static Suite *reports_suite(void)
     tc = tcase_create("markdown_html");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_markdown_fixture_run_verdict_table_first_then_sections);
+    tcase_add_test(tc, test_markdown_unjudged_inconclusive_is_info);
     tcase_add_test(tc, test_html_fixture_run_self_contained);
     tcase_add_test(tc, test_escape_script_message_escaped_everywhere);
     suite_add_tcase(s, tc);
