@@ -77,6 +77,11 @@ static int ephemeral_start(ephemeral *e, const char *engine, qc_err *err)
     if (!mkdtemp(e->dir))
         return qc_err_set(err, QC_EIO, "cannot create a temporary folder: %s", strerror(errno));
     chmod(e->dir, 0755);
+    /* From here on the folder is ours to destroy, whatever happens: a
+     * SIGINT or a kill -9 that lands while the script is still starting
+     * the server must not leave a postmaster behind. */
+    e->running = 1;
+    e->watchdog = start_watchdog(e);
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "'%s/scripts/%s' start '%s'", qc_datadir(), e->script, e->dir);
     fprintf(stderr, "qchaos: starting an ephemeral %s in %s\n", maria ? "MariaDB" : "PostgreSQL",
@@ -92,11 +97,17 @@ static int ephemeral_start(ephemeral *e, const char *engine, qc_err *err)
             snprintf(e->dsn, sizeof e->dsn, "%s", line);
     }
     int st = pclose(p);
-    if (st != 0 || !e->dsn[0])
-        return qc_err_set(err, QC_ECONN, "could not start the ephemeral server (%s); see %s/log",
-                          cmd, e->dir);
-    e->running = 1;
-    e->watchdog = start_watchdog(e);
+    if ((st != 0 || !e->dsn[0]) && qc_interrupted)
+        return qc_err_set(err, QC_ECONN, "interrupted while the ephemeral server was starting");
+    if (st != 0 || !e->dsn[0]) {
+        /* The folder is destroyed on the way out: show its log now. */
+        char tail[2400];
+        fprintf(stderr, "qchaos: the last lines of the server log (%s/log):\n", e->dir);
+        snprintf(tail, sizeof tail, "tail -n 20 '%s/log' >&2", e->dir);
+        if (system(tail) != 0)
+            fprintf(stderr, "qchaos: (no server log)\n");
+        return qc_err_set(err, QC_ECONN, "could not start the ephemeral server (%s)", cmd);
+    }
     return 0;
 }
 
