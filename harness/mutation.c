@@ -49,7 +49,7 @@ static int needs_own_server(const char *scenario)
     qc_scenario_defaults(&sc);
     if (qc_scenario_load(&sc, scenario, &err) != 0)
         return 0;
-    return strcmp(sc.pooler, "none") != 0 || sc.restart_at_s > 0;
+    return strcmp(sc.pooler, "none") != 0 || sc.restart_at_s > 0 || sc.pause_at_s > 0;
 }
 
 /* Runs `qchaos run SCENARIO --protocol P --seed S --out DIR` as a child;

@@ -89,6 +89,64 @@ static void restart_server(qc_nemesis *n)
     }
 }
 
+/* Expands a command template into out: {pgdir} or {dir} becomes dir (-1
+ * when the template names it and there is no dir), {ms} becomes ms; a
+ * leading "scripts/" is made relative to the qchaos data folder. */
+static int build_command(char *out, size_t n, const char *tpl, const char *dir, long ms)
+{
+    char a[2048], b[sizeof a + 4096];
+    size_t len = 0;
+
+    for (const char *p = tpl; *p && len + 1 < sizeof a;) {
+        const char *val = NULL;
+        char num[24];
+        size_t skip = 0;
+        if (!strncmp(p, "{pgdir}", 7) || !strncmp(p, "{dir}", 5)) {
+            if (dir == NULL)
+                return -1;
+            val = dir;
+            skip = p[1] == 'p' ? 7 : 5;
+        } else if (!strncmp(p, "{ms}", 4)) {
+            snprintf(num, sizeof num, "%ld", ms);
+            val = num;
+            skip = 4;
+        }
+        if (val != NULL) {
+            len += (size_t)snprintf(a + len, sizeof a - len, "%s", val);
+            p += skip;
+        } else {
+            a[len++] = *p++;
+        }
+        a[len < sizeof a ? len : sizeof a - 1] = '\0';
+    }
+    a[len < sizeof a ? len : sizeof a - 1] = '\0';
+    if (!strncmp(a, "scripts/", 8))
+        snprintf(b, sizeof b, "'%s'/%s", qc_datadir(), a);
+    else
+        snprintf(b, sizeof b, "%s", a);
+    return (size_t)snprintf(out, n, "%s", b) < n ? 0 : -1;
+}
+
+static void pause_server(qc_nemesis *n)
+{
+    qc_shared *sh = n->sh;
+    double begin = qc_clock_ms() - sh->t0;
+    json_t *e = fault_event("pause_server");
+    json_object_set_new(e, "command", json_string(n->pause));
+    json_object_set_new(e, "until_t", json_real(begin + (double)sh->sc->pause_ms));
+    qc_ledger_append(n->lb, e);
+    atomic_fetch_add(&sh->faults, 1);
+    char cmd[2200];
+    snprintf(cmd, sizeof cmd, "%s >/dev/null 2>&1", n->pause);
+    int st = system(cmd);
+    e = json_object();
+    json_object_set_new(e, "type", json_string("note"));
+    json_object_set_new(e, "note", json_string("pause_server finished"));
+    json_object_set_new(e, "from_t", json_real(begin));
+    json_object_set_new(e, "exit", json_integer(WIFEXITED(st) ? WEXITSTATUS(st) : -1));
+    qc_ledger_append(n->lb, e);
+}
+
 static void *nemesis_main(void *arg)
 {
     qc_nemesis *n = arg;
@@ -96,13 +154,17 @@ static void *nemesis_main(void *arg)
     const qc_scenario *sc = sh->sc;
     double start = qc_clock_ms();
     double next_kill = start + (double)sc->terminate_every_ms;
-    int restarted = 0;
+    int restarted = 0, paused = 0;
     while (!atomic_load(&sh->stop) && atomic_load(&sh->chaos)) {
         qc_clock_sleep_until_stop(10, &sh->stop);
         double now = qc_clock_ms();
         if (sc->restart_at_s > 0 && !restarted && now - start >= sc->restart_at_s * 1000.0) {
             restarted = 1;
             restart_server(n);
+        }
+        if (sc->pause_at_s > 0 && !paused && now - start >= sc->pause_at_s * 1000.0) {
+            paused = 1;
+            pause_server(n);
         }
         if (sc->terminate_every_ms > 0 && now >= next_kill) {
             next_kill = now + (double)sc->terminate_every_ms;
@@ -117,7 +179,7 @@ int qc_nemesis_start(qc_nemesis *n, qc_shared *sh, const char *dsn, const char *
 {
     memset(n, 0, sizeof *n);
     const qc_scenario *sc = sh->sc;
-    if (sc->terminate_every_ms <= 0 && sc->restart_at_s <= 0)
+    if (sc->terminate_every_ms <= 0 && sc->restart_at_s <= 0 && sc->pause_at_s <= 0)
         return 0;
     n->sh = sh;
     n->dsn = dsn;
@@ -125,32 +187,28 @@ int qc_nemesis_start(qc_nemesis *n, qc_shared *sh, const char *dsn, const char *
         return qc_err_set(err, QC_EINVAL,
                           "%s: [nemesis] terminate_every_ms needs a kill_session statement in %s",
                           sc->path, sh->proto->path);
+    const char *script = !strcmp(sh->proto->engine, "mariadb") ? "scripts/mariadb-ephemeral.sh"
+                                                               : "scripts/pg-ephemeral.sh";
     if (sc->restart_at_s > 0) {
-        const char *tpl = sc->restart_command;
-        const char *at = strstr(tpl, "{pgdir}");
-        size_t toklen = 7;
-        if (!at && (at = strstr(tpl, "{dir}")))
-            toklen = 5;
-        if (at && !pgdir)
+        char dflt[256];
+        snprintf(dflt, sizeof dflt, "%s restart {dir} --immediate", script);
+        if (build_command(n->command, sizeof n->command,
+                          sc->restart_command[0] ? sc->restart_command : dflt, pgdir, 0) != 0)
             return qc_err_set(err, QC_EINVAL,
                               "%s: [nemesis] restart_command uses {pgdir} / {dir}, which only "
                               "an ephemeral server has; give a command for your server",
                               sc->path);
-        if (at)
-            snprintf(n->command, sizeof n->command, "%.*s%s%s", (int)(at - tpl), tpl, pgdir,
-                     at + toklen);
-        else
-            snprintf(n->command, sizeof n->command, "%s", tpl);
-        /* A relative scripts/ path is relative to the qchaos data folder. */
-        if (!strncmp(n->command, "scripts/", 8)) {
-            char tmp[sizeof n->command];
-            int len = snprintf(tmp, sizeof tmp, "'%s'/", qc_datadir());
-            if (len > 0 && (size_t)len < sizeof tmp) {
-                snprintf(tmp + len, sizeof tmp - (size_t)len, "%.*s",
-                         (int)(sizeof tmp - (size_t)len - 1), n->command);
-                memcpy(n->command, tmp, sizeof tmp);
-            }
-        }
+    }
+    if (sc->pause_at_s > 0) {
+        char dflt[256];
+        snprintf(dflt, sizeof dflt, "%s pause {dir} {ms}", script);
+        if (build_command(n->pause, sizeof n->pause,
+                          sc->pause_command[0] ? sc->pause_command : dflt, pgdir,
+                          sc->pause_ms) != 0)
+            return qc_err_set(err, QC_EINVAL,
+                              "%s: [nemesis] pause_command uses {dir}, which only an ephemeral "
+                              "server has; give a command for your server",
+                              sc->path);
     }
     qc_rng_init(&n->rng, sc->seed, 0x6e656d);
     n->lb = qc_ledger_buf(sh->ledger);

@@ -14,6 +14,7 @@ typedef struct qc_nemesis {
     qc_shared *sh;
     const char *dsn;     /* direct connection (never through a pooler) */
     char command[2048];  /* restart command with {pgdir} substituted; "" none */
+    char pause[2048];    /* pause command with {dir} and {ms} substituted; "" none */
     qc_conn *conn;
     qc_lbuf *lb;
     qc_rng rng;
@@ -22,10 +23,16 @@ typedef struct qc_nemesis {
 } qc_nemesis;
 
 /* Starts the nemesis thread when the scenario asks for server faults
- * (terminate_every_ms > 0 or restart_at_s > 0); otherwise does nothing and
- * returns 0.  pgdir: the ephemeral server's folder, or NULL.
- * Errors: QC_EINVAL when a restart is asked for but no command can be
- * built ({pgdir} without an ephemeral server), QC_EIO thread creation. */
+ * (terminate_every_ms > 0, restart_at_s > 0 or pause_at_s > 0); otherwise
+ * does nothing and returns 0.  pgdir: the ephemeral server's folder, or
+ * NULL.  A restart or pause command left empty in the scenario is the
+ * ephemeral server script's (pg-ephemeral.sh or mariadb-ephemeral.sh, by the
+ * protocol's engine).  A pause is a fault window in the ledger ("pause_server"
+ * with until_t) written before the command runs; the command blocks for the
+ * pause (SIGSTOP ... SIGCONT), so the thread injects nothing else meanwhile.
+ * Errors: QC_EINVAL when a restart or pause is asked for but no command can
+ * be built ({pgdir}/{dir} without an ephemeral server), QC_EIO thread
+ * creation. */
 int qc_nemesis_start(qc_nemesis *n, qc_shared *sh, const char *dsn, const char *pgdir,
                      qc_err *err);
 /* Joins the thread (after sh->stop or sh->chaos = 0) and closes its connection. */

@@ -65,8 +65,10 @@ void qc_scenario_defaults(qc_scenario *s)
     s->feed_delay_ms = 0;
     s->terminate_every_ms = 0;
     s->restart_at_s = 0;
-    snprintf(s->restart_command, sizeof s->restart_command,
-             "scripts/pg-ephemeral.sh restart {pgdir} --immediate");
+    s->restart_command[0] = '\0';
+    s->pause_at_s = 0;
+    s->pause_ms = 3000;
+    s->pause_command[0] = '\0';
     snprintf(s->pooler, sizeof s->pooler, "none");
     s->seed = 0;
     s->seed_set = 0;
@@ -321,9 +323,18 @@ static int handler(void *user, const char *section, const char *name, const char
             snprintf(s->restart_command, sizeof s->restart_command, "%s", value);
             return 1;
         }
+        if (!strcmp(name, "pause_at_s"))
+            return parse_double(value, 0, 1e7, &s->pause_at_s)
+                       ? fail(c, "%s must be a number of seconds >= 0, got '%s'", name, value)
+                       : 1;
+        LONGKEY("nemesis", "pause_ms", pause_ms, 1)
+        if (!strcmp(name, "pause_command")) {
+            snprintf(s->pause_command, sizeof s->pause_command, "%s", value);
+            return 1;
+        }
         return fail(c,
                     "unknown key '%s' in [%s] (expected terminate_every_ms, restart_at_s, "
-                    "restart_command)",
+                    "restart_command, pause_at_s, pause_ms, pause_command)",
                     name, section);
     }
     if (!strcmp(section, "topology")) {

@@ -18,7 +18,8 @@
  *              after_stall (complete|fail: what a stalled worker does on waking)
  *   [sink]     idempotent (yes|no)
  *   [feed]     bursts, jobs (per burst), gap_ms, start_ms, delay_ms
- *   [nemesis]  terminate_every_ms, restart_at_s, restart_command
+ *   [nemesis]  terminate_every_ms, restart_at_s, restart_command, pause_at_s,
+ *              pause_ms, pause_command
  *   [topology] pooler (none|pgbouncer)
  *   [checks]   judge (comma-separated checker names: their INCONCLUSIVE is exit 4;
  *              a FAIL of any checker is always exit 1), expect (policy mutants)
@@ -74,7 +75,11 @@ typedef struct qc_scenario {
     /* [nemesis] */
     long terminate_every_ms; /* pg_terminate_backend a worker session every N ms; 0 off */
     double restart_at_s;     /* restart the server at this second of the chaos phase; 0 off */
-    char restart_command[1024]; /* {pgdir} = the ephemeral server's folder */
+    char restart_command[1024]; /* {pgdir} = the ephemeral server's folder; "" = the
+                                   ephemeral server script's restart --immediate */
+    double pause_at_s;       /* freeze the server (SIGSTOP) at this second of the chaos phase; 0 off */
+    long pause_ms;           /* for this long */
+    char pause_command[1024];/* {dir}, {ms}; "" = the ephemeral server script's pause */
     /* [topology] */
     char pooler[32];         /* "none" or "pgbouncer" (transaction pooling) */
     /* [checks] */

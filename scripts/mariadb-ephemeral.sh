@@ -4,6 +4,7 @@
 #   scripts/mariadb-ephemeral.sh start   DIR               create (if needed) and start
 #   scripts/mariadb-ephemeral.sh stop    DIR [--immediate] clean SHUTDOWN; --immediate = SIGKILL
 #   scripts/mariadb-ephemeral.sh restart DIR [--immediate] stop, start again on the same port
+#   scripts/mariadb-ephemeral.sh pause   DIR MS            freeze the server (SIGSTOP) for MS ms
 #   scripts/mariadb-ephemeral.sh status  DIR               exit 0 running, 3 stopped, 4 no server
 #   scripts/mariadb-ephemeral.sh dsn     DIR               print the ODBC connection string
 #   scripts/mariadb-ephemeral.sh destroy DIR               kill and remove DIR
@@ -34,16 +35,20 @@ exec 3>&1 1>&2
 prog=mariadb-ephemeral
 die() { echo "$prog: ERROR: $*" >&2; exit 1; }
 log() { echo "$prog: $*" >&2; }
-usage() { sed -n '2,27s/^# \{0,1\}//p' "$0" >&2; }
+usage() { sed -n '2,28s/^# \{0,1\}//p' "$0" >&2; }
 
 cmd=${1:-}
 dir_arg=${2:-}
 [[ -n "$cmd" && -n "$dir_arg" ]] || { usage; exit 2; }
 shift 2
 immediate=0
+pause_ms=
 for a in "$@"; do
     case "$a" in
     --immediate) immediate=1 ;;
+    [0-9]*) [[ "$cmd" == pause && -z "$pause_ms" && "$a" =~ ^[0-9]+$ ]] ||
+        { usage; die "unknown argument: $a"; }
+        pause_ms=$a ;;
     *) usage; die "unknown argument: $a" ;;
     esac
 done
@@ -342,10 +347,29 @@ do_restart() {
     do_start "$port"
 }
 
+
+# do_pause: SIGSTOP the server process, wait, SIGCONT it (the server's clock
+# keeps running, its sessions keep their sockets: a frozen VM).  CONT is sent
+# even if this script is interrupted.
+do_pause() {
+    local pid
+    [[ -n "$pause_ms" ]] || die "pause needs a duration in ms"
+    pid=$(cat "$DIR/mariadbd.pid" 2>/dev/null || true)
+    if ! [[ "$pid" =~ ^[0-9]+$ ]] || ! kill -0 "$pid" 2>/dev/null; then die "not running"; fi
+    trap 'kill -CONT "$pid" 2>/dev/null' EXIT
+    kill -STOP "$pid"
+    log "paused (SIGSTOP) for $pause_ms ms"
+    sleep "$((pause_ms / 1000)).$(printf '%03d' $((pause_ms % 1000)))"
+    kill -CONT "$pid"
+    trap - EXIT
+    log "resumed (SIGCONT)"
+}
+
 case "$cmd" in
 start) do_start ;;
 stop) do_stop ;;
 restart) do_restart ;;
+pause) do_pause ;;
 status)
     [[ -d "$DATA/mysql" ]] || { log "no server in $DIR"; exit 4; }
     if is_running; then

@@ -4,6 +4,7 @@
 #   scripts/pg-ephemeral.sh start   DIR               create (if needed) and start
 #   scripts/pg-ephemeral.sh stop    DIR [--immediate] stop (-m fast; -m immediate = crash)
 #   scripts/pg-ephemeral.sh restart DIR [--immediate] stop, start again on the same port
+#   scripts/pg-ephemeral.sh pause   DIR MS            freeze the server (SIGSTOP) for MS ms
 #   scripts/pg-ephemeral.sh status  DIR               exit 0 running, 3 stopped, 4 no cluster
 #   scripts/pg-ephemeral.sh dsn     DIR               print the libpq conninfo
 #   scripts/pg-ephemeral.sh destroy DIR               stop (immediate) and remove DIR
@@ -36,16 +37,20 @@ exec 3>&1 1>&2
 prog=pg-ephemeral
 die() { echo "$prog: ERROR: $*" >&2; exit 1; }
 log() { echo "$prog: $*" >&2; }
-usage() { sed -n '2,21s/^# \{0,1\}//p' "$0" >&2; }
+usage() { sed -n '2,22s/^# \{0,1\}//p' "$0" >&2; }
 
 cmd=${1:-}
 dir_arg=${2:-}
 [[ -n "$cmd" && -n "$dir_arg" ]] || { usage; exit 2; }
 shift 2
 immediate=0
+pause_ms=
 for a in "$@"; do
     case "$a" in
     --immediate) immediate=1 ;;
+    [0-9]*) [[ "$cmd" == pause && -z "$pause_ms" && "$a" =~ ^[0-9]+$ ]] ||
+        { usage; die "unknown argument: $a"; }
+        pause_ms=$a ;;
     *) usage; die "unknown argument: $a" ;;
     esac
 done
@@ -338,10 +343,35 @@ do_restart() {
     do_start "$port"
 }
 
+
+# do_pause: SIGSTOP the postmaster and every backend, wait, SIGCONT them (the
+# server's clock keeps running, its sessions keep their sockets: a frozen VM
+# or a long GC pause of the database).  CONT is sent even if this script is
+# interrupted.
+do_pause() {
+    local pm pids
+    [[ -n "$pause_ms" ]] || die "pause needs a duration in ms"
+    [[ -f "$DATA/postmaster.pid" ]] || die "not running"
+    pm=$(head -n1 "$DATA/postmaster.pid")
+    if ! [[ "$pm" =~ ^[0-9]+$ ]] || ! kill -0 "$pm" 2>/dev/null; then die "not running"; fi
+    pids="$pm $(pgrep -P "$pm" | tr '\n' ' ')"
+    # shellcheck disable=SC2086 # word splitting of the pid list is wanted
+    trap 'kill -CONT $pids 2>/dev/null' EXIT
+    # shellcheck disable=SC2086
+    kill -STOP $pids
+    log "paused (SIGSTOP) $(wc -w <<<"$pids") processes for $pause_ms ms"
+    sleep "$((pause_ms / 1000)).$(printf '%03d' $((pause_ms % 1000)))"
+    # shellcheck disable=SC2086
+    kill -CONT $pids
+    trap - EXIT
+    log "resumed (SIGCONT)"
+}
+
 case "$cmd" in
 start) do_start ;;
 stop) do_stop ;;
 restart) do_restart ;;
+pause) do_pause ;;
 status)
     [[ -f "$DATA/PG_VERSION" ]] || { log "no cluster in $DIR"; exit 4; }
     if is_running; then

@@ -14,7 +14,7 @@ exec 3>&1 1>&2
 
 die() { echo "pgbouncer-ephemeral: $*" >&2; exit 1; }
 cmd=${1:-}; dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: $0 start|stop DIR [CONNINFO]"
+if [ -z "$cmd" ] || [ -z "$dir" ]; then die "usage: $0 start|stop DIR [CONNINFO]"; fi
 bin=$(command -v pgbouncer || echo /usr/sbin/pgbouncer)
 [ -x "$bin" ] || die "pgbouncer not installed (scripts/install-deps.sh installs it)"
 

@@ -88,6 +88,33 @@ START_TEST(test_scenario_bad_value_error_names_line_and_expectation)
 }
 END_TEST
 
+/* [nemesis] pause: defaults off (3000 ms when on), the keys parse, a zero
+ * or negative duration is refused with its line. */
+START_TEST(test_scenario_nemesis_pause_keys)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    qc_scenario_defaults(&s);
+    ck_assert(s.pause_at_s == 0);
+    ck_assert_int_eq(s.pause_ms, 3000);
+    ck_assert_str_eq(s.pause_command, "");
+    ck_assert_str_eq(s.restart_command, "");
+    ck_assert_int_eq(load("[nemesis]\npause_at_s = 1.5\npause_ms = 2500\n"
+                          "pause_command = my-freeze {dir} {ms}\n",
+                          &s, &err),
+                     0);
+    ck_assert(s.pause_at_s == 1.5);
+    ck_assert_int_eq(s.pause_ms, 2500);
+    ck_assert_str_eq(s.pause_command, "my-freeze {dir} {ms}");
+    ck_assert_int_eq(load("[nemesis]\npause_at_s = 1\npause_ms = 0\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":3: pause_ms must be an integer >= 1, got '0'"), "got '%s'",
+                  err.msg);
+    ck_assert_int_eq(load("[nemesis]\npause_at_s = soon\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":2: pause_at_s must be a number of seconds >= 0"), "got '%s'",
+                  err.msg);
+}
+END_TEST
+
 START_TEST(test_scenario_unknown_section_and_syntax_error_rejected)
 {
     qc_scenario s;
@@ -141,6 +168,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_scenario_unknown_key_error_names_line);
     tcase_add_test(tc, test_scenario_bad_value_error_names_line_and_expectation);
     tcase_add_test(tc, test_scenario_unknown_section_and_syntax_error_rejected);
+    tcase_add_test(tc, test_scenario_nemesis_pause_keys);
     tcase_add_test(tc, test_scenario_missing_file_is_input_error);
     tcase_add_test(tc, test_scenario_validate_cap_below_base_rejected);
     tcase_add_test(tc, test_scenario_resolve_missing_protocol_rejected);

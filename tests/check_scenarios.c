@@ -77,22 +77,42 @@ static void assert_judged_pass(json_t *r, const char *name)
     ck_assert_msg(n >= 4, "%s judges only %zu checkers", name, n);
 }
 
+static void load_history(const char *name, qc_history *h);
+
 static const char *const fault_scenarios[] = {"kill_after_claim", "kill_after_effect",
                                               "stall_beyond_lease", "lost_ack", "lost_request",
-                                              "poison", "slow_work", "chaos", "pgbouncer"};
+                                              "poison", "slow_work", "chaos", "pgbouncer",
+                                              "server_pause"};
 
 START_TEST(test_scenario_fault_correct_protocol_passes)
 {
     const char *s = fault_scenarios[_i];
     char args[512];
     snprintf(args, sizeof args, "scenarios/%s.ini --seed 11", s);
-    /* pgbouncer starts a pooler in front of the ephemeral server */
-    int use_dsn = strcmp(s, "pgbouncer") != 0;
+    /* pgbouncer starts a pooler in front of the ephemeral server;
+     * server_pause freezes its own ephemeral server */
+    int use_dsn = strcmp(s, "pgbouncer") != 0 && strcmp(s, "server_pause") != 0;
     int code = run_qchaos(args, s, use_dsn);
     ck_assert_msg(code == 0, "%s exited %d (see %s/%s.log)", s, code, outdir, s);
     json_t *r = results(s);
     assert_judged_pass(r, s);
     json_decref(r);
+    if (!strcmp(s, "server_pause")) {
+        /* the server really was frozen, and the command said so */
+        qc_history h;
+        load_history(s, &h);
+        int paused = 0;
+        for (size_t i = 0; i < h.n; i++)
+            paused += h.ev[i].type == QC_EV_FAULT && h.ev[i].fault != NULL &&
+                      !strcmp(h.ev[i].fault, "pause_server") && h.ev[i].until_t > h.ev[i].t;
+        ck_assert_int_eq(paused, 1);
+        qc_history_fini(&h);
+        char cmd[600];
+        snprintf(cmd, sizeof cmd,
+                 "grep -q '\"note\":\"pause_server finished\".*\"exit\":0' %s/%s/ledger.jsonl",
+                 outdir, s);
+        ck_assert_msg(system(cmd) == 0, "no successful pause_server in the ledger");
+    }
 }
 END_TEST
 
