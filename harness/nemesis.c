@@ -66,25 +66,36 @@ static void terminate_one(qc_nemesis *n)
     }
 }
 
-static void restart_server(qc_nemesis *n)
+/* Runs a server command as the fault kind: the fault event (with until_t
+ * when window_ms > 0) goes into the ledger before the command, a note with
+ * its exit status after it. */
+static void command_fault(qc_nemesis *n, const char *kind, const char *command, long window_ms)
 {
     qc_shared *sh = n->sh;
     double begin = qc_clock_ms() - sh->t0;
-    json_t *e = fault_event("restart_server");
-    json_object_set_new(e, "command", json_string(n->command));
+    json_t *e = fault_event(kind);
+    json_object_set_new(e, "command", json_string(command));
+    if (window_ms > 0)
+        json_object_set_new(e, "until_t", json_real(begin + (double)window_ms));
     qc_ledger_append(n->lb, e);
     atomic_fetch_add(&sh->faults, 1);
-    char cmd[2200];
-    snprintf(cmd, sizeof cmd, "%s >/dev/null 2>&1", n->command);
+    char cmd[2200], note[64];
+    snprintf(cmd, sizeof cmd, "%s >/dev/null 2>&1", command);
     int st = system(cmd);
+    snprintf(note, sizeof note, "%s finished", kind);
     e = json_object();
     json_object_set_new(e, "type", json_string("note"));
-    json_object_set_new(e, "note", json_string("restart_server finished"));
+    json_object_set_new(e, "note", json_string(note));
     json_object_set_new(e, "from_t", json_real(begin));
     json_object_set_new(e, "exit", json_integer(WIFEXITED(st) ? WEXITSTATUS(st) : -1));
     qc_ledger_append(n->lb, e);
-    if (n->conn) {
-        sh->drv->abort(n->conn);
+}
+
+static void restart_server(qc_nemesis *n)
+{
+    command_fault(n, "restart_server", n->command, 0);
+    if (n->conn) { /* the control session died with the server */
+        n->sh->drv->abort(n->conn);
         n->conn = NULL;
     }
 }
@@ -129,22 +140,7 @@ static int build_command(char *out, size_t n, const char *tpl, const char *dir, 
 
 static void pause_server(qc_nemesis *n)
 {
-    qc_shared *sh = n->sh;
-    double begin = qc_clock_ms() - sh->t0;
-    json_t *e = fault_event("pause_server");
-    json_object_set_new(e, "command", json_string(n->pause));
-    json_object_set_new(e, "until_t", json_real(begin + (double)sh->sc->pause_ms));
-    qc_ledger_append(n->lb, e);
-    atomic_fetch_add(&sh->faults, 1);
-    char cmd[2200];
-    snprintf(cmd, sizeof cmd, "%s >/dev/null 2>&1", n->pause);
-    int st = system(cmd);
-    e = json_object();
-    json_object_set_new(e, "type", json_string("note"));
-    json_object_set_new(e, "note", json_string("pause_server finished"));
-    json_object_set_new(e, "from_t", json_real(begin));
-    json_object_set_new(e, "exit", json_integer(WIFEXITED(st) ? WEXITSTATUS(st) : -1));
-    qc_ledger_append(n->lb, e);
+    command_fault(n, "pause_server", n->pause, n->sh->sc->pause_ms);
 }
 
 static void *nemesis_main(void *arg)
