@@ -252,6 +252,25 @@ static int add_policy_mutants(mutant **ms, size_t *n, const char *dir, const cha
     return rc;
 }
 
+/* A scenario path as the table shows it: resolved ("mutants/../idle.ini"
+ * is idle.ini) and relative to the qchaos data folder when inside it.
+ * Returns a static buffer (the table is printed by one thread). */
+static const char *shown_path(const char *path)
+{
+    static char buf[PATH_MAX];
+    char real[PATH_MAX];
+    const char *d = qc_datadir();
+    size_t dl = strlen(d);
+
+    if (realpath(path, real) == NULL)
+        snprintf(real, sizeof real, "%s", path);
+    if (!strncmp(real, d, dl) && real[dl] == '/')
+        snprintf(buf, sizeof buf, "%s", real + dl + 1);
+    else
+        snprintf(buf, sizeof buf, "%s", real);
+    return buf;
+}
+
 int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
 {
     char dir[PATH_MAX], correct[PATH_MAX];
@@ -340,7 +359,12 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
 
     json_t *root = json_object();
     json_t *rows = json_array();
-    printf("%-34s %-36s %8s %9s %9s\n", "mutant", "expected checker", "caught", "median_s",
+    int wn = 6, we = 16, ws = 28;
+    for (size_t i = 0; i < n; i++) {
+        wn = (int)strlen(ms[i].name) > wn ? (int)strlen(ms[i].name) : wn;
+        we = (int)strlen(ms[i].expect) > we ? (int)strlen(ms[i].expect) : we;
+    }
+    printf("%-*s  %-*s %8s %9s %9s\n", wn, "mutant", we, "expected checker", "caught", "median_s",
            "max_s");
     for (size_t i = 0; i < n; i++) {
         mutant *m = &ms[i];
@@ -353,7 +377,12 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         }
         char caught[32];
         snprintf(caught, sizeof caught, "%d/%d", m->caught, K);
-        printf("%-34s %-36s %8s %9.2f %9.2f%s\n", m->name, m->expect, caught, med, max,
+        char meds[16] = "-", maxs[16] = "-";
+        if (med >= 0)
+            snprintf(meds, sizeof meds, "%.2f", med);
+        if (max >= 0)
+            snprintf(maxs, sizeof maxs, "%.2f", max);
+        printf("%-*s  %-*s %8s %9s %9s%s\n", wn, m->name, we, m->expect, caught, meds, maxs,
                m->runs_failed ? "  (runs failed)" : "");
         if (m->caught < K || m->runs_failed)
             code = 1;
@@ -371,9 +400,12 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     }
     json_object_set_new(root, "mutants", rows);
     json_t *fps = json_array();
-    printf("\n%-50s %16s\n", "correct protocol on scenario", "false positives");
+    for (size_t j = 0; j < ns; j++)
+        ws = (int)strlen(shown_path(scen[j])) > ws ? (int)strlen(shown_path(scen[j])) : ws;
+    printf("\n%-*s  %s\n", ws, "correct protocol on scenario", "false positives");
     for (size_t j = 0; j < ns; j++) {
-        printf("%-50s %13d/%d%s\n", scen[j], fp[j], K, fp_failed[j] ? "  (runs failed)" : "");
+        printf("%-*s  %13d/%d%s\n", ws, shown_path(scen[j]), fp[j], K,
+               fp_failed[j] ? "  (runs failed)" : "");
         if (fp[j] || fp_failed[j])
             code = 1;
         json_t *r = json_object();
