@@ -312,6 +312,8 @@ do_stop() {
     [[ -d "$DATA/mysql" ]] || { log "no server in $DIR"; return 0; }
     lock
     pid=$(server_pid)
+    # in case a pause was cut short: a stopped server never shuts down
+    if [[ "$pid" =~ ^[0-9]+$ ]]; then kill -CONT "$pid" 2>/dev/null || true; fi
     if ! alive "$pid"; then
         log "not running"
         rm -f "$PIDF"
@@ -354,7 +356,7 @@ do_restart() {
 do_pause() {
     local pid
     [[ -n "$pause_ms" ]] || die "pause needs a duration in ms"
-    pid=$(cat "$DIR/mariadbd.pid" 2>/dev/null || true)
+    pid=$(server_pid)
     if ! [[ "$pid" =~ ^[0-9]+$ ]] || ! kill -0 "$pid" 2>/dev/null; then die "not running"; fi
     trap 'kill -CONT "$pid" 2>/dev/null' EXIT
     kill -STOP "$pid"

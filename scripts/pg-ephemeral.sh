@@ -319,11 +319,23 @@ do_start() {
     echo "$dsn" >&3
 }
 
+# resume_all: SIGCONT the postmaster and its children, in case a pause was
+# cut short (a pause killed with -9 leaves the server stopped, and a stopped
+# server never acts on pg_ctl stop).  Harmless on a running server.
+resume_all() {
+    local pm
+    pm=$(head -n1 "$DATA/postmaster.pid" 2>/dev/null || true)
+    [[ "$pm" =~ ^[0-9]+$ ]] || return 0
+    # shellcheck disable=SC2046 # one word per pid
+    kill -CONT "$pm" $(pgrep -P "$pm") 2>/dev/null || true
+}
+
 do_stop() {
     local mode=fast t0
     t0=$(now_ms)
     [[ -f "$DATA/PG_VERSION" ]] || { log "no cluster in $DIR"; return 0; }
     lock
+    resume_all
     if ! is_running; then
         log "not running"
         return 0
