@@ -417,63 +417,51 @@ static int sweep_job(void *arg, const qc_history *h, int64_t job, const lease *l
     return rc;
 }
 
-/* ---- claimed again after done ------------------------------------------
+/* ---- claimed while or after being completed -----------------------------
  *
  * A complete acknowledged with rows > 0 made the job done, and done is
- * final: no claim that ran after the complete may return the job again
- * (the job would run twice; shared/cases.md C01, a claim read from a
- * snapshot older than the completion).  This holds in every model.  A
- * claim ran after the complete when the ledger proves it one of two ways:
- *   - order: the claim was sent after the acknowledgement came back (its
- *     invoke seq is above the complete's OK seq; in the transaction model
- *     that OK is written only after the commit).  Seqs of different ledgers
- *     (harness processes merged by `qchaos audit`) do not order, so only
- *     claims of the complete's own ledger count;
- *   - server time: both answers carry "now" and the claim's is later.  The
- *     complete held the job's row (or, for a claim that does not lock the
- *     row, the owner's lock) from before its "now" until its commit, so a
- *     claim that ran later either waited for that commit or stole a job
- *     that was still owned: a double claim either way.  Like the lease
- *     rule this assumes one server clock.
- * A claim that proves neither is not judged.
+ * final.  So no claim of the job may be ANSWERED after that complete was
+ * SENT (its invoke), in the same ledger (seqs of different harness
+ * processes do not order):
+ *   - if the claim ran after the complete, it handed out a finished job
+ *     (shared/cases.md C01: a claim read from a snapshot older than the
+ *     completion; the job runs twice);
+ *   - if it ran before, the job was ready for it only if the completing
+ *     worker had lost it (lease expired, reaped, or a claim that takes
+ *     expired leases), and then that worker's complete must have been
+ *     refused; it was accepted, so the job was taken from a live owner or
+ *     a superseded token was honoured.  A bug either way.
+ * The claim that gave the completing worker the job was answered before
+ * its complete was sent (a worker completes what it has received), so it
+ * is never judged; nor is any claim answered before.  No server time is
+ * needed, so coarse or early clocks (now() = transaction start, whole
+ * seconds) cannot raise a false alarm, and the rule holds in every model.
  *
- * Opportunities: completed jobs for which some claim was sent after the
- * acknowledgement (any job could have been handed out again). */
-static int claim_after_done(const qc_history *h, const qc_event *claim, const qc_event *done,
-                            const qc_event **inv_out)
-{
-    const qc_event *inv = qc__invoke_of(h, claim);
-
-    *inv_out = inv;
-    if (inv != NULL && inv->file == done->file && inv->seq > done->seq)
-        return 1;
-    return claim->now != QC_NO_TIME && done->now != QC_NO_TIME && claim->now > done->now;
-}
-
+ * Opportunities: completed jobs for which the ledger has some claim (of
+ * any job) answered after the complete was sent. */
 static int check_claimed_after_done(const qc_history *h, qc_check *c, long *watched,
                                     long *again)
 {
     qc__jobref *r = NULL;
     size_t n = 0;
-    int64_t *last_inv = NULL; /* per ledger file: seq of its last claim invoke */
+    int64_t *last_ok = NULL; /* per ledger file: seq of its last answered claim */
     int nfiles = 1;
 
     *watched = *again = 0;
     for (size_t i = 0; i < h->n; i++)
         if (h->ev[i].file >= nfiles)
             nfiles = h->ev[i].file + 1;
-    if ((last_inv = malloc((size_t)nfiles * sizeof *last_inv)) == NULL ||
+    if ((last_ok = malloc((size_t)nfiles * sizeof *last_ok)) == NULL ||
         (h->n > 0 && (r = malloc(h->n * sizeof *r)) == NULL)) {
-        free(last_inv);
+        free(last_ok);
         return QC_ENOMEM;
     }
     for (int f = 0; f < nfiles; f++)
-        last_inv[f] = -1;
+        last_ok[f] = -1;
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *e = &h->ev[i];
-        if (e->type == QC_EV_INVOKE && e->op == QC_OP_CLAIM && e->file >= 0 &&
-            e->seq > last_inv[e->file])
-            last_inv[e->file] = e->seq;
+        if (qc__is_claim(e) && e->file >= 0 && e->seq > last_ok[e->file])
+            last_ok[e->file] = e->seq;
         if (qc__is_claim(e) ||
             (e->type == QC_EV_OK && e->op == QC_OP_COMPLETE && e->rows > 0)) {
             int64_t job = qc__event_job(h, e);
@@ -483,53 +471,62 @@ static int check_claimed_after_done(const qc_history *h, qc_check *c, long *watc
     }
     qc__jobrefs_sort(r, n);
     for (size_t a = 0, b; a < n; a = b) {
-        const qc_event *done = NULL;
+        const qc_event *done = NULL, *dinv = NULL;
+        int64_t sent = INT64_MAX; /* seq the first acknowledged complete was sent at */
         for (b = a + 1; b < n && r[b].job == r[a].job; b++)
             ;
-        for (size_t k = a; k < b && done == NULL; k++)
-            if (h->ev[r[k].ev].op == QC_OP_COMPLETE)
-                done = &h->ev[r[k].ev];
+        for (size_t k = a; k < b; k++) {
+            const qc_event *e = &h->ev[r[k].ev], *inv;
+            if (e->op != QC_OP_COMPLETE)
+                continue;
+            inv = qc__invoke_of(h, e);
+            int64_t s = inv != NULL ? inv->seq : e->seq;
+            if (s < sent) {
+                sent = s;
+                done = e;
+                dinv = inv;
+            }
+        }
         if (done == NULL)
             continue;
-        if (done->file >= 0 && last_inv[done->file] > done->seq)
+        if (done->file >= 0 && last_ok[done->file] > sent)
             (*watched)++;
         for (size_t k = a; k < b; k++) {
             const qc_event *e = &h->ev[r[k].ev], *inv;
-            if (e->op != QC_OP_CLAIM || !claim_after_done(h, e, done, &inv))
+            if (e->op != QC_OP_CLAIM || e->file != done->file || e->seq <= sent)
                 continue;
-            const qc_event *dinv = qc__invoke_of(h, done);
+            inv = qc__invoke_of(h, e);
             int64_t seqs[4];
             int ns = 0;
-            char sent[64] = "";
             if (dinv != NULL)
                 seqs[ns++] = dinv->seq;
             seqs[ns++] = done->seq;
-            if (inv != NULL) {
+            if (inv != NULL)
                 seqs[ns++] = inv->seq;
-                snprintf(sent, sizeof sent, ", sent at seq %lld", (long long)inv->seq);
-            }
             seqs[ns++] = e->seq;
-            if (inv != NULL && inv->file == done->file && inv->seq > done->seq)
+            if (inv != NULL && inv->seq > done->seq)
                 qc__check_violation(c, r[a].job, seqs, ns,
-                                    "job %lld claimed again by worker %d (req %lld%s) after its "
-                                    "complete by worker %d was acknowledged with rows %ld at "
-                                    "seq %lld",
-                                    (long long)r[a].job, e->worker, (long long)e->req, sent,
-                                    done->worker, done->rows, (long long)done->seq);
+                                    "job %lld claimed again by worker %d (req %lld, sent at seq "
+                                    "%lld) after its complete by worker %d was acknowledged with "
+                                    "rows %ld at seq %lld",
+                                    (long long)r[a].job, e->worker, (long long)e->req,
+                                    (long long)inv->seq, done->worker, done->rows,
+                                    (long long)done->seq);
             else
                 qc__check_violation(c, r[a].job, seqs, ns,
-                                    "job %lld claimed again by worker %d (req %lld%s, seq %lld) "
-                                    "at server time +%.1f ms after its complete by worker %d "
-                                    "(acknowledged with rows %ld at seq %lld) ran",
-                                    (long long)r[a].job, e->worker, (long long)e->req, sent,
-                                    (long long)e->seq, e->now - done->now, done->worker,
-                                    done->rows, (long long)done->seq);
+                                    "job %lld claimed by worker %d (req %lld, answered at seq "
+                                    "%lld) while its complete by worker %d was in flight (sent at "
+                                    "seq %lld, acknowledged with rows %ld at seq %lld): the job "
+                                    "was handed out again as it was being completed",
+                                    (long long)r[a].job, e->worker, (long long)e->req,
+                                    (long long)e->seq, done->worker, (long long)sent, done->rows,
+                                    (long long)done->seq);
             (*again)++;
             break; /* one violation per job */
         }
     }
     free(r);
-    free(last_inv);
+    free(last_ok);
     return 0;
 }
 
@@ -566,12 +563,13 @@ int qc_check_exclusive_claim(const qc_history *h, qc_check *out)
     if (txn)
         len = snprintf(out->summary, sizeof out->summary,
                        "transaction model (no leases): %ld completed jobs watched for a later "
-                       "claim, %ld claimed again after the acknowledged complete",
+                       "claim, %ld claimed again while or after being completed",
                        watched, again);
     else
         len = snprintf(out->summary, sizeof out->summary,
                        "%ld claims with a server time on %zu jobs, %ld overlapping lease pairs; "
-                       "%ld completed jobs watched for a later claim, %ld claimed again",
+                       "%ld completed jobs watched for a later claim, %ld claimed again while or after "
+                       "being completed",
                        leases, cs.jobs, pairs, watched, again);
     if (!txn && cs.unplaced > 0 && len > 0 && (size_t)len < sizeof out->summary)
         snprintf(out->summary + len, sizeof out->summary - (size_t)len,

@@ -105,14 +105,16 @@ START_TEST(test_exclusive_claim_fail_then_reclaim_passes)
 }
 END_TEST
 
-/* A complete without "now": invoked 500 ms (client) after the claim's
- * answer, so the server ran it at 1000 + 500 = 1500 or later. */
-#define COMPLETE_NO_NOW_PREFIX                                                                     \
+/* A release (fail, rows 1: the job is ready again) without "now": invoked
+ * 500 ms (client) after the claim's answer, so the server ran it at
+ * 1000 + 500 = 1500 or later.  (A complete would make the job done, and
+ * any later claim of it a violation of its own.) */
+#define RELEASE_NO_NOW_PREFIX                                                                     \
     HEADER                                                                                         \
     "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'req':1}\n"                            \
     "{'seq':2,'t':10,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,"               \
     "'token':'a','now':1000,'lease_until':6000}\n"                                                 \
-    "{'seq':3,'t':510,'type':'invoke','op':'complete','worker':3,'req':2,'job':17,"                \
+    "{'seq':3,'t':510,'type':'invoke','op':'fail','worker':3,'req':2,'job':17,"                \
     "'token':'a'}\n"
 
 START_TEST(test_exclusive_claim_reclaim_after_complete_lower_bound_passes)
@@ -120,8 +122,8 @@ START_TEST(test_exclusive_claim_reclaim_after_complete_lower_bound_passes)
     qc_check c;
 
     run(qc_check_exclusive_claim,
-        COMPLETE_NO_NOW_PREFIX
-        "{'seq':4,'t':515,'type':'ok','op':'complete','worker':3,'req':2,'job':17,'token':'a',"
+        RELEASE_NO_NOW_PREFIX
+        "{'seq':4,'t':515,'type':'ok','op':'fail','worker':3,'req':2,'job':17,'token':'a',"
         "'rows':1}\n"
         "{'seq':5,'t':520,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
         "'token':'b','now':1600,'lease_until':6600}\n",
@@ -137,16 +139,16 @@ START_TEST(test_exclusive_claim_reclaim_before_complete_lower_bound_fails)
     qc_check c;
 
     run(qc_check_exclusive_claim,
-        COMPLETE_NO_NOW_PREFIX
+        RELEASE_NO_NOW_PREFIX
         "{'seq':4,'t':511,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
         "'token':'b','now':1400,'lease_until':6400}\n"
-        "{'seq':5,'t':515,'type':'ok','op':'complete','worker':3,'req':2,'job':17,'token':'a',"
+        "{'seq':5,'t':515,'type':'ok','op':'fail','worker':3,'req':2,'job':17,'token':'a',"
         "'rows':1}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.nviolations, 1);
     ASSERT_VIOLATION(&c, 0, 17, 2, 4, 5);
-    ck_assert_ptr_nonnull(strstr(c.v[0].msg, "released by complete seq 5 no earlier than +500 ms"));
+    ck_assert_ptr_nonnull(strstr(c.v[0].msg, "released by fail seq 5 no earlier than +500 ms"));
     free(c.v);
 }
 END_TEST
@@ -156,7 +158,7 @@ START_TEST(test_exclusive_claim_info_complete_then_reclaim_passes)
     qc_check c;
 
     run(qc_check_exclusive_claim,
-        COMPLETE_NO_NOW_PREFIX
+        RELEASE_NO_NOW_PREFIX
         "{'seq':4,'t':2000,'type':'info','op':'complete','worker':3,'req':2,'job':17,"
         "'token':'a','error':'connection lost'}\n"
         "{'seq':5,'t':2100,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
@@ -174,7 +176,7 @@ START_TEST(test_exclusive_claim_unanswered_complete_then_reclaim_passes)
 
     /* The worker died with its complete in flight: it may have committed. */
     run(qc_check_exclusive_claim,
-        COMPLETE_NO_NOW_PREFIX
+        RELEASE_NO_NOW_PREFIX
         "{'seq':4,'t':2100,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
         "'token':'b','now':1600,'lease_until':6600}\n",
         &c);
@@ -183,13 +185,13 @@ START_TEST(test_exclusive_claim_unanswered_complete_then_reclaim_passes)
 }
 END_TEST
 
-START_TEST(test_exclusive_claim_zero_row_complete_keeps_lease_fails)
+START_TEST(test_exclusive_claim_zero_row_release_keeps_lease_fails)
 {
     qc_check c;
 
     run(qc_check_exclusive_claim,
-        COMPLETE_NO_NOW_PREFIX
-        "{'seq':4,'t':515,'type':'ok','op':'complete','worker':3,'req':2,'job':17,'token':'a',"
+        RELEASE_NO_NOW_PREFIX
+        "{'seq':4,'t':515,'type':'ok','op':'fail','worker':3,'req':2,'job':17,'token':'a',"
         "'rows':0,'now':1500}\n"
         "{'seq':5,'t':520,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
         "'token':'b','now':1600,'lease_until':6600}\n",
@@ -908,10 +910,11 @@ START_TEST(test_exclusive_claim_claimed_again_after_done_fails)
 }
 END_TEST
 
-/* The server-time proof: worker 9's claim was sent before the complete's
- * acknowledgement, but it ran 5 ms after the complete (server "now"): the
- * snapshot-claim race of C01, where the claim request starts first. */
-START_TEST(test_exclusive_claim_claim_ran_after_done_fails)
+/* Worker 9's claim was sent before the complete's acknowledgement but
+ * answered after the complete was sent: the snapshot-claim race of C01
+ * (the claim request starts first).  No server time is needed: the claim
+ * carries none here. */
+START_TEST(test_exclusive_claim_claim_answered_while_completing_fails)
 {
     qc_check c;
 
@@ -925,14 +928,65 @@ START_TEST(test_exclusive_claim_claim_ran_after_done_fails)
                "{'seq':5,'t':6,'type':'ok','op':'complete','worker':3,'inc':0,'req':3,'job':17,"
                "'token':'a','rows':1,'now':1005}\n"
                "{'seq':6,'t':60,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,"
-               "'job':17,'token':'b','now':1010,'lease_until':6010}\n",
+               "'job':17,'token':'b'}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.nviolations, 1);
     ASSERT_VIOLATION(&c, 0, 17, 3, 4, 5, 6);
-    ck_assert_str_eq(c.v[0].msg, "job 17 claimed again by worker 9 (req 2, sent at seq 3, seq 6) "
-                                 "at server time +5.0 ms after its complete by worker 3 "
-                                 "(acknowledged with rows 1 at seq 5) ran");
+    ck_assert_str_eq(c.v[0].msg, "job 17 claimed by worker 9 (req 2, answered at seq 6) while its "
+                                 "complete by worker 3 was in flight (sent at seq 4, acknowledged "
+                                 "with rows 1 at seq 5): the job was handed out again as it was "
+                                 "being completed");
+    free(c.v);
+}
+END_TEST
+
+/* A stale complete accepted after the job was reaped and claimed again:
+ * the new claim (answered after the complete was sent) ran while the old
+ * owner's complete was honoured. */
+START_TEST(test_exclusive_claim_stale_complete_after_reclaim_fails)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
+               "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,"
+               "'job':17,'token':'a','now':1000,'lease_until':1100}\n"
+               "{'seq':3,'t':200,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"
+               "{'seq':4,'t':201,'type':'invoke','op':'complete','worker':3,'inc':0,'req':3,"
+               "'job':17,'token':'a'}\n"
+               "{'seq':5,'t':202,'type':'ok','op':'complete','worker':3,'inc':0,'req':3,'job':17,"
+               "'token':'a','rows':1,'now':1200}\n"
+               "{'seq':6,'t':203,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,"
+               "'job':17,'token':'b','now':1150,'lease_until':6150}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 3, 4, 5, 6);
+    free(c.v);
+}
+END_TEST
+
+/* Coarse or early clocks raise no alarm: the complete's "now" is the
+ * transaction start or whole seconds, earlier than the claim's, and the
+ * claim that led to it was answered before it was sent. */
+START_TEST(test_exclusive_claim_complete_time_earlier_than_claim_passes)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
+               "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,"
+               "'job':17,'token':'a','now':1000.7,'lease_until':6000}\n"
+               "{'seq':3,'t':5,'type':'invoke','op':'complete','worker':3,'inc':0,'req':2,"
+               "'job':17,'token':'a'}\n"
+               "{'seq':4,'t':6,'type':'ok','op':'complete','worker':3,'inc':0,'req':2,'job':17,"
+               "'token':'a','rows':1,'now':1000}\n"
+               "{'seq':5,'t':7,'type':'invoke','op':'claim','worker':3,'inc':0,'req':3}\n"
+               "{'seq':6,'t':8,'type':'ok','op':'claim','worker':3,'inc':0,'req':3,'rows':1,"
+               "'job':18,'token':'b','now':1001,'lease_until':6001}\n",
+        &c);
+    ck_assert_msg(c.verdict == QC_PASS, "%s", c.nviolations > 0 ? c.v[0].msg : c.summary);
     free(c.v);
 }
 END_TEST
@@ -983,26 +1037,14 @@ START_TEST(test_exclusive_claim_txn_model_no_reclaim_passes)
 }
 END_TEST
 
-/* Not after done: a claim sent before the acknowledgement that ran (server
- * time) before the complete (job 17: the old lease had expired; accepting
- * the stale complete is stale_token_rejected's business); a 0-row complete
- * does not make the job done (18); a complete whose answer was lost (info)
- * is not an acknowledgement (19). */
+/* Not a violation: a 0-row complete does not make the job done (18); a
+ * complete whose answer was lost (info) is not an acknowledgement (19). */
 START_TEST(test_exclusive_claim_reclaim_not_after_ack_passes)
 {
     qc_check c;
 
     run(qc_check_exclusive_claim,
-        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
-               "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,"
-               "'job':17,'token':'a','now':1000,'lease_until':1100}\n"
-               "{'seq':3,'t':200,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"
-               "{'seq':4,'t':201,'type':'invoke','op':'complete','worker':3,'inc':0,'req':3,"
-               "'job':17,'token':'a'}\n"
-               "{'seq':5,'t':202,'type':'ok','op':'complete','worker':3,'inc':0,'req':3,'job':17,"
-               "'token':'a','rows':1,'now':1200}\n"
-               "{'seq':6,'t':203,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,"
-               "'job':17,'token':'b','now':1150,'lease_until':6150}\n"
+        HEADER
                /* job 18: 0-row complete, then claimed again */
                "{'seq':7,'t':300,'type':'invoke','op':'claim','worker':4,'inc':0,'req':4}\n"
                "{'seq':8,'t':301,'type':'ok','op':'claim','worker':4,'inc':0,'req':4,'rows':1,"
@@ -1046,7 +1088,7 @@ static Suite *checkers_suite(void)
     tcase_add_test(tc, test_exclusive_claim_reclaim_before_complete_lower_bound_fails);
     tcase_add_test(tc, test_exclusive_claim_info_complete_then_reclaim_passes);
     tcase_add_test(tc, test_exclusive_claim_unanswered_complete_then_reclaim_passes);
-    tcase_add_test(tc, test_exclusive_claim_zero_row_complete_keeps_lease_fails);
+    tcase_add_test(tc, test_exclusive_claim_zero_row_release_keeps_lease_fails);
     tcase_add_test(tc, test_exclusive_claim_reclaim_within_renewed_lease_fails);
     tcase_add_test(tc, test_exclusive_claim_reclaim_after_renewed_lease_passes);
     tcase_add_test(tc, test_exclusive_claim_rotated_token_fail_ends_lease_passes);
@@ -1058,7 +1100,9 @@ static Suite *checkers_suite(void)
     tcase_add_test(tc, test_exclusive_claim_no_claims_inconclusive);
     tcase_add_test(tc, test_exclusive_claim_claims_without_server_time_inconclusive);
     tcase_add_test(tc, test_exclusive_claim_claimed_again_after_done_fails);
-    tcase_add_test(tc, test_exclusive_claim_claim_ran_after_done_fails);
+    tcase_add_test(tc, test_exclusive_claim_claim_answered_while_completing_fails);
+    tcase_add_test(tc, test_exclusive_claim_stale_complete_after_reclaim_fails);
+    tcase_add_test(tc, test_exclusive_claim_complete_time_earlier_than_claim_passes);
     tcase_add_test(tc, test_exclusive_claim_txn_model_claimed_again_after_done_fails);
     tcase_add_test(tc, test_exclusive_claim_txn_model_no_reclaim_passes);
     tcase_add_test(tc, test_exclusive_claim_reclaim_not_after_ack_passes);
