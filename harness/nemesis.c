@@ -9,10 +9,16 @@
 #include "nemesis.h"
 #include "clock.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+extern volatile sig_atomic_t qc_interrupted;
 
 static json_t *fault_event(const char *kind)
 {
@@ -66,6 +72,43 @@ static void terminate_one(qc_nemesis *n)
     }
 }
 
+/* Runs cmd with /bin/sh in a process group of its own, output discarded,
+ * and waits for it; when the run stops or is interrupted meanwhile, the
+ * whole group gets SIGTERM (the ephemeral scripts resume a paused server
+ * on their way out).  Not system(): that ignores SIGINT in the whole
+ * process while the command runs, and Ctrl-C during a 3 s pause would be
+ * lost.  Returns the wait status, -1 when the command could not run. */
+static int run_command(qc_shared *sh, const char *cmd)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) { /* only async-signal-safe calls until exec */
+        setpgid(0, 0);
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    int st = 0, killed = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return st;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (!killed && (qc_interrupted || atomic_load(&sh->stop))) {
+            kill(-pid, SIGTERM);
+            killed = 1;
+        }
+        qc_clock_sleep_ms(20);
+    }
+}
+
 /* Runs a server command as the fault kind: the fault event (with until_t
  * when window_ms > 0) goes into the ledger before the command, a note with
  * its exit status after it. */
@@ -79,15 +122,15 @@ static void command_fault(qc_nemesis *n, const char *kind, const char *command, 
         json_object_set_new(e, "until_t", json_real(begin + (double)window_ms));
     qc_ledger_append(n->lb, e);
     atomic_fetch_add(&sh->faults, 1);
-    char cmd[2200], note[64];
-    snprintf(cmd, sizeof cmd, "%s >/dev/null 2>&1", command);
-    int st = system(cmd);
+    char note[64];
+    int st = run_command(sh, command);
     snprintf(note, sizeof note, "%s finished", kind);
     e = json_object();
     json_object_set_new(e, "type", json_string("note"));
     json_object_set_new(e, "note", json_string(note));
     json_object_set_new(e, "from_t", json_real(begin));
-    json_object_set_new(e, "exit", json_integer(WIFEXITED(st) ? WEXITSTATUS(st) : -1));
+    json_object_set_new(e, "exit",
+                        json_integer(st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1));
     qc_ledger_append(n->lb, e);
 }
 
@@ -157,10 +200,12 @@ static void *nemesis_main(void *arg)
         if (sc->restart_at_s > 0 && !restarted && now - start >= sc->restart_at_s * 1000.0) {
             restarted = 1;
             restart_server(n);
+            n->restarted = 1;
         }
         if (sc->pause_at_s > 0 && !paused && now - start >= sc->pause_at_s * 1000.0) {
             paused = 1;
             pause_server(n);
+            n->paused = 1;
         }
         if (sc->terminate_every_ms > 0 && now >= next_kill) {
             next_kill = now + (double)sc->terminate_every_ms;
@@ -168,6 +213,56 @@ static void *nemesis_main(void *arg)
         }
     }
     return NULL;
+}
+
+/* The restart and pause commands of sc with {dir}/{pgdir} and {ms} put in;
+ * an empty one is the ephemeral server script's of the engine. */
+static int build_commands(const qc_scenario *sc, const char *engine, const char *pgdir,
+                          char *restart, size_t rn, char *pause, size_t pn, qc_err *err)
+{
+    const char *script =
+        !strcmp(engine, "mariadb") ? "scripts/mariadb-ephemeral.sh" : "scripts/pg-ephemeral.sh";
+    char dflt[256];
+
+    restart[0] = pause[0] = '\0';
+    if (sc->restart_at_s > 0) {
+        snprintf(dflt, sizeof dflt, "%s restart {dir} --immediate", script);
+        if (build_command(restart, rn, sc->restart_command[0] ? sc->restart_command : dflt, pgdir,
+                          0) != 0)
+            return sc->restart_command[0]
+                       ? qc_err_set(err, QC_EINVAL,
+                                    "%s: [nemesis] restart_command uses {pgdir} / {dir}, which "
+                                    "only an ephemeral server has; give a command for your "
+                                    "server",
+                                    sc->path)
+                       : qc_err_set(err, QC_EINVAL,
+                                    "%s: [nemesis] restart_at_s restarts the ephemeral server; "
+                                    "with --dsn, set restart_command to a command that restarts "
+                                    "yours",
+                                    sc->path);
+    }
+    if (sc->pause_at_s > 0) {
+        snprintf(dflt, sizeof dflt, "%s pause {dir} {ms}", script);
+        if (build_command(pause, pn, sc->pause_command[0] ? sc->pause_command : dflt, pgdir,
+                          sc->pause_ms) != 0)
+            return sc->pause_command[0]
+                       ? qc_err_set(err, QC_EINVAL,
+                                    "%s: [nemesis] pause_command uses {dir}, which only an "
+                                    "ephemeral server has; give a command for your server",
+                                    sc->path)
+                       : qc_err_set(err, QC_EINVAL,
+                                    "%s: [nemesis] pause_at_s pauses the ephemeral server; with "
+                                    "--dsn, set pause_command to a command that pauses yours "
+                                    "({ms}: how long)",
+                                    sc->path);
+    }
+    return 0;
+}
+
+int qc_nemesis_check(const qc_scenario *sc, const char *engine, const char *pgdir, qc_err *err)
+{
+    char restart[2048], pause[2048];
+    return build_commands(sc, engine, pgdir, restart, sizeof restart, pause, sizeof pause, err);
 }
 
 int qc_nemesis_start(qc_nemesis *n, qc_shared *sh, const char *dsn, const char *pgdir,
@@ -183,29 +278,10 @@ int qc_nemesis_start(qc_nemesis *n, qc_shared *sh, const char *dsn, const char *
         return qc_err_set(err, QC_EINVAL,
                           "%s: [nemesis] terminate_every_ms needs a kill_session statement in %s",
                           sc->path, sh->proto->path);
-    const char *script = !strcmp(sh->proto->engine, "mariadb") ? "scripts/mariadb-ephemeral.sh"
-                                                               : "scripts/pg-ephemeral.sh";
-    if (sc->restart_at_s > 0) {
-        char dflt[256];
-        snprintf(dflt, sizeof dflt, "%s restart {dir} --immediate", script);
-        if (build_command(n->command, sizeof n->command,
-                          sc->restart_command[0] ? sc->restart_command : dflt, pgdir, 0) != 0)
-            return qc_err_set(err, QC_EINVAL,
-                              "%s: [nemesis] restart_command uses {pgdir} / {dir}, which only "
-                              "an ephemeral server has; give a command for your server",
-                              sc->path);
-    }
-    if (sc->pause_at_s > 0) {
-        char dflt[256];
-        snprintf(dflt, sizeof dflt, "%s pause {dir} {ms}", script);
-        if (build_command(n->pause, sizeof n->pause,
-                          sc->pause_command[0] ? sc->pause_command : dflt, pgdir,
-                          sc->pause_ms) != 0)
-            return qc_err_set(err, QC_EINVAL,
-                              "%s: [nemesis] pause_command uses {dir}, which only an ephemeral "
-                              "server has; give a command for your server",
-                              sc->path);
-    }
+    int rc = build_commands(sc, sh->proto->engine, pgdir, n->command, sizeof n->command,
+                            n->pause, sizeof n->pause, err);
+    if (rc != 0)
+        return rc;
     qc_rng_init(&n->rng, sc->seed, 0x6e656d);
     n->lb = qc_ledger_buf(sh->ledger);
     if (!n->lb || pthread_create(&n->thread, NULL, nemesis_main, n) != 0)

@@ -20,6 +20,7 @@ typedef struct qc_nemesis {
     qc_rng rng;
     pthread_t thread;
     int started;
+    int restarted, paused; /* the scheduled restart / pause ran (read after join) */
 } qc_nemesis;
 
 /* Starts the nemesis thread when the scenario asks for server faults
@@ -33,6 +34,12 @@ typedef struct qc_nemesis {
  * Errors: QC_EINVAL when a restart or pause is asked for but no command can
  * be built ({pgdir}/{dir} without an ephemeral server), QC_EIO thread
  * creation. */
+/* Checks, before anything touches the database, that the scenario's
+ * restart and pause commands can be built for this engine and server
+ * (pgdir NULL: --dsn, no ephemeral server).  Errors: QC_EINVAL naming the
+ * scenario file and what to set. */
+int qc_nemesis_check(const qc_scenario *sc, const char *engine, const char *pgdir, qc_err *err);
+
 int qc_nemesis_start(qc_nemesis *n, qc_shared *sh, const char *dsn, const char *pgdir,
                      qc_err *err);
 /* Joins the thread (after sh->stop or sh->chaos = 0) and closes its connection. */

@@ -662,6 +662,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         }
         dsn = eph.dsn;
     }
+    if (qc_nemesis_check(s, proto->engine, eph.running ? eph.dir : NULL, err) != 0) {
+        code = 2;
+        goto out;
+    }
     if (d->open(dsn, &ctl, err) != 0)
         goto out;
     d->server_version(ctl, server, sizeof server);
@@ -843,7 +847,25 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     if (feed.started)
         pthread_join(feed.thread, NULL);
     feed.started = 0;
+    int nem_started = nem.started;
     qc_nemesis_join(&nem);
+    /* A server fault the scenario asked for but the run ended before: say
+     * so, in the ledger and here, so a PASS is not read as surviving it. */
+    if (nem_started && !qc_interrupted &&
+        ((s->restart_at_s > 0 && !nem.restarted) || (s->pause_at_s > 0 && !nem.paused))) {
+        char what[160];
+        snprintf(what, sizeof what, "the scenario's server %s at %.1f s never happened: the run's "
+                 "chaos phase ended first",
+                 s->pause_at_s > 0 && !nem.paused ? "pause" : "restart",
+                 s->pause_at_s > 0 && !nem.paused ? s->pause_at_s : s->restart_at_s);
+        fprintf(stderr, "qchaos: warning: %s\n", what);
+        if (lb != NULL) {
+            json_t *e = json_object();
+            json_object_set_new(e, "type", json_string("note"));
+            json_object_set_new(e, "note", json_string(what));
+            qc_ledger_append(lb, e);
+        }
+    }
     if (pooler_running) {
         /* before the ephemeral server (and the folder holding the pooler's
          * pid file) goes away */
