@@ -401,8 +401,17 @@ destroy)
     [[ -e "$DIR" ]] || { log "$DIR does not exist"; exit 0; }
     if [[ -f "$DATA/PG_VERSION" ]]; then
         immediate=1
-        do_stop
-        exec 9>&-
+        # A harness killed during initdb leaves a bootstrap backend's negative
+        # pid in postmaster.pid, and pg_ctl then refuses to stop "a
+        # single-user server": go on and kill what is left.
+        (do_stop) || log "stop failed; killing what is left of the server"
+    fi
+    # initdb, its bootstrap backend, or a postmaster pg_ctl could not stop:
+    # every process with this cluster's data folder on its command line.
+    if pgrep -f -- "$DATA" >/dev/null; then
+        pkill -CONT -f -- "$DATA" || true
+        pkill -KILL -f -- "$DATA" || true
+        log "killed the processes left on $DATA"
     fi
     if [[ -f "$MARK" ]] || dir_is_empty; then
         rm -rf -- "$DIR"
