@@ -517,6 +517,11 @@ static int directive(parser *ps, const char *key, const char *val)
         if (strcasecmp(key, "tested") == 0)
             return set_string(ps, &ps->p->tested, val);
         if (strcasecmp(key, "base") == 0) {
+            if (ps->p->base != NULL)
+                return fail(ps, ps->line, "a second '-- base:' (first at line %d)",
+                            ps->base_line);
+            if (val[0] == '\0')
+                return fail(ps, ps->line, "'-- base:' needs a protocol file");
             ps->base_line = ps->line;
             return set_string(ps, &ps->p->base, val);
         }
@@ -566,7 +571,7 @@ static int line_start(parser *ps)
 {
     const char *t = ps->text + ps->pos, *end = ps->text + ps->len;
     const char *eol = memchr(t, '\n', (size_t)(end - t)), *s = t, *k, *v, *ve;
-    char key[64], val[512];
+    char key[64], val[4096];
     int rc;
 
     if (eol == NULL)
@@ -594,6 +599,9 @@ static int line_start(parser *ps)
         ;
     for (ve = eol; ve > v && isspace((unsigned char)ve[-1]); ve--)
         ;
+    if (ve - v >= (long)sizeof val) /* a cut path would name another file */
+        return fail(ps, ps->line, "value of '%s' too long (at most %zu characters)", key,
+                    sizeof val - 1);
     snprintf(val, sizeof val, "%.*s", (int)(ve - v), v);
     rc = directive(ps, key, val);
     if (rc != 0)

@@ -1535,6 +1535,24 @@ START_TEST(test_overlay_errors_name_the_line)
     ck_assert_ptr_null(ov_load("a.sql", QC_EINVAL, &err));
     ck_assert_msg(strstr(err.msg, "more than 4 overlays deep") != NULL, "got '%s'", err.msg);
 
+    ov_write("mutants/twice.sql", "-- base: ../base.sql\n-- base: ../bad.sql\n");
+    ck_assert_ptr_null(ov_load("mutants/twice.sql", QC_EINVAL, &err));
+    ck_assert_msg(strstr(err.msg, "twice.sql:2: a second '-- base:' (first at line 1)") != NULL,
+                  "got '%s'", err.msg);
+    ov_write("mutants/empty.sql", "-- base:\n");
+    ck_assert_ptr_null(ov_load("mutants/empty.sql", QC_EINVAL, &err));
+    ck_assert_msg(strstr(err.msg, "empty.sql:1: '-- base:' needs a protocol file") != NULL,
+                  "got '%s'", err.msg);
+    /* a value cut to a buffer would name another file: refused */
+    char longline[5000];
+    int ll = snprintf(longline, sizeof longline, "-- base: ");
+    memset(longline + ll, 'x', 4200);
+    snprintf(longline + ll + 4200, sizeof longline - (size_t)ll - 4200, ".sql\n");
+    ov_write("mutants/long.sql", longline);
+    ck_assert_ptr_null(ov_load("mutants/long.sql", QC_EINVAL, &err));
+    ck_assert_msg(strstr(err.msg, "long.sql:1: value of 'base' too long") != NULL, "got '%s'",
+                  err.msg);
+
     /* an error inside the base names the base's file and line */
     ov_write("bad.sql", VALID "-- name: renew\nSELECT :nonsense;\n");
     ov_write("mutants/onbad.sql", "-- base: ../bad.sql\n");
