@@ -156,6 +156,45 @@ static void print_table(FILE *out, const qc_check *c, size_t n, const char *judg
     }
 }
 
+/* What a re-audit can say about the run from its (first) ledger's header
+ * line: scenario, protocol, engine, where the protocol was tested, the
+ * versions.  NULL when the header cannot be read. */
+static json_t *header_facts(const char *ledger)
+{
+    FILE *f = fopen(ledger, "rb");
+    char *line = NULL;
+    size_t cap = 0;
+    json_t *h = NULL, *out = NULL;
+
+    if (f == NULL)
+        return NULL;
+    if (getline(&line, &cap, f) > 0)
+        h = json_loads(line, 0, NULL);
+    free(line);
+    fclose(f);
+    if (!json_is_object(h) || !json_is_string(json_object_get(h, "type")) ||
+        strcmp(json_string_value(json_object_get(h, "type")), "header") != 0) {
+        json_decref(h);
+        return NULL;
+    }
+    out = json_object();
+    static const char *const keys[] = {"scenario", "scenario_file", "protocol", "engine",
+                                       "tested_where"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        json_t *v = json_object_get(h, keys[i]);
+        if (json_is_string(v))
+            json_object_set(out, keys[i], v);
+    }
+    json_t *ver = json_object();
+    if (json_is_string(json_object_get(h, "qchaos")))
+        json_object_set(ver, "qchaos", json_object_get(h, "qchaos"));
+    if (json_is_string(json_object_get(h, "server")))
+        json_object_set(ver, "server", json_object_get(h, "server"));
+    json_object_set_new(out, "versions", ver);
+    json_decref(h);
+    return out;
+}
+
 int qc_audit(const char *const *ledgers, int n, const char *out_dir, json_t *metrics, FILE *out,
              qc_err *err)
 {
@@ -195,8 +234,14 @@ int qc_audit(const char *const *ledgers, int n, const char *out_dir, json_t *met
         json_object_set_new(root, "judged", jl);
         json_object_set_new(root, "verdict",
                             json_string(code == 0 ? "PASS" : code == 1 ? "FAIL" : "INCONCLUSIVE"));
-        if (metrics)
+        if (metrics) {
             json_object_update(root, metrics);
+        } else if (n > 0) { /* a re-audit: what the ledger says about the run */
+            json_t *facts = header_facts(ledgers[0]);
+            if (facts != NULL)
+                json_object_update(root, facts);
+            json_decref(facts);
+        }
         char path[2048];
         snprintf(path, sizeof path, "%s/results.json", out_dir);
         if (qc_mkdirs(out_dir, err) != 0) {

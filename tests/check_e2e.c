@@ -123,6 +123,12 @@ START_TEST(test_e2e_default_scenario_passes_and_audit_agrees)
     snprintf(dir, sizeof dir, "%s/default-audit", outdir);
     json_t *a = load_results(dir);
     assert_same_verdicts(r, a);
+    /* and says what the run was, from the ledger's header */
+    ck_assert_str_eq(json_string_value(json_object_get(a, "engine")), "postgres");
+    ck_assert_str_eq(json_string_value(json_object_get(a, "tested_where")),
+                     json_string_value(json_object_get(r, "tested_where")));
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(a, "protocol")),
+                                 "skip_locked.sql"));
     json_decref(a);
     json_decref(r);
 }
