@@ -116,11 +116,11 @@ FROM dbo.qchaos_jobs
 ORDER BY JobId;
 
 -- name: monitor
-SELECT SUM(CASE WHEN State = 'R' THEN 1 ELSE 0 END) AS ready,
-       SUM(CASE WHEN State = 'W' THEN 1 ELSE 0 END) AS inflight,
-       SUM(CASE WHEN State = 'W' AND LeaseUntil < SYSUTCDATETIME() THEN 1 ELSE 0 END) AS expired,
-       SUM(CASE WHEN State = 'X' THEN 1 ELSE 0 END) AS dead,
-       SUM(CASE WHEN State = 'D' THEN 1 ELSE 0 END) AS done,
+SELECT COALESCE(SUM(CASE WHEN State = 'R' THEN 1 ELSE 0 END), 0) AS ready,
+       COALESCE(SUM(CASE WHEN State = 'W' THEN 1 ELSE 0 END), 0) AS inflight,
+       COALESCE(SUM(CASE WHEN State = 'W' AND LeaseUntil < SYSUTCDATETIME() THEN 1 ELSE 0 END), 0) AS expired,
+       COALESCE(SUM(CASE WHEN State = 'X' THEN 1 ELSE 0 END), 0) AS dead,
+       COALESCE(SUM(CASE WHEN State = 'D' THEN 1 ELSE 0 END), 0) AS done,
        COALESCE(DATEDIFF_BIG(millisecond,
                 MIN(CASE WHEN State = 'R' AND RunAfter <= SYSUTCDATETIME() THEN RunAfter END),
                 SYSUTCDATETIME()), 0) AS oldest_ready_age_ms

@@ -112,8 +112,14 @@ SELECT @id AS job_id;
 -- split: no
 SET NOCOUNT ON;
 SET XACT_ABORT ON;
-DECLARE @batch int = CAST(:batch AS int);
+DECLARE @batch int = CAST(:batch AS int), @opened bigint;
 DECLARE @m TABLE (conv uniqueidentifier, mtype sysname, body varbinary(max));
+-- qchaos opened the claim's transaction by turning ODBC autocommit off,
+-- which SQL Server drivers do with IMPLICIT_TRANSACTIONS ON: the
+-- transaction starts with the first statement that is on the documented
+-- list, and RECEIVE is not on it.  A SELECT from a table is, so this one
+-- makes sure RECEIVE runs inside the transaction a kill rolls back.
+SELECT TOP (0) @opened = JobId FROM dbo.qchaos_sb_jobs;
 RECEIVE TOP (@batch) conversation_handle, message_type_name, message_body
 FROM dbo.qchaos_target_q INTO @m;
 -- No state condition: a message for a job that is not ready would be a
@@ -192,11 +198,11 @@ ORDER BY JobId;
 -- Read with NOLOCK: in-flight rows are locked by their claims' open
 -- transactions; a progress sample may read them uncommitted rather than
 -- wait for them or skip them.
-SELECT SUM(CASE WHEN State = 'R' THEN 1 ELSE 0 END) AS ready,
-       SUM(CASE WHEN State = 'W' THEN 1 ELSE 0 END) AS inflight,
+SELECT COALESCE(SUM(CASE WHEN State = 'R' THEN 1 ELSE 0 END), 0) AS ready,
+       COALESCE(SUM(CASE WHEN State = 'W' THEN 1 ELSE 0 END), 0) AS inflight,
        0 AS expired,
-       SUM(CASE WHEN State = 'X' THEN 1 ELSE 0 END) AS dead,
-       SUM(CASE WHEN State = 'D' THEN 1 ELSE 0 END) AS done,
+       COALESCE(SUM(CASE WHEN State = 'X' THEN 1 ELSE 0 END), 0) AS dead,
+       COALESCE(SUM(CASE WHEN State = 'D' THEN 1 ELSE 0 END), 0) AS done,
        COALESCE(DATEDIFF_BIG(millisecond,
                 MIN(CASE WHEN State = 'R' THEN ReadySince END),
                 SYSUTCDATETIME()), 0) AS oldest_ready_age_ms
