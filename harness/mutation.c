@@ -292,7 +292,13 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     }
     if (n == 0) {
         free(ms);
-        qc_err_set(err, QC_EINVAL, "no mutants found under %s", qc_datadir());
+        if (o->only)
+            qc_err_set(err, QC_EINVAL,
+                       "no mutant name contains '%s' (see backends/postgres/mutants/ and "
+                       "scenarios/mutants/ under %s)",
+                       o->only, qc_datadir());
+        else
+            qc_err_set(err, QC_EINVAL, "no mutants found under %s", qc_datadir());
         return 2;
     }
     int K = o->seeds > 64 ? 64 : o->seeds;
