@@ -126,7 +126,7 @@ static json_t *check_json(const qc_history *h, const qc_check *c)
 
 static void print_table(FILE *out, const qc_check *c, size_t n, const char *judged)
 {
-    fprintf(out, "%-22s %-19s %13s %10s  %s\n", "checker", "verdict", "opportunities",
+    fprintf(out, "%-22s %-21s %13s %10s  %s\n", "checker", "verdict", "opportunities",
             "violations", "summary");
     /* Judged checkers first; the others are informative (a FAIL still
      * counts, an INCONCLUSIVE does not change the exit code). */
@@ -137,7 +137,7 @@ static void print_table(FILE *out, const qc_check *c, size_t n, const char *judg
                 continue;
             char v[32];
             snprintf(v, sizeof v, "%s%s", qc_verdict_name(c[i].verdict), j ? "" : " (info)");
-            fprintf(out, "%-22s %-19s %13ld %10ld  %s\n", c[i].name, v, c[i].opportunities,
+            fprintf(out, "%-22s %-21s %13ld %10ld  %s\n", c[i].name, v, c[i].opportunities,
                     c[i].nviolations, c[i].summary);
         }
     }

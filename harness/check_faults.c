@@ -455,7 +455,7 @@ int qc_check_batch_bound(const qc_history *h, qc_check *out)
     }
     free(k);
     snprintf(out->summary, sizeof out->summary,
-             "%ld non-empty claims (batch %ld, at most %zu jobs returned), %ld above the batch",
+             "%ld non-empty claims (batch %ld, largest claim %zu jobs), %ld above the batch",
              out->opportunities, batch, most, out->nviolations);
     qc__check_finish(out);
     return 0;

@@ -42,7 +42,7 @@ static void usage(FILE *f)
             "usage: qchaos run [SCENARIO.ini] [options]\n"
             "       qchaos audit [--out DIR] [--allow-inconclusive] LEDGER|RUNDIR...\n"
             "       qchaos report [--allow-inconclusive] DIR [LEDGER...]\n"
-            "       qchaos mutation [--seeds K] [--out DIR] [--dsn DSN] [--only NAME]\n"
+            "       qchaos mutation [--seeds K] [--out DIR] [--dsn DSN] [--only NAME] [--correct FILE]\n"
             "       qchaos version\n"
             "\n"
             "run options:\n"
@@ -63,6 +63,10 @@ static void usage(FILE *f)
             "exit codes: 0 pass, 1 violation, 2 usage or input error,\n"
             "            3 database or service unreachable, 4 inconclusive\n");
 }
+
+/* How the user called us, for commands we print back ("./qchaos" when run
+ * from the checkout); plain "qchaos" unless argv[0] is a simple path. */
+static const char *prog_name = "qchaos";
 
 static int die(int code, const char *msg)
 {
@@ -252,7 +256,7 @@ static int cmd_run(int argc, char **argv)
     }
     char *line = kept ? join_argv(nkept, kept) : NULL;
     free(kept);
-    char *repeat = line ? malloc(strlen(line) + sizeof o.out_dir + 64) : NULL;
+    char *repeat = line ? malloc(strlen(prog_name) + strlen(line) + sizeof o.out_dir + 64) : NULL;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -281,7 +285,8 @@ static int cmd_run(int argc, char **argv)
                          o.sc.seed);
         }
         if (repeat)
-            sprintf(repeat, "qchaos %s --seed %" PRIu64 " --out %s", line, o.sc.seed, o.out_dir);
+            sprintf(repeat, "%s %s --seed %" PRIu64 " --out %s", prog_name, line, o.sc.seed,
+                    o.out_dir);
         o.argv_line = repeat;
         memset(&err, 0, sizeof err);
         code = qc_run(&o, &err);
@@ -440,6 +445,11 @@ static int cmd_report(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    if (argc > 0 && argv[0] != NULL && strchr(argv[0], '/') != NULL &&
+        strlen(argv[0]) < 512 &&
+        strspn(argv[0], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+") ==
+            strlen(argv[0]))
+        prog_name = argv[0];
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -414,6 +414,57 @@ static int exists(const char *p)
     return access(p, R_OK) == 0 && stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* Writes path with "dir/../" and "./" taken out (lexically) into out, and
+ * keeps it only when it names the same file (a symlink in the way would
+ * make it another): "scenarios/../backends/x.sql" reads as
+ * "backends/x.sql" in every message and in the ledger. */
+static void tidy_path(const char *path, char *out, size_t n)
+{
+    char buf[PATH_MAX * 2];
+    const char *seg[256];
+    size_t len[256], ns = 0;
+    const char *p = path;
+    int abs = path[0] == '/';
+
+    snprintf(out, n, "%s", path);
+    while (*p) {
+        while (*p == '/')
+            p++;
+        const char *e = strchr(p, '/');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == 0)
+            break;
+        if (l == 1 && p[0] == '.') {
+            /* "./": nothing */
+        } else if (l == 2 && p[0] == '.' && p[1] == '.' && ns > 0 &&
+                   !(len[ns - 1] == 2 && seg[ns - 1][0] == '.' && seg[ns - 1][1] == '.')) {
+            ns--;
+        } else {
+            if (ns == sizeof seg / sizeof *seg)
+                return;
+            seg[ns] = p;
+            len[ns++] = l;
+        }
+        p += l;
+    }
+    size_t bl = 0;
+    if (abs)
+        buf[bl++] = '/';
+    for (size_t i = 0; i < ns; i++) {
+        if (bl + len[i] + 2 > sizeof buf)
+            return;
+        if (i > 0)
+            buf[bl++] = '/';
+        memcpy(buf + bl, seg[i], len[i]);
+        bl += len[i];
+    }
+    buf[bl] = '\0';
+    struct stat a, b;
+    if (bl > 0 && bl < n && stat(path, &a) == 0 && stat(buf, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)
+        snprintf(out, n, "%s", buf);
+}
+
 const char *qc_datadir(void)
 {
     static char dir[PATH_MAX];
@@ -450,7 +501,7 @@ int qc_scenario_resolve(const char *name, const char *base_dir, char *out, size_
     if (base_dir) {
         snprintf(buf, sizeof buf, "%s/%s", base_dir, name);
         if (exists(buf)) {
-            snprintf(out, n, "%s", buf);
+            tidy_path(buf, out, n);
             return 0;
         }
     }
