@@ -463,6 +463,22 @@ static int set_string(parser *ps, char **dst, const char *v)
 }
 
 /* Handles "-- key: value"; key and value are NUL-terminated copies. */
+/* 1 when s is well-formed UTF-8 (results.json and the reports are). */
+static int utf8_ok(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        int n = *p < 0x80 ? 0 : (*p & 0xE0) == 0xC0 ? 1 : (*p & 0xF0) == 0xE0 ? 2
+                              : (*p & 0xF8) == 0xF0 ? 3 : -1;
+        if (n < 0 || (n == 1 && *p < 0xC2))
+            return 0;
+        for (p++; n > 0; n--, p++)
+            if ((*p & 0xC0) != 0x80)
+                return 0;
+    }
+    return 1;
+}
+
 /* Options of a step ("-- key: yes|no" lines right after "-- name:"). */
 static int is_step_option(const char *key)
 {
@@ -603,6 +619,8 @@ static int line_start(parser *ps)
         return fail(ps, ps->line, "value of '%s' too long (at most %zu characters)", key,
                     sizeof val - 1);
     snprintf(val, sizeof val, "%.*s", (int)(ve - v), v);
+    if (!utf8_ok(val))
+        return fail(ps, ps->line, "value of '%s' is not UTF-8", key);
     rc = directive(ps, key, val);
     if (rc != 0)
         return rc;
@@ -716,9 +734,14 @@ static int merge_base(parser *ps)
         }
         memset(&b->steps[s], 0, sizeof b->steps[s]);
     }
-    if (p->tested == NULL) { /* a mutant was run where its base was */
-        p->tested = b->tested;
-        b->tested = NULL;
+    if (p->tested == NULL && b->tested != NULL) { /* say whose it is */
+        const char *bname = strrchr(b->path, '/');
+        size_t tn = strlen(b->tested) + strlen(b->path) + 32;
+        if ((p->tested = malloc(tn)) == NULL) {
+            qc_protocol_destroy(b);
+            return oom(ps);
+        }
+        snprintf(p->tested, tn, "as its base %s: %s", bname ? bname + 1 : b->path, b->tested);
     }
     qc_protocol_destroy(b);
     /* statement ids key each connection's prepared statements: unique again */

@@ -657,7 +657,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     const char *dsn = o->dsn;
     if (!dsn) {
         if (ephemeral_start(&eph, proto->engine, err) != 0) {
-            code = err->code == QC_EINVAL ? 2 : 3;
+            /* interrupted: nothing ran, nothing can be judged (as any
+             * interrupted run: 4) */
+            code = qc_interrupted ? 4 : err->code == QC_EINVAL ? 2 : 3;
             goto out;
         }
         dsn = eph.dsn;

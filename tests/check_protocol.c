@@ -1493,7 +1493,7 @@ START_TEST(test_overlay_replaces_named_steps_keeps_the_rest)
                      "UPDATE qc_t SET state = state WHERE id = $1");
     ck_assert_str_eq(p->steps[QC_STEP_RENEW].file, want);
     ck_assert_int_eq(p->steps[QC_STEP_RENEW].line, VALID_LINES + 2);
-    ck_assert_str_eq(p->tested, "the unit tests"); /* inherited from the base */
+    ck_assert_str_eq(p->tested, "as its base base.sql: the unit tests"); /* from the base */
     ck_assert_int_eq(p->steps[QC_STEP_CLAIM].present, 1);
     int seen[64] = {0};
     for (int s = 0; s < QC_STEP_COUNT; s++)
@@ -1552,6 +1552,11 @@ START_TEST(test_overlay_errors_name_the_line)
     ck_assert_ptr_null(ov_load("mutants/long.sql", QC_EINVAL, &err));
     ck_assert_msg(strstr(err.msg, "long.sql:1: value of 'base' too long") != NULL, "got '%s'",
                   err.msg);
+
+    ov_write("mutants/latin1.sql", "-- tested: caf\xe9\n-- base: ../base.sql\n");
+    ck_assert_ptr_null(ov_load("mutants/latin1.sql", QC_EINVAL, &err));
+    ck_assert_msg(strstr(err.msg, "latin1.sql:1: value of 'tested' is not UTF-8") != NULL,
+                  "got '%s'", err.msg);
 
     /* an error inside the base names the base's file and line */
     ov_write("bad.sql", VALID "-- name: renew\nSELECT :nonsense;\n");
