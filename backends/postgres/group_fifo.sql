@@ -1,13 +1,14 @@
 -- qchaos protocol: PostgreSQL job queue with per-group FIFO and exclusivity
 -- (Service Broker conversation group semantics, shared/seeds/
 -- sqlserver-service-broker-conversation-locks.txt: one reader per group at
--- a time, a group's messages in order).  Everything else is
--- skip_locked.sql: single-statement SKIP LOCKED claim, token-checked
--- complete/renew/fail, lease reaper.
+-- a time, a group's messages in order).  An overlay of skip_locked.sql: its
+-- setup adds an index on the group, its claim is per group; every other
+-- step (token-checked complete/renew/fail, lease reaper) is the base's.
 -- engine: postgres
 -- model: lease
 -- description: per-group FIFO claim (oldest unfinished job of an idle group only)
 -- tested: qchaos CI, PostgreSQL 15: grouped.ini
+-- base: skip_locked.sql
 
 -- name: setup
 CREATE SCHEMA IF NOT EXISTS qchaos;
@@ -32,15 +33,6 @@ CREATE TABLE qchaos.jobs (
 CREATE INDEX jobs_ready ON qchaos.jobs (run_after, id) WHERE state = 'ready';
 CREATE INDEX jobs_inflight ON qchaos.jobs (lease_until) WHERE state = 'inflight';
 CREATE INDEX jobs_group ON qchaos.jobs (group_key, id) WHERE state IN ('ready', 'inflight');
-
--- name: teardown
-DROP TABLE IF EXISTS qchaos.jobs;
-
--- name: enqueue
-INSERT INTO qchaos.jobs (payload, group_key, max_attempts, run_after)
-VALUES (:payload, :group_key, :max_attempts::int,
-        now() + make_interval(secs => :delay_ms::int / 1000.0))
-RETURNING id AS job_id;
 
 -- name: claim
 -- Group semantics (conversation group locks; shared/cases.md C14): a job of
@@ -79,66 +71,3 @@ RETURNING j.id AS job_id,
           j.id::text AS op_key,
           j.payload,
           j.group_key;
-
--- name: complete
-UPDATE qchaos.jobs
-SET state = 'done', lease_until = NULL, locked_by = NULL
-WHERE id = :job_id::bigint AND token = :token::uuid AND state = 'inflight'
-RETURNING (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms;
-
--- name: renew
-UPDATE qchaos.jobs
-SET lease_until = clock_timestamp() + make_interval(secs => :lease_ms::int / 1000.0)
-WHERE id = :job_id::bigint AND token = :token::uuid AND state = 'inflight'
-RETURNING token::text AS token,
-          (extract(epoch FROM lease_until) * 1000)::float8 AS lease_until_ms,
-          (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms;
-
--- name: fail
-UPDATE qchaos.jobs
-SET state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'ready' END,
-    run_after = clock_timestamp() + make_interval(secs => :delay_ms::int / 1000.0),
-    token = NULL, lease_until = NULL, locked_by = NULL, last_error = :error
-WHERE id = :job_id::bigint AND token = :token::uuid AND state = 'inflight'
-RETURNING state, (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms;
-
--- name: reap
--- run_after is left alone: a recovered job keeps its place at the head of
--- the queue instead of waiting behind the whole backlog.
-WITH expired AS (
-    SELECT id, token
-    FROM qchaos.jobs
-    WHERE state = 'inflight' AND lease_until < now()
-    FOR UPDATE SKIP LOCKED
-)
-UPDATE qchaos.jobs j
-SET state = CASE WHEN j.attempt >= j.max_attempts THEN 'dead' ELSE 'ready' END,
-    last_error = CASE WHEN j.attempt >= j.max_attempts
-                      THEN 'lease expired on attempt ' || j.attempt ELSE j.last_error END,
-    token = NULL, lease_until = NULL, locked_by = NULL
-FROM expired e
-WHERE j.id = e.id
-RETURNING j.id AS job_id, e.token::text AS token, j.state,
-          (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms;
-
--- name: snapshot
-SELECT id AS job_id, state, attempt, token::text AS token, last_error AS error
-FROM qchaos.jobs
-ORDER BY id;
-
--- name: monitor
-SELECT count(*) FILTER (WHERE state = 'ready') AS ready,
-       count(*) FILTER (WHERE state = 'inflight') AS inflight,
-       count(*) FILTER (WHERE state = 'inflight' AND lease_until < now()) AS expired,
-       count(*) FILTER (WHERE state = 'dead') AS dead,
-       count(*) FILTER (WHERE state = 'done') AS done,
-       coalesce((extract(epoch FROM now() - min(run_after)
-                 FILTER (WHERE state = 'ready' AND run_after <= now())) * 1000)::bigint, 0)
-           AS oldest_ready_age_ms
-FROM qchaos.jobs;
-
--- name: server_pid
-SELECT pg_backend_pid() AS pid;
-
--- name: kill_session
-SELECT pg_terminate_backend(:pid::int) AS killed;
