@@ -146,6 +146,32 @@ static int parse_range(const char *v, long *lo, long *hi)
                    ? fail(c, "%s must be an integer >= " #min ", got '%s'", key, value)    \
                    : 1;
 
+/* The keys below are checked inside their section's block. */
+#define SECONDSKEY(key, field, min)                                                        \
+    if (!strcmp(name, key))                                                               \
+        return parse_double(value, min, 1e7, &s->field)                                   \
+                   ? fail(c, "%s must be a number of seconds >= " #min ", got '%s'", key, \
+                          value)                                                          \
+                   : 1;
+#define BOOLKEY(key, field)                                                                \
+    if (!strcmp(name, key))                                                               \
+        return parse_bool(value, &s->field)                                               \
+                   ? fail(c, "%s must be yes or no, got '%s'", key, value)                \
+                   : 1;
+/* A key with two words: field = 0 for off, 1 for on. */
+#define CHOICEKEY(key, field, off, on)                                                     \
+    if (!strcmp(name, key)) {                                                             \
+        if (strcmp(value, off) && strcmp(value, on))                                      \
+            return fail(c, "%s must be " off " or " on ", got '%s'", key, value);         \
+        s->field = !strcmp(value, on);                                                    \
+        return 1;                                                                         \
+    }
+#define STRKEY(key, field)                                                                 \
+    if (!strcmp(name, key)) {                                                             \
+        snprintf(s->field, sizeof s->field, "%s", value);                                 \
+        return 1;                                                                         \
+    }
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     parse_ctx *c = user;
@@ -178,10 +204,7 @@ static int handler(void *user, const char *section, const char *name, const char
             return parse_range(value, &s->work_ms_min, &s->work_ms_max)
                        ? fail(c, "%s must be N or MIN-MAX milliseconds, got '%s'", name, value)
                        : 1;
-        if (!strcmp(name, "duration_s"))
-            return parse_double(value, 0, 1e7, &s->duration_s)
-                       ? fail(c, "%s must be a number of seconds >= 0, got '%s'", name, value)
-                       : 1;
+        SECONDSKEY("duration_s", duration_s, 0)
         return fail(c,
                     "unknown key '%s' in [%s] (expected workers, jobs, batch, payload_bytes, "
                     "groups, work_ms, duration_s)",
@@ -209,14 +232,8 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     if (!strcmp(section, "drain")) {
         LONGKEY("drain", "monitor_interval_ms", monitor_interval_ms, 10)
-        if (!strcmp(name, "timeout_s"))
-            return parse_double(value, 1, 1e7, &s->drain_timeout_s)
-                       ? fail(c, "%s must be a number of seconds >= 1, got '%s'", name, value)
-                       : 1;
-        if (!strcmp(name, "idle_tail_s"))
-            return parse_double(value, 0, 1e7, &s->idle_tail_s)
-                       ? fail(c, "%s must be a number of seconds >= 0, got '%s'", name, value)
-                       : 1;
+        SECONDSKEY("timeout_s", drain_timeout_s, 1)
+        SECONDSKEY("idle_tail_s", idle_tail_s, 0)
         return fail(c,
                     "unknown key '%s' in [%s] (expected timeout_s, monitor_interval_ms, "
                     "idle_tail_s)",
@@ -248,15 +265,7 @@ static int handler(void *user, const char *section, const char *name, const char
                               value)
                        : 1;
         LONGKEY("faults", "restart_delay_ms", restart_delay_ms, 0)
-        if (!strcmp(name, "poison_mode")) {
-            if (!strcmp(value, "fail"))
-                s->poison_crash = 0;
-            else if (!strcmp(value, "crash"))
-                s->poison_crash = 1;
-            else
-                return fail(c, "%s must be fail or crash, got '%s'", name, value);
-            return 1;
-        }
+        CHOICEKEY("poison_mode", poison_crash, "fail", "crash")
         return fail(c,
                     "unknown key '%s' in [%s] (expected kill_after_claim, kill_after_effect, "
                     "stall_beyond_lease, lost_ack, lost_request, poison, stall_factor, "
@@ -264,42 +273,17 @@ static int handler(void *user, const char *section, const char *name, const char
                     name, section);
     }
     if (!strcmp(section, "policy")) {
-        if (!strcmp(name, "heartbeat"))
-            return parse_bool(value, &s->heartbeat)
-                       ? fail(c, "%s must be yes or no, got '%s'", name, value)
-                       : 1;
-        if (!strcmp(name, "count_zero_row_complete"))
-            return parse_bool(value, &s->count_zero_rows)
-                       ? fail(c, "%s must be yes or no, got '%s'", name, value)
-                       : 1;
-        if (!strcmp(name, "on_lost_ack")) {
-            if (!strcmp(value, "retry"))
-                s->lost_ack_fail = 0;
-            else if (!strcmp(value, "fail"))
-                s->lost_ack_fail = 1;
-            else
-                return fail(c, "%s must be retry or fail, got '%s'", name, value);
-            return 1;
-        }
-        if (!strcmp(name, "after_stall")) {
-            if (!strcmp(value, "complete"))
-                s->stall_then_fail = 0;
-            else if (!strcmp(value, "fail"))
-                s->stall_then_fail = 1;
-            else
-                return fail(c, "%s must be complete or fail, got '%s'", name, value);
-            return 1;
-        }
+        BOOLKEY("heartbeat", heartbeat)
+        BOOLKEY("count_zero_row_complete", count_zero_rows)
+        CHOICEKEY("on_lost_ack", lost_ack_fail, "retry", "fail")
+        CHOICEKEY("after_stall", stall_then_fail, "complete", "fail")
         return fail(c,
                     "unknown key '%s' in [%s] (expected heartbeat, count_zero_row_complete, "
                     "on_lost_ack, after_stall)",
                     name, section);
     }
     if (!strcmp(section, "sink")) {
-        if (!strcmp(name, "idempotent"))
-            return parse_bool(value, &s->sink_idempotent)
-                       ? fail(c, "%s must be yes or no, got '%s'", name, value)
-                       : 1;
+        BOOLKEY("idempotent", sink_idempotent)
         return fail(c, "unknown key '%s' in [%s] (expected idempotent)", name, section);
     }
     if (!strcmp(section, "feed")) {
@@ -315,23 +299,11 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     if (!strcmp(section, "nemesis")) {
         LONGKEY("nemesis", "terminate_every_ms", terminate_every_ms, 0)
-        if (!strcmp(name, "restart_at_s"))
-            return parse_double(value, 0, 1e7, &s->restart_at_s)
-                       ? fail(c, "%s must be a number of seconds >= 0, got '%s'", name, value)
-                       : 1;
-        if (!strcmp(name, "restart_command")) {
-            snprintf(s->restart_command, sizeof s->restart_command, "%s", value);
-            return 1;
-        }
-        if (!strcmp(name, "pause_at_s"))
-            return parse_double(value, 0, 1e7, &s->pause_at_s)
-                       ? fail(c, "%s must be a number of seconds >= 0, got '%s'", name, value)
-                       : 1;
+        SECONDSKEY("restart_at_s", restart_at_s, 0)
+        STRKEY("restart_command", restart_command)
+        SECONDSKEY("pause_at_s", pause_at_s, 0)
         LONGKEY("nemesis", "pause_ms", pause_ms, 1)
-        if (!strcmp(name, "pause_command")) {
-            snprintf(s->pause_command, sizeof s->pause_command, "%s", value);
-            return 1;
-        }
+        STRKEY("pause_command", pause_command)
         return fail(c,
                     "unknown key '%s' in [%s] (expected terminate_every_ms, restart_at_s, "
                     "restart_command, pause_at_s, pause_ms, pause_command)",

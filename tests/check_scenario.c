@@ -115,6 +115,32 @@ START_TEST(test_scenario_nemesis_pause_keys)
 }
 END_TEST
 
+/* Two-word and yes/no keys set their field both ways. */
+START_TEST(test_scenario_choice_and_bool_keys)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    ck_assert_int_eq(load("[faults]\npoison_mode = crash\n[policy]\non_lost_ack = fail\n"
+                          "after_stall = fail\nheartbeat = no\n[sink]\nidempotent = no\n",
+                          &s, &err),
+                     0);
+    ck_assert_int_eq(s.poison_crash, 1);
+    ck_assert_int_eq(s.lost_ack_fail, 1);
+    ck_assert_int_eq(s.stall_then_fail, 1);
+    ck_assert_int_eq(s.heartbeat, 0);
+    ck_assert_int_eq(s.sink_idempotent, 0);
+    ck_assert_int_eq(load("[faults]\npoison_mode = fail\n[policy]\non_lost_ack = retry\n"
+                          "after_stall = complete\nheartbeat = yes\n[sink]\nidempotent = yes\n",
+                          &s, &err),
+                     0);
+    ck_assert_int_eq(s.poison_crash, 0);
+    ck_assert_int_eq(s.lost_ack_fail, 0);
+    ck_assert_int_eq(s.stall_then_fail, 0);
+    ck_assert_int_eq(s.heartbeat, 1);
+    ck_assert_int_eq(s.sink_idempotent, 1);
+}
+END_TEST
+
 START_TEST(test_scenario_unknown_section_and_syntax_error_rejected)
 {
     qc_scenario s;
@@ -169,6 +195,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_scenario_bad_value_error_names_line_and_expectation);
     tcase_add_test(tc, test_scenario_unknown_section_and_syntax_error_rejected);
     tcase_add_test(tc, test_scenario_nemesis_pause_keys);
+    tcase_add_test(tc, test_scenario_choice_and_bool_keys);
     tcase_add_test(tc, test_scenario_missing_file_is_input_error);
     tcase_add_test(tc, test_scenario_validate_cap_below_base_rejected);
     tcase_add_test(tc, test_scenario_resolve_missing_protocol_rejected);
