@@ -33,31 +33,14 @@ set -euo pipefail
 exec 3>&1 1>&2
 
 prog=mariadb-ephemeral
-die() { echo "$prog: ERROR: $*" >&2; exit 1; }
-log() { echo "$prog: $*" >&2; }
-usage() { sed -n '2,28s/^# \{0,1\}//p' "$0" >&2; }
-
-cmd=${1:-}
-dir_arg=${2:-}
-[[ -n "$cmd" && -n "$dir_arg" ]] || { usage; exit 2; }
-shift 2
-immediate=0
-pause_ms=
-for a in "$@"; do
-    case "$a" in
-    --immediate) immediate=1 ;;
-    [0-9]*) [[ "$cmd" == pause && -z "$pause_ms" && "$a" =~ ^[0-9]+$ ]] ||
-        { usage; die "unknown argument: $a"; }
-        pause_ms=$a ;;
-    *) usage; die "unknown argument: $a" ;;
-    esac
-done
+usage_lines=28
+# shellcheck source=scripts/ephemeral-lib.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/ephemeral-lib.sh"
+parse_args "$@"
 timeout=${MARIADB_EPHEMERAL_TIMEOUT:-30}
 flush_log=${MARIADB_EPHEMERAL_FLUSH_LOG:-2}
 [[ "$flush_log" =~ ^[0-3]$ ]] || die "bad MARIADB_EPHEMERAL_FLUSH_LOG=$flush_log (0-3)"
 
-now_ms() { local t=${EPOCHREALTIME/[.,]/}; echo $((t / 1000)); }
-elapsed() { local ms=$(($(now_ms) - $1)); printf '%d.%03ds' $((ms / 1000)) $((ms % 1000)); }
 
 # --- binaries --------------------------------------------------------------
 need() {
@@ -108,65 +91,9 @@ fi
 admin() { "$ADMIN_BIN" --no-defaults --socket="$SOCK" -u "$ADMIN" --connect-timeout=2 "$@" 3>&- 9>&-; }
 sql() { "$CLIENT" --no-defaults --socket="$SOCK" -u "$ADMIN" --batch --skip-column-names 3>&- 9>&-; }
 
-prepare_dir() {
-    ((EUID == 0)) || return 0
-    chown "$OWNER": "$DIR"
-    chmod 0700 "$DIR"
-    local p=$DIR
-    while p=$(dirname -- "$p") && [[ "$p" != / ]]; do
-        if ! runuser -u "$OWNER" -- test -x "$p" 2>/dev/null; then
-            case "$p" in
-            /tmp/* | "${TMPDIR:-/tmp}"/*)
-                log "granting o+x on $p so user $OWNER can reach $DIR"
-                chmod o+x -- "$p"
-                ;;
-            *) die "user $OWNER cannot enter $p (a parent of $DIR): chmod o+x it or use another DIR" ;;
-            esac
-        fi
-    done
-}
 
-# True when DIR holds nothing but (maybe) our lock file.
-dir_is_empty() {
-    local f
-    for f in "$DIR"/* "$DIR"/.[!.]* "$DIR"/..?*; do
-        [[ -e "$f" || -L "$f" ]] || continue
-        [[ "$f" == "$DIR/.lock" ]] || return 1
-    done
-    return 0
-}
 
-lock() {
-    command -v flock >/dev/null 2>&1 || return 0
-    exec 9>"$DIR/.lock"
-    flock -w 60 9 || die "timed out waiting for the lock on $DIR"
-}
 
-# --- ports -----------------------------------------------------------------
-port_in_use() {
-    local port=$1
-    if command -v ss >/dev/null 2>&1; then
-        # any TCP socket on that local port except TIME-WAIT leftovers
-        [[ -n "$(ss -Htan exclude time-wait "( sport = :$port )" 2>/dev/null)" ]]
-    else
-        (exec 4<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null
-    fi
-}
-# Ports 20000-32767: below Linux's ephemeral range (32768-60999), so an
-# outgoing connection cannot grab our port while the server is down for a
-# restart.  Random base; start retries elsewhere if the bind loses a race.
-free_port() {
-    local lo=20000 n=12768 base i port
-    base=$(((RANDOM * 32768 + RANDOM) % n))
-    for ((i = 0; i < 1000; i++)); do
-        port=$((lo + (base + i) % n))
-        if ! port_in_use "$port"; then
-            echo "$port"
-            return 0
-        fi
-    done
-    die "no free TCP port found in 20000-32767"
-}
 
 # --- server ----------------------------------------------------------------
 odbc_dsn() {
@@ -361,7 +288,7 @@ do_pause() {
     trap 'kill -CONT "$pid" 2>/dev/null' EXIT
     kill -STOP "$pid"
     log "paused (SIGSTOP) for $pause_ms ms"
-    sleep "$((pause_ms / 1000)).$(printf '%03d' $((pause_ms % 1000)))"
+    sleep_ms "$pause_ms"
     kill -CONT "$pid"
     trap - EXIT
     log "resumed (SIGCONT)"

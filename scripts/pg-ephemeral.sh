@@ -35,31 +35,14 @@ set -euo pipefail
 exec 3>&1 1>&2
 
 prog=pg-ephemeral
-die() { echo "$prog: ERROR: $*" >&2; exit 1; }
-log() { echo "$prog: $*" >&2; }
-usage() { sed -n '2,22s/^# \{0,1\}//p' "$0" >&2; }
-
-cmd=${1:-}
-dir_arg=${2:-}
-[[ -n "$cmd" && -n "$dir_arg" ]] || { usage; exit 2; }
-shift 2
-immediate=0
-pause_ms=
-for a in "$@"; do
-    case "$a" in
-    --immediate) immediate=1 ;;
-    [0-9]*) [[ "$cmd" == pause && -z "$pause_ms" && "$a" =~ ^[0-9]+$ ]] ||
-        { usage; die "unknown argument: $a"; }
-        pause_ms=$a ;;
-    *) usage; die "unknown argument: $a" ;;
-    esac
-done
+usage_lines=22
+# shellcheck source=scripts/ephemeral-lib.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/ephemeral-lib.sh"
+parse_args "$@"
 timeout=${PG_EPHEMERAL_TIMEOUT:-60}
 sync_commit=${PG_EPHEMERAL_SYNC_COMMIT:-}
 [[ "$sync_commit" =~ ^[a-z_]*$ ]] || die "bad PG_EPHEMERAL_SYNC_COMMIT=$sync_commit"
 
-now_ms() { local t=${EPOCHREALTIME/[.,]/}; echo $((t / 1000)); }
-elapsed() { local ms=$(($(now_ms) - $1)); printf '%d.%03ds' $((ms / 1000)) $((ms % 1000)); }
 
 # --- binaries --------------------------------------------------------------
 find_bindir() {
@@ -113,54 +96,7 @@ else
 fi
 as_owner() { "${RUNAS[@]}" "$@" 3>&- 9>&-; }
 
-# As root, DIR must belong to postgres and every parent must be searchable by
-# it.  Parents under /tmp (mktemp -d makes them 0700) get o+x; anything else
-# is reported rather than silently opened up.
-prepare_dir() {
-    ((EUID == 0)) || return 0
-    chown "$OWNER": "$DIR"
-    chmod 0700 "$DIR"
-    local p=$DIR
-    while p=$(dirname -- "$p") && [[ "$p" != / ]]; do
-        if ! runuser -u "$OWNER" -- test -x "$p" 2>/dev/null; then
-            case "$p" in
-            /tmp/* | "${TMPDIR:-/tmp}"/*)
-                log "granting o+x on $p so user $OWNER can reach $DIR"
-                chmod o+x -- "$p"
-                ;;
-            *) die "user $OWNER cannot enter $p (a parent of $DIR): chmod o+x it or use another DIR" ;;
-            esac
-        fi
-    done
-}
 
-# --- ports -----------------------------------------------------------------
-port_in_use() {
-    local port=$1
-    if command -v ss >/dev/null 2>&1; then
-        # any TCP socket on that local port, except TIME-WAIT leftovers of
-        # closed connections (postgres binds with SO_REUSEADDR)
-        [[ -n "$(ss -Htan exclude time-wait "( sport = :$port )" 2>/dev/null)" ]]
-    else
-        (exec 4<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null
-    fi
-}
-# Ports 20000-32767: below Linux's ephemeral range (32768-60999), so an
-# outgoing connection cannot grab our port while the server is down for a
-# restart.  A random base makes concurrent starts unlikely to pick the same
-# port, and start retries with another port if the bind loses a race anyway.
-free_port() {
-    local lo=20000 n=12768 base i port
-    base=$(((RANDOM * 32768 + RANDOM) % n))
-    for ((i = 0; i < 1000; i++)); do
-        port=$((lo + (base + i) % n))
-        if ! port_in_use "$port"; then
-            echo "$port"
-            return 0
-        fi
-    done
-    die "no free TCP port found in 20000-32767"
-}
 
 # --- cluster ---------------------------------------------------------------
 conninfo() { echo "host=127.0.0.1 port=$1 user=postgres dbname=postgres"; }
@@ -182,21 +118,7 @@ is_running() {
     as_owner "$BIN/pg_ctl" status -D "$DATA" >/dev/null 2>&1
 }
 
-# True when DIR holds nothing but (maybe) our lock file.
-dir_is_empty() {
-    local f
-    for f in "$DIR"/* "$DIR"/.[!.]* "$DIR"/..?*; do
-        [[ -e "$f" || -L "$f" ]] || continue
-        [[ "$f" == "$DIR/.lock" ]] || return 1
-    done
-    return 0
-}
 
-lock() {
-    command -v flock >/dev/null 2>&1 || return 0
-    exec 9>"$DIR/.lock"
-    flock -w "$timeout" 9 || die "timed out waiting for the lock on $DIR"
-}
 
 init_cluster() {
     # sun_path is 108 bytes: DIR/sock/.s.PGSQL.NNNNN must fit.
@@ -372,7 +294,7 @@ do_pause() {
     # shellcheck disable=SC2086
     kill -STOP $pids
     log "paused (SIGSTOP) $(wc -w <<<"$pids") processes for $pause_ms ms"
-    sleep "$((pause_ms / 1000)).$(printf '%03d' $((pause_ms % 1000)))"
+    sleep_ms "$pause_ms"
     # shellcheck disable=SC2086
     kill -CONT $pids
     trap - EXIT
