@@ -76,26 +76,6 @@ typedef struct claim_scan {
     long unplaced;
 } claim_scan;
 
-static int has_time(double t)
-{
-    return t >= 0.0;
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t cap2 = *cap ? *cap : 8;
-    while (cap2 < need)
-        cap2 *= 2;
-    void *q = realloc(*p, cap2 * size);
-    if (q == NULL)
-        return QC_ENOMEM;
-    *p = q;
-    *cap = cap2;
-    return 0;
-}
-
 static int is_claim(const qc_event *e)
 {
     return e->type == QC_EV_OK && e->op == QC_OP_CLAIM && e->job != QC_NO_JOB && e->rows != 0;
@@ -125,7 +105,7 @@ static int add_lease(job_scan *js, const qc_history *h, size_t i)
     const qc_event *e = &h->ev[i];
     lease *l;
 
-    if (grow((void **)&js->l, &js->capl, js->nl + 1, sizeof *js->l) != 0)
+    if (qc__grow((void **)&js->l, &js->capl, js->nl + 1, sizeof *js->l) != 0)
         return QC_ENOMEM;
     l = &js->l[js->nl++];
     memset(l, 0, sizeof *l);
@@ -133,14 +113,14 @@ static int add_lease(job_scan *js, const qc_history *h, size_t i)
     l->token0 = l->token = e->token;
     l->worker = e->worker;
     l->inc = e->inc;
-    l->placed = has_time(e->now);
+    l->placed = qc__has_time(e->now);
     l->start = e->now;
     l->t_ok = e->t;
     l->t_inv = invoke_t(h, e);
     if (l->placed) {
         l->nseg = 1;
         l->seg[0].s = e->now;
-        l->seg[0].e = has_time(e->lease_until) ? e->lease_until : e->now;
+        l->seg[0].e = qc__has_time(e->lease_until) ? e->lease_until : e->now;
         l->seg[0].s_ev = (long)i;
         l->seg[0].e_ev = -1;
         l->seg[0].kind = QC__END_CLAIM;
@@ -179,12 +159,12 @@ static void renew_lease(lease *l, const qc_history *h, size_t i)
         return;
     if (e->new_token != NULL)
         l->token = e->new_token;
-    if (!l->placed || !has_time(e->lease_until))
+    if (!l->placed || !qc__has_time(e->lease_until))
         return;
     last = &l->seg[l->nseg - 1];
-    if (has_time(e->now))
+    if (qc__has_time(e->now))
         at = e->now;
-    else if (has_time(e->t) && has_time(l->t_inv))
+    else if (qc__has_time(e->t) && qc__has_time(l->t_inv))
         at = l->start + (e->t - l->t_inv); /* the latest it can have run */
     else
         return;
@@ -206,7 +186,7 @@ static void renew_lease(lease *l, const qc_history *h, size_t i)
 static void release_lease(lease *l, const qc_history *h, size_t i)
 {
     const qc_event *e = &h->ev[i];
-    int exact = e->type == QC_EV_OK && has_time(e->now);
+    int exact = e->type == QC_EV_OK && qc__has_time(e->now);
     double at, t_inv = invoke_t(h, e);
 
     l->released = 1;
@@ -214,7 +194,7 @@ static void release_lease(lease *l, const qc_history *h, size_t i)
         return;
     if (exact)
         at = e->now;
-    else if (has_time(t_inv) && has_time(l->t_ok) && t_inv > l->t_ok)
+    else if (qc__has_time(t_inv) && qc__has_time(l->t_ok) && t_inv > l->t_ok)
         at = l->start + (t_inv - l->t_ok);
     else
         at = l->start;
@@ -270,7 +250,7 @@ void qc__lease_describe_end(char *buf, size_t n, const qc_history *h, const leas
         snprintf(from, sizeof from, "live again from renew seq %lld, ", (long long)opener->seq);
     switch (x->kind) {
     case QC__END_CLAIM:
-        if (x->s_ev == a->claim && !has_time(opener->lease_until))
+        if (x->s_ev == a->claim && !qc__has_time(opener->lease_until))
             snprintf(buf, n, "%sno lease_until", from);
         else
             snprintf(buf, n, "%slease until +%.0f ms", from, rel);
@@ -368,7 +348,7 @@ static int seen_pair(claim_scan *cs, size_t a, size_t b, int *err)
     for (size_t k = 0; k < cs->npair; k++)
         if (cs->pair[2 * k] == lo && cs->pair[2 * k + 1] == hi)
             return 1;
-    if (grow((void **)&cs->pair, &cs->cappair, 2 * (cs->npair + 1), sizeof *cs->pair) != 0) {
+    if (qc__grow((void **)&cs->pair, &cs->cappair, 2 * (cs->npair + 1), sizeof *cs->pair) != 0) {
         *err = QC_ENOMEM;
         return 1;
     }
@@ -394,7 +374,7 @@ static int sweep_job(void *arg, const qc_history *h, int64_t job, const lease *l
             cs->unplaced++;
         n += (size_t)l[k].nseg;
     }
-    if (grow((void **)&cs->it, &cs->capit, n, sizeof *cs->it) != 0)
+    if (qc__grow((void **)&cs->it, &cs->capit, n, sizeof *cs->it) != 0)
         return QC_ENOMEM;
     n = 0;
     for (size_t k = 0; k < nl; k++)

@@ -55,26 +55,6 @@
 
 #define GROUP_TEXT 40 /* characters of a group key shown in a message */
 
-static int has_time(double t)
-{
-    return t >= 0.0;
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t cap2 = *cap ? *cap : 16;
-    while (cap2 < need)
-        cap2 *= 2;
-    void *q = realloc(*p, cap2 * size);
-    if (q == NULL)
-        return QC_ENOMEM;
-    *p = q;
-    *cap = cap2;
-    return 0;
-}
-
 /* ---- job -> group ------------------------------------------------------ */
 
 /* The event that gave each grouped job its group, sorted by job. */
@@ -215,7 +195,7 @@ static int keep_leases(void *arg, const qc_history *h, int64_t job, const qc__le
 
     if (group == NULL)
         return 0;
-    if (grow((void **)&gs->l, &gs->capl, gs->nl + n, sizeof *gs->l) != 0)
+    if (qc__grow((void **)&gs->l, &gs->capl, gs->nl + n, sizeof *gs->l) != 0)
         return QC_ENOMEM;
     gs->jobs++;
     for (size_t k = 0; k < n; k++) {
@@ -464,7 +444,7 @@ static void gjobs_completes(const qc_history *h, const unsigned char *answered, 
         if (e->type == QC_EV_OK && e->rows > 0 && g->done < 0)
             g->done = (long)i;
         g->nposs++;
-        if (e->type == QC_EV_OK && has_time(e->now)) {
+        if (e->type == QC_EV_OK && qc__has_time(e->now)) {
             if (g->lo_now_ev < 0 || e->now < g->lo_now) {
                 g->lo_now = e->now;
                 g->lo_now_ev = (long)i;
@@ -521,7 +501,7 @@ static void report_order(qc_check *c, const qc_history *h, const gjob *x, const 
     seqs[ns++] = h->ev[x->enq].seq;
     seqs[ns++] = h->ev[y->enq].seq;
     seqs[ns++] = yd->seq;
-    if (has_time(yd->now))
+    if (qc__has_time(yd->now))
         snprintf(ytext, sizeof ytext, ", server time %.0f", yd->now);
     if (proof == BY_NOW) {
         const qc_event *xd = &h->ev[x->lo_now_ev];
@@ -584,7 +564,7 @@ static void judge_group(qc_check *c, const qc_history *h, const gjob *j, size_t 
             continue;
         c->opportunities++;
         yd = &h->ev[y->done];
-        if (q->now_at >= 0 && has_time(yd->now) && j[q->now_at].lo_now > yd->now)
+        if (q->now_at >= 0 && qc__has_time(yd->now) && j[q->now_at].lo_now > yd->now)
             report_order(c, h, &j[q->now_at], y, BY_NOW);
         else if (q->seq_at >= 0 && j[q->seq_at].lo_seq > yd->seq)
             report_order(c, h, &j[q->seq_at], y, BY_SEQ);

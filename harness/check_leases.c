@@ -77,26 +77,6 @@ typedef struct job_scan {
     size_t nrn, caprn;
 } job_scan;
 
-static int has_time(double t)
-{
-    return t >= 0.0;
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t cap2 = *cap ? *cap : 8;
-    while (cap2 < need)
-        cap2 *= 2;
-    void *q = realloc(*p, cap2 * size);
-    if (q == NULL)
-        return QC_ENOMEM;
-    *p = q;
-    *cap = cap2;
-    return 0;
-}
-
 static int is_request_op(qc_op op)
 {
     return op == QC_OP_COMPLETE || op == QC_OP_RENEW || op == QC_OP_FAIL;
@@ -120,7 +100,7 @@ static void anchor(lease *l, const qc_history *h, const qc_event *e)
     const qc_event *inv = qc__invoke_of(h, e);
     double b;
 
-    if (inv == NULL || !has_time(inv->t) || !has_time(e->now))
+    if (inv == NULL || !qc__has_time(inv->t) || !qc__has_time(e->now))
         return;
     b = e->now - inv->t;
     if (!l->has_base || b < l->base)
@@ -133,7 +113,7 @@ static int add_lease(job_scan *js, const qc_history *h, size_t i)
     const qc_event *e = &h->ev[i], *inv = qc__invoke_of(h, e);
     lease *l;
 
-    if (grow((void **)&js->l, &js->capl, js->nl + 1, sizeof *js->l) != 0)
+    if (qc__grow((void **)&js->l, &js->capl, js->nl + 1, sizeof *js->l) != 0)
         return QC_ENOMEM;
     l = &js->l[js->nl++];
     memset(l, 0, sizeof *l);
@@ -184,7 +164,7 @@ static void judge_reap(qc_check *c, const qc_history *h, job_scan *js, lease *l,
     int ns = 0;
     char tok[32], by[48];
 
-    if (l->released || l->reported || !has_time(e->now))
+    if (l->released || l->reported || !qc__has_time(e->now))
         return;
     for (size_t k = 0; k < js->nrn && inv != NULL; k++) {
         const renewal *r = &js->rn[k];
@@ -193,7 +173,7 @@ static void judge_reap(qc_check *c, const qc_history *h, job_scan *js, lease *l,
             until_ev = (long)r->ev;
         }
     }
-    if (!has_time(until))
+    if (!qc__has_time(until))
         return;
     c->opportunities++;
     if (e->now >= until)
@@ -208,7 +188,7 @@ static void judge_reap(qc_check *c, const qc_history *h, job_scan *js, lease *l,
         snprintf(by, sizeof by, "renew seq %lld", (long long)h->ev[until_ev].seq);
     else
         snprintf(by, sizeof by, "claim seq %lld", (long long)cl->seq);
-    if (has_time(cl->now))
+    if (qc__has_time(cl->now))
         qc__check_violation(c, cl->job, seqs, ns,
                             "job %lld: reaped with %s at seq %lld (server +%.0f ms) while its "
                             "lease ran until +%.0f ms (%s): %.0f ms early",
@@ -237,10 +217,10 @@ static void judge_request(qc_check *c, const qc_history *h, lease *l, size_t i)
         return; /* not the current token */
     if (l->released || l->lost || l->reported || e->rows < 0)
         return;
-    if (!has_time(l->until) || !l->has_base || !has_time(e->t))
+    if (!qc__has_time(l->until) || !l->has_base || !qc__has_time(e->t))
         return;
     ub = l->base + e->t;
-    margin = CLOCK_SLACK_MS + (has_time(l->t0) && e->t > l->t0 ? CLOCK_DRIFT * (e->t - l->t0) : 0);
+    margin = CLOCK_SLACK_MS + (qc__has_time(l->t0) && e->t > l->t0 ? CLOCK_DRIFT * (e->t - l->t0) : 0);
     if (!(ub + margin < l->until))
         return; /* it may have run after lease_until */
     c->opportunities++;
@@ -283,11 +263,11 @@ static int change_lease(qc_check *c, job_scan *js, const qc_history *h, size_t i
             l->lost |= owner; /* the owner was refused: the lease is gone */
             return 0;
         }
-        if (has_time(e->lease_until)) {
-            if (grow((void **)&js->rn, &js->caprn, js->nrn + 1, sizeof *js->rn) != 0)
+        if (qc__has_time(e->lease_until)) {
+            if (qc__grow((void **)&js->rn, &js->caprn, js->nrn + 1, sizeof *js->rn) != 0)
                 return QC_ENOMEM;
             js->rn[js->nrn++] = (renewal){(size_t)(l - js->l), i, e->lease_until};
-            if (!has_time(l->until) || e->lease_until > l->until) {
+            if (!qc__has_time(l->until) || e->lease_until > l->until) {
                 l->until = e->lease_until;
                 l->until_ev = (long)i;
             }

@@ -36,11 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int has_time(double t)
-{
-    return t >= 0.0;
-}
-
 static int is_final(const char *state)
 {
     return state != NULL && (strcmp(state, "done") == 0 || strcmp(state, "dead") == 0);
@@ -174,7 +169,7 @@ static int recovery_scan(const qc_history *h, rec **out, size_t *n)
             x->snap = (long)(row - h->ev);
         if (x->by >= 0) {
             const qc_event *y = &h->ev[x->by];
-            x->kind = has_time(f->t) && has_time(y->t) ? REC_TIMED : REC_UNTIMED;
+            x->kind = qc__has_time(f->t) && qc__has_time(y->t) ? REC_TIMED : REC_UNTIMED;
             if (x->kind == REC_TIMED)
                 x->ms = y->t - f->t;
         } else if (row == NULL) {

@@ -313,6 +313,21 @@ int qc_check_all(const qc_history *h, qc_check **out, size_t *n)
     return 0;
 }
 
+int qc__grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t cap2 = *cap ? *cap : 8;
+    while (cap2 < need)
+        cap2 *= 2;
+    void *q = realloc(*p, cap2 * size);
+    if (q == NULL)
+        return QC_ENOMEM;
+    *p = q;
+    *cap = cap2;
+    return 0;
+}
+
 int qc__run_interrupted(const qc_history *h)
 {
     for (size_t i = h->n; i-- > 0;)

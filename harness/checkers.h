@@ -188,6 +188,16 @@ const char *qc__event_token(const qc_history *h, const qc_event *e);
  * a new array (free it) or NULL when out of memory. */
 unsigned char *qc__answered_invokes(const qc_history *h);
 
+/* 1 when a server time is known (QC_NO_TIME is negative). */
+static inline int qc__has_time(double t)
+{
+    return t >= 0.0;
+}
+
+/* Makes room for need elements of size bytes in *p (capacity *cap, doubled
+ * from 8).  Returns 0 or QC_ENOMEM (*p unchanged). */
+int qc__grow(void **p, size_t *cap, size_t need, size_t size);
+
 /* An event of h (index ev) about job; sorted by job, then ev (= seq order). */
 typedef struct qc__jobref {
     int64_t job;
