@@ -134,26 +134,6 @@ void qc_odbc_global_fini(void)
 
 /* ---- small helpers ----------------------------------------------------- */
 
-/* Replaces every occurrence of secret (when non-empty) in buf by "***";
- * buf stays NUL-terminated within n bytes (as pg.c). */
-static void scrub(char *buf, size_t n, const char *secret)
-{
-    size_t slen, len, tail;
-    char *hit;
-
-    if (secret == NULL || (slen = strlen(secret)) == 0 || n < 4)
-        return;
-    while ((hit = strstr(buf, secret)) != NULL) {
-        len = strlen(buf);
-        tail = len - (size_t)(hit - buf) - slen;
-        if ((size_t)(hit - buf) + 3 + tail >= n)
-            tail = n - 1 - (size_t)(hit - buf) - 3;
-        memmove(hit + 3, hit + slen, tail);
-        hit[3 + tail] = '\0';
-        memcpy(hit, "***", 3);
-    }
-}
-
 /* Finds key (case-insensitive) in an ODBC connection string
  * "k1=v1;k2={v;2}}};..." and copies its value, braces removed and "}}"
  * unescaped, into out.  Returns 1 when found. */
@@ -345,7 +325,7 @@ static int map_error(qc_conn *c, SQLSMALLINT type, SQLHANDLE h, qc_err *err)
     int rc;
 
     read_diag(type, h, state, &native, msg, sizeof msg);
-    scrub(msg, sizeof msg, c->password);
+    qc_scrub_secret(msg, sizeof msg, c->password);
     if (is_conn_lost(state, native, msg)) {
         c->lost = 1;
         rc = qc_err_set(err, QC_ECONN, "connection lost: %s %s", state, msg);
@@ -974,7 +954,7 @@ static int connect_to(const char *conninfo, int probe, qc_conn **out, qc_err *er
     if (!SQL_SUCCEEDED(r)) {
         read_diag(SQL_HANDLE_DBC, c->dbc, state, &native, msg, sizeof msg);
         snprintf(full, sizeof full, "cannot connect to %s: %s %s", c->where, state, msg);
-        scrub(full, sizeof full, c->password);
+        qc_scrub_secret(full, sizeof full, c->password);
         rc = qc_err_set(err, QC_ECONN, "%s", full);
         if (err != NULL)
             snprintf(err->sqlstate, sizeof err->sqlstate, "%s", state);

@@ -60,26 +60,6 @@ static void first_line(const char *s, char *buf, size_t n)
     snprintf(buf, n, "%.*s", (int)len, s);
 }
 
-/* Replaces every occurrence of secret (when non-empty) in buf by "***";
- * buf stays NUL-terminated within n bytes. */
-static void scrub(char *buf, size_t n, const char *secret)
-{
-    size_t slen, len, tail;
-    char *hit;
-
-    if (secret == NULL || (slen = strlen(secret)) == 0 || n < 4)
-        return;
-    while ((hit = strstr(buf, secret)) != NULL) {
-        len = strlen(buf);
-        tail = len - (size_t)(hit - buf) - slen;
-        if ((size_t)(hit - buf) + 3 + tail >= n)
-            tail = n - 1 - (size_t)(hit - buf) - 3;
-        memmove(hit + 3, hit + slen, tail);
-        hit[3 + tail] = '\0';
-        memcpy(hit, "***", 3);
-    }
-}
-
 static void free_conn(qc_conn *c)
 {
     int i;
@@ -144,7 +124,7 @@ static int pg_open(const char *conninfo, qc_conn **out, qc_err *err)
         first_line(PQerrorMessage(c->pg), line, sizeof line);
         snprintf(msg, sizeof msg, "cannot connect to %s:%s: ", h, p);
         strncat(msg, line, sizeof msg - strlen(msg) - 1);
-        scrub(msg, sizeof msg, password);
+        qc_scrub_secret(msg, sizeof msg, password);
         rc = qc_err_set(err, QC_ECONN, "%s", msg);
         goto out;
     }

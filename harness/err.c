@@ -268,3 +268,21 @@ void qc_redact_conninfo(const char *in, char *out, size_t n)
     else
         redact_keyvalue(in, &o);
 }
+
+void qc_scrub_secret(char *buf, size_t n, const char *secret)
+{
+    size_t slen, len, tail;
+    char *hit;
+
+    if (secret == NULL || (slen = strlen(secret)) == 0 || n < 4)
+        return;
+    while ((hit = strstr(buf, secret)) != NULL) {
+        len = strlen(buf);
+        tail = len - (size_t)(hit - buf) - slen;
+        if ((size_t)(hit - buf) + 3 + tail >= n)
+            tail = n - 1 - (size_t)(hit - buf) - 3;
+        memmove(hit + 3, hit + slen, tail);
+        hit[3 + tail] = '\0';
+        memcpy(hit, "***", 3);
+    }
+}

@@ -41,6 +41,11 @@ void qc_err_prefix(qc_err *err, const char *fmt, ...) __attribute__((format(prin
  * postgres://user:pass@host URIs.  Thread-safe. */
 void qc_redact_conninfo(const char *in, char *out, size_t n);
 
+/* Replaces every occurrence of secret (when non-empty) in buf by "***",
+ * for server messages that may echo a password; buf stays NUL-terminated
+ * within n bytes.  Thread-safe (buf is the caller's). */
+void qc_scrub_secret(char *buf, size_t n, const char *secret);
+
 /* Maps an error code to the documented exit code (DESIGN.md): QC_EINVAL -> 2,
  * QC_ECONN -> 3, anything else non-zero -> 3. */
 int qc_err_exit_code(int code);

@@ -1567,6 +1567,25 @@ START_TEST(test_overlay_errors_name_the_line)
 }
 END_TEST
 
+/* Server messages that echo the password lose it, every occurrence, and
+ * the buffer stays terminated even when "***" is longer than the secret. */
+START_TEST(test_scrub_secret_every_occurrence_bounded)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "auth failed for s3cret (s3cret)");
+    qc_scrub_secret(buf, sizeof buf, "s3cret");
+    ck_assert_str_eq(buf, "auth failed for *** (***)");
+    snprintf(buf, sizeof buf, "no secret here");
+    qc_scrub_secret(buf, sizeof buf, "");
+    qc_scrub_secret(buf, sizeof buf, NULL);
+    ck_assert_str_eq(buf, "no secret here");
+    char tight[8];
+    snprintf(tight, sizeof tight, "ab:xyz");
+    qc_scrub_secret(tight, sizeof tight, "b");
+    ck_assert_str_eq(tight, "a***:xy");
+}
+END_TEST
+
 /* ---- suite ------------------------------------------------------------ */
 
 static TCase *tcase(Suite *s, const char *name, int timeout)
@@ -1596,6 +1615,7 @@ static Suite *protocol_suite(int live)
     tcase_add_test(tc, test_redact_uri_without_password_unchanged);
     tcase_add_test(tc, test_redact_odbc_pwd_forms_hidden);
     tcase_add_test(tc, test_redact_small_buffer_terminated_no_leak);
+    tcase_add_test(tc, test_scrub_secret_every_occurrence_bounded);
 
     tc = tcase(s, "result", 5);
     tcase_add_test(tc, test_result_get_by_name_case_insensitive);
