@@ -40,8 +40,6 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* A scenario that restarts the server or puts PgBouncer in front of it needs
- * the ephemeral server of its own, whatever --dsn says. */
 static int needs_own_server(const char *scenario)
 {
     qc_scenario sc;
@@ -49,7 +47,7 @@ static int needs_own_server(const char *scenario)
     qc_scenario_defaults(&sc);
     if (qc_scenario_load(&sc, scenario, &err) != 0)
         return 0;
-    return strcmp(sc.pooler, "none") != 0 || sc.restart_at_s > 0 || sc.pause_at_s > 0;
+    return qc_scenario_own_server(&sc);
 }
 
 /* Runs `qchaos run SCENARIO --protocol P --seed S --out DIR` as a child;

@@ -437,6 +437,11 @@ static void tidy_path(const char *path, char *out, size_t n)
         snprintf(out, n, "%s", buf);
 }
 
+int qc_scenario_own_server(const qc_scenario *s)
+{
+    return strcmp(s->pooler, "none") != 0 || s->restart_at_s > 0 || s->pause_at_s > 0;
+}
+
 const char *qc_datadir(void)
 {
     static char dir[PATH_MAX];

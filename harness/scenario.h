@@ -111,4 +111,8 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err);
  * the folder of /proc/self/exe when it has scripts/, else QC_DATADIR). */
 const char *qc_datadir(void);
 
+/* 1 when the scenario needs an ephemeral server of its own whatever --dsn
+ * says: it restarts or pauses the server, or puts PgBouncer in front. */
+int qc_scenario_own_server(const qc_scenario *s);
+
 #endif

@@ -99,6 +99,7 @@ START_TEST(test_scenario_nemesis_pause_keys)
     ck_assert_int_eq(s.pause_ms, 3000);
     ck_assert_str_eq(s.pause_command, "");
     ck_assert_str_eq(s.restart_command, "");
+    ck_assert_int_eq(qc_scenario_own_server(&s), 0);
     ck_assert_int_eq(load("[nemesis]\npause_at_s = 1.5\npause_ms = 2500\n"
                           "pause_command = my-freeze {dir} {ms}\n",
                           &s, &err),
@@ -106,6 +107,7 @@ START_TEST(test_scenario_nemesis_pause_keys)
     ck_assert(s.pause_at_s == 1.5);
     ck_assert_int_eq(s.pause_ms, 2500);
     ck_assert_str_eq(s.pause_command, "my-freeze {dir} {ms}");
+    ck_assert_int_eq(qc_scenario_own_server(&s), 1); /* it pauses the server */
     ck_assert_int_eq(load("[nemesis]\npause_at_s = 1\npause_ms = 0\n", &s, &err), QC_EINVAL);
     ck_assert_msg(strstr(err.msg, ":3: pause_ms must be an integer >= 1, got '0'"), "got '%s'",
                   err.msg);

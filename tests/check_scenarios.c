@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../harness/checkers.h"
+#include "../harness/scenario.h"
 
 static const char *dsn;
 static const char *odbc; /* QC_TEST_ODBC: a live MariaDB through unixODBC */
@@ -89,9 +90,14 @@ START_TEST(test_scenario_fault_correct_protocol_passes)
     const char *s = fault_scenarios[_i];
     char args[512];
     snprintf(args, sizeof args, "scenarios/%s.ini --seed 11", s);
-    /* pgbouncer starts a pooler in front of the ephemeral server;
-     * server_pause freezes its own ephemeral server */
-    int use_dsn = strcmp(s, "pgbouncer") != 0 && strcmp(s, "server_pause") != 0;
+    /* a pooler in front, or a paused / restarted server: its own server */
+    qc_scenario sc;
+    qc_err serr = {0};
+    char path[256];
+    snprintf(path, sizeof path, "scenarios/%s.ini", s);
+    qc_scenario_defaults(&sc);
+    ck_assert_msg(qc_scenario_load(&sc, path, &serr) == 0, "%s", serr.msg);
+    int use_dsn = !qc_scenario_own_server(&sc);
     int code = run_qchaos(args, s, use_dsn);
     ck_assert_msg(code == 0, "%s exited %d (see %s/%s.log)", s, code, outdir, s);
     json_t *r = results(s);
