@@ -65,10 +65,10 @@ START_TEST(test_stale_token_rejected_old_token_accepted_after_reclaim_fails)
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.opportunities, 1);
     ck_assert_int_eq(c.nviolations, 1);
-    ASSERT_VIOLATION(&c, 0, 17, 2, 5, 6, 7);
-    ck_assert_str_eq(c.v[0].msg, "job 17: complete with token a (from claim seq 2), superseded at "
-                                 "seq 5 (claim by worker 9), was accepted with rows 1 (invoked "
-                                 "seq 6, answered seq 7)");
+    ASSERT_VIOLATION(&c, 0, 17, 2, 4, 5, 6, 7);
+    ck_assert_str_eq(c.v[0].msg, "job 17: complete by worker 3 with token a (from claim seq 2), "
+                                 "superseded at seq 5 (claim by worker 9, sent seq 4), was accepted "
+                                 "with rows 1 (invoked seq 6, answered seq 7)");
     free(c.v);
 }
 END_TEST
@@ -111,7 +111,7 @@ START_TEST(test_stale_token_rejected_rotated_token_accepted_fails)
     ck_assert_int_eq(c.opportunities, 1);
     ck_assert_int_eq(c.nviolations, 1);
     ASSERT_VIOLATION(&c, 0, 17, 2, 4, 5, 6);
-    ASSERT_MSG_HAS(&c, 0, "fail with token a");
+    ASSERT_MSG_HAS(&c, 0, "fail by worker 3 with token a");
     ASSERT_MSG_HAS(&c, 0, "superseded at seq 4 (renew that rotated it)");
     free(c.v);
 }
@@ -144,22 +144,25 @@ START_TEST(test_stale_token_rejected_token_given_out_again_passes)
 {
     qc_check c;
 
-    /* Token a is superseded by b, then a claim hands out a again: a complete
-     * with a after that is judged against the newest origin, not stale. */
+    /* Token a is superseded by worker 9's claim (b), then worker 4's claim
+     * hands out a again: worker 4's complete with a is its own, not stale;
+     * worker 9's late complete with b is stale (worker 4 claimed since)
+     * and was refused. */
     run(qc_check_stale_token_rejected,
         HEADER CLAIM_17_A
-        "{'seq':3,'t':7000,'type':'ok','op':'claim','worker':9,'req':2,'rows':1,'job':17,"
+        "{'seq':3,'t':6990,'type':'invoke','op':'claim','worker':9,'req':2}\n"
+        "{'seq':4,'t':7000,'type':'ok','op':'claim','worker':9,'req':2,'rows':1,'job':17,"
         "'token':'b','now':8000,'lease_until':13000}\n"
-        "{'seq':4,'t':14000,'type':'ok','op':'claim','worker':4,'req':3,'rows':1,'job':17,"
+        "{'seq':5,'t':13990,'type':'invoke','op':'claim','worker':4,'req':3}\n"
+        "{'seq':6,'t':14000,'type':'ok','op':'claim','worker':4,'req':3,'rows':1,'job':17,"
         "'token':'a','now':15000,'lease_until':20000}\n"
-        "{'seq':5,'t':14010,'type':'invoke','op':'complete','worker':4,'req':4,'job':17,"
+        "{'seq':7,'t':14010,'type':'invoke','op':'complete','worker':4,'req':4,'job':17,"
         "'token':'a'}\n"
-        "{'seq':6,'t':14011,'type':'ok','op':'complete','worker':4,'req':4,'job':17,"
+        "{'seq':8,'t':14011,'type':'ok','op':'complete','worker':4,'req':4,'job':17,"
         "'token':'a','rows':1}\n"
-        /* worker 9's late complete with b is stale again (superseded at 4) */
-        "{'seq':7,'t':14020,'type':'invoke','op':'complete','worker':9,'req':5,'job':17,"
+        "{'seq':9,'t':14020,'type':'invoke','op':'complete','worker':9,'req':5,'job':17,"
         "'token':'b'}\n"
-        "{'seq':8,'t':14021,'type':'ok','op':'complete','worker':9,'req':5,'job':17,"
+        "{'seq':10,'t':14021,'type':'ok','op':'complete','worker':9,'req':5,'job':17,"
         "'token':'b','rows':0}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
@@ -169,18 +172,19 @@ START_TEST(test_stale_token_rejected_token_given_out_again_passes)
 }
 END_TEST
 
-START_TEST(test_stale_token_rejected_token_given_out_again_in_flight_not_judged)
+START_TEST(test_stale_token_rejected_token_derived_from_job_accepted_fails)
 {
     qc_check c;
 
-    /* Worker 3's complete with a is sent (seq 5) after b superseded a, but
-     * a claim handing out a again is sent (seq 6) before the complete is
-     * answered (seq 8): the complete may have run while a was valid. */
+    /* Issue 18: the protocol hands every claim of job 17 the same token a
+     * (derived from the job).  Worker 9 claimed the job since worker 3 did
+     * (sent seq 3, after worker 3's claim was answered at seq 2): worker
+     * 3's complete is stale whatever its token says, and it was accepted. */
     run(qc_check_stale_token_rejected,
         HEADER CLAIM_17_A
         "{'seq':3,'t':7000,'type':'invoke','op':'claim','worker':9,'req':2}\n"
         "{'seq':4,'t':7001,'type':'ok','op':'claim','worker':9,'req':2,'rows':1,'job':17,"
-        "'token':'b','now':8000,'lease_until':13000}\n"
+        "'token':'a','now':8000,'lease_until':13000}\n"
         "{'seq':5,'t':14000,'type':'invoke','op':'complete','worker':3,'req':3,'job':17,"
         "'token':'a'}\n"
         "{'seq':6,'t':14000,'type':'invoke','op':'claim','worker':4,'req':4}\n"
@@ -189,9 +193,36 @@ START_TEST(test_stale_token_rejected_token_given_out_again_in_flight_not_judged)
         "{'seq':8,'t':14002,'type':'ok','op':'complete','worker':3,'req':3,'job':17,"
         "'token':'a','rows':1}\n",
         &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 3, 4, 5, 8);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_stale_token_rejected_starved_superseding_claim_not_judged)
+{
+    qc_check c;
+
+    /* Worker 9's claim was sent (seq 1) before worker 3's claim was
+     * answered (seq 3): with a starved client it may have run first (its
+     * lease expired, the job was recovered, then worker 3 claimed it), so
+     * worker 3's complete proves nothing. */
+    run(qc_check_stale_token_rejected,
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':9,'inc':0,'req':1}\n"
+               "{'seq':2,'t':1,'type':'invoke','op':'claim','worker':3,'inc':0,'req':2}\n"
+               "{'seq':3,'t':6000,'type':'ok','op':'claim','worker':3,'inc':0,'req':2,'rows':1,"
+               "'job':17,'token':'a','now':7000,'lease_until':12000}\n"
+               "{'seq':4,'t':6001,'type':'ok','op':'claim','worker':9,'inc':0,'req':1,'rows':1,"
+               "'job':17,'token':'b','now':1000,'lease_until':6000}\n"
+               "{'seq':5,'t':6010,'type':'invoke','op':'complete','worker':3,'inc':0,'req':3,"
+               "'job':17,'token':'a'}\n"
+               "{'seq':6,'t':6011,'type':'ok','op':'complete','worker':3,'inc':0,'req':3,"
+               "'job':17,'token':'a','rows':1}\n",
+        &c);
     ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
     ck_assert_int_eq(c.opportunities, 0);
-    ck_assert_int_eq(c.nviolations, 0);
     free(c.v);
 }
 END_TEST
@@ -1046,7 +1077,8 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_stale_token_rejected_rotated_token_accepted_fails);
     tcase_add_test(tc, test_stale_token_rejected_sent_before_superseding_claim_not_judged);
     tcase_add_test(tc, test_stale_token_rejected_token_given_out_again_passes);
-    tcase_add_test(tc, test_stale_token_rejected_token_given_out_again_in_flight_not_judged);
+    tcase_add_test(tc, test_stale_token_rejected_token_derived_from_job_accepted_fails);
+    tcase_add_test(tc, test_stale_token_rejected_starved_superseding_claim_not_judged);
     tcase_add_test(tc, test_stale_token_rejected_no_stale_requests_inconclusive);
     suite_add_tcase(s, tc);
 
