@@ -10,7 +10,10 @@
  * and the job ids and ledger seqs of the evidence.
  *
  * Ledgers are written with ' for " so that they read as JSON Lines; load()
- * turns them back into JSON.
+ * turns them back into JSON.  Server times carry a fraction of a ms where a
+ * rule compares them: a ledger whose times are all whole seconds shows a
+ * clock of one-second resolution, and the rules then allow that margin
+ * (qc__clock_resolution).
  */
 #include <check.h>
 #include <stdint.h>
@@ -32,11 +35,11 @@
     "{'type':'header','seed':7,'lease_ms':5000,'max_attempts':3,'reaper_interval_ms':500,"         \
     "'recovery_slack_ms':2000,'batch':2}\n"
 
-/* Worker 3 claims job 17 (token a, lease server 1000..6000). */
+/* Worker 3 claims job 17 (token a, lease server 1000.25..6000.25). */
 #define CLAIM_17_A                                                                                 \
     "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"                    \
     "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,'job':17,"        \
-    "'token':'a','now':1000,'lease_until':6000}\n"
+    "'token':'a','now':1000.25,'lease_until':6000.25}\n"
 
 /* ---- stale_token_rejected --------------------------------------------- */
 
@@ -724,7 +727,7 @@ END_TEST
     "{'seq':3,'t':3000,'type':'invoke','op':'renew','worker':3,'req':2,'job':17,"                  \
     "'token':'a'}\n"                                                                               \
     "{'seq':4,'t':3002,'type':'ok','op':'renew','worker':3,'req':2,'job':17,'token':'a',"          \
-    "'rows':1,'lease_until':9000,'now':4000}\n"
+    "'rows':1,'lease_until':9000.25,'now':4000.25}\n"
 
 START_TEST(test_no_early_reap_reap_before_renewed_lease_end_fails)
 {
@@ -733,15 +736,16 @@ START_TEST(test_no_early_reap_reap_before_renewed_lease_end_fails)
     run(qc_check_no_early_reap,
         RENEWED_17 "{'seq':5,'t':5000,'type':'invoke','op':'reap','worker':-1,'req':9}\n"
                    "{'seq':6,'t':5001,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"
-                   "'job':17,'token':'a','state':'ready','now':8000}\n",
+                   "'job':17,'token':'a','state':'ready','now':6000.5}\n",
         &c);
     ck_assert_str_eq(c.name, "no_early_reap");
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.opportunities, 2); /* the renew and the reap */
     ck_assert_int_eq(c.nviolations, 1);
     ASSERT_VIOLATION(&c, 0, 17, 2, 4, 6);
-    ck_assert_str_eq(c.v[0].msg, "job 17: reaped with token a at seq 6 (server +7000 ms) while its "
-                                 "lease ran until +8000 ms (renew seq 4): 1000 ms early");
+    ck_assert_str_eq(c.v[0].msg, "job 17: reaped with token a at seq 6 (server +5001 ms at the "
+                                 "latest) while its lease ran until +8000 ms (renew seq 4): 2999 ms "
+                                 "early");
     free(c.v);
 }
 END_TEST
@@ -750,23 +754,24 @@ START_TEST(test_no_early_reap_reap_at_lease_end_passes)
 {
     qc_check c;
 
-    /* Job 17: the reap at 9000 is exactly at the renewed lease's end.
+    /* Job 17: the reap at 9000.25 is exactly at the renewed lease's end.
      * Job 18: the renew answered (seq 13) after the reap was sent (seq 12)
-     * may have run after it, so the reap at 16000 is judged against the
-     * claim's lease until 15000 only. */
+     * may have run after it, so the reap at 15002.5 is judged against the
+     * claim's lease until 15000.25 only.  Server times run 1000 ms ahead
+     * of the client's throughout (a consistent clock). */
     run(qc_check_no_early_reap,
-        RENEWED_17 "{'seq':5,'t':5000,'type':'invoke','op':'reap','worker':-1,'req':9}\n"
-                   "{'seq':6,'t':5001,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"
-                   "'job':17,'token':'a','state':'ready','now':9000}\n"
+        RENEWED_17 "{'seq':5,'t':8000,'type':'invoke','op':'reap','worker':-1,'req':9}\n"
+                   "{'seq':6,'t':8001,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"
+                   "'job':17,'token':'a','state':'ready','now':9000.25}\n"
                    "{'seq':10,'t':9000,'type':'ok','op':'claim','worker':4,'req':10,'rows':1,"
-                   "'job':18,'token':'x','now':10000,'lease_until':15000}\n"
-                   "{'seq':11,'t':9001,'type':'invoke','op':'renew','worker':4,'req':11,"
+                   "'job':18,'token':'x','now':10000.25,'lease_until':15000.25}\n"
+                   "{'seq':11,'t':14000,'type':'invoke','op':'renew','worker':4,'req':11,"
                    "'job':18,'token':'x'}\n"
-                   "{'seq':12,'t':9002,'type':'invoke','op':'reap','worker':-1,'req':12}\n"
-                   "{'seq':13,'t':9003,'type':'ok','op':'renew','worker':4,'req':11,'job':18,"
-                   "'token':'x','rows':1,'lease_until':20000,'now':12000}\n"
-                   "{'seq':14,'t':9004,'type':'ok','op':'reap','worker':-1,'req':12,'rows':1,"
-                   "'job':18,'token':'x','state':'ready','now':16000}\n",
+                   "{'seq':12,'t':14001,'type':'invoke','op':'reap','worker':-1,'req':12}\n"
+                   "{'seq':13,'t':14002,'type':'ok','op':'renew','worker':4,'req':11,'job':18,"
+                   "'token':'x','rows':1,'lease_until':20000.25,'now':15001.25}\n"
+                   "{'seq':14,'t':14003,'type':'ok','op':'reap','worker':-1,'req':12,'rows':1,"
+                   "'job':18,'token':'x','state':'ready','now':15002.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.nviolations, 0);
@@ -882,6 +887,88 @@ START_TEST(test_no_early_reap_complete_refused_after_lease_end_passes)
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.opportunities, 1);
     ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_early_reap_tokenless_reap_without_time_fails)
+{
+    qc_check c;
+
+    /* Issue 18: a reap that returns only the job id (no token, no now_ms).
+     * The lease it took is job 17's only one; the reap was answered at
+     * client t 501, so it ran by server 1000.25 + 501 (+ margin), long
+     * before the lease's end at 6000.25. */
+    run(qc_check_no_early_reap,
+        HEADER CLAIM_17_A "{'seq':3,'t':500,'type':'invoke','op':'reap','worker':-1,'req':9}\n"
+                          "{'seq':4,'t':501,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"
+                          "'job':17}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 4);
+    ASSERT_MSG_HAS(&c, 0, "reaped with no token at seq 4");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_early_reap_reap_rule_unjudged_says_so)
+{
+    qc_check c;
+
+    /* Neither the claim nor the reap carries a server time: the reap rule
+     * cannot judge, and the summary says so (never a silent pass). */
+    run(qc_check_no_early_reap,
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
+               "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,"
+               "'job':17,'token':'a'}\n"
+               "{'seq':3,'t':500,'type':'invoke','op':'reap','worker':-1,'req':9}\n"
+               "{'seq':4,'t':501,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"
+               "'job':17}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_msg(strstr(c.summary, "reap rule NOT JUDGED") != NULL, "%s", c.summary);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_early_reap_whole_second_reap_clock_passes)
+{
+    qc_check c;
+
+    /* The reap reports whole seconds (its clock truncated): at server
+     * 6000.9 it says 6000, before the lease's end at 6000.25, but every
+     * reap time is a whole second, so a second of margin is allowed. */
+    run(qc_check_no_early_reap,
+        HEADER CLAIM_17_A "{'seq':3,'t':5000,'type':'invoke','op':'reap','worker':-1,'req':9}\n"
+                          "{'seq':4,'t':5001,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"
+                          "'job':17,'token':'a','now':6000}\n",
+        &c);
+    ck_assert_msg(c.verdict == QC_PASS, "%s", c.nstored > 0 ? c.v[0].msg : c.summary);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_early_reap_server_clock_step_not_judged)
+{
+    qc_check c;
+
+    /* The server's clock stepped 3 s forward after the claim: by its own
+     * clock the lease expired at client t ~2000, the reap at server 6500.5
+     * was right, and the owner's complete at t 2600 was rightly refused.
+     * The anchor bound (claim at server 1000.25, client 0) would call the
+     * refusal early: the step is seen and the owner rule not judged. */
+    run(qc_check_no_early_reap,
+        HEADER CLAIM_17_A "{'seq':3,'t':2500,'type':'invoke','op':'reap','worker':-1,'req':9}\n"
+                          "{'seq':4,'t':2501,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"
+                          "'job':17,'token':'a','now':6500.5}\n"
+                          "{'seq':5,'t':2600,'type':'invoke','op':'complete','worker':3,'inc':0,"
+                          "'req':2,'job':17,'token':'a'}\n"
+                          "{'seq':6,'t':2601,'type':'ok','op':'complete','worker':3,'inc':0,"
+                          "'req':2,'job':17,'token':'a','rows':0}\n",
+        &c);
+    ck_assert_msg(c.nviolations == 0, "%s", c.nstored > 0 ? c.v[0].msg : c.summary);
+    ck_assert_msg(strstr(c.summary, "stepped") != NULL, "%s", c.summary);
     free(c.v);
 }
 END_TEST
@@ -1126,6 +1213,10 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_no_early_reap_lost_ack_retry_refused_passes);
     tcase_add_test(tc, test_no_early_reap_complete_refused_after_lease_end_passes);
     tcase_add_test(tc, test_no_early_reap_no_leases_inconclusive);
+    tcase_add_test(tc, test_no_early_reap_tokenless_reap_without_time_fails);
+    tcase_add_test(tc, test_no_early_reap_reap_rule_unjudged_says_so);
+    tcase_add_test(tc, test_no_early_reap_whole_second_reap_clock_passes);
+    tcase_add_test(tc, test_no_early_reap_server_clock_step_not_judged);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("batch_bound");
