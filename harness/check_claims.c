@@ -20,8 +20,18 @@
  *   - a reap does not end a lease: a reap of a live lease followed by a new
  *     claim is exactly the overlap this checker exists to find.
  * Two leases of one job from different claim events overlap when, taking
- * the segment x that starts first and the other y, y.start < x.end.  Each
- * overlapping pair of leases is reported once.
+ * the segment x that starts first and the other y, y.start + r < x.end,
+ * where r is the resolution of the server clock the ledger shows
+ * (qc__clock_resolution: 1000 ms when a protocol reports whole seconds).
+ * Each overlapping pair of leases is reported once.
+ *
+ * Innocent explanations, and why they cannot raise this alarm: a starved
+ * client or a paused server delays answers but not the server times they
+ * carry, and lower bounds taken from client times stay lower bounds (the
+ * server cannot have run a request before it was sent, nor answered a
+ * claim before it ran); a coarse clock (whole seconds, ms rounded) or two
+ * readings of different resolution is the margin r; a reordered ledger is
+ * sorted by seq and only events of one ledger are combined.
  *
  * No false alarm.  Every unknown is resolved in the system's favour: a lease
  * whose claim has no "now" cannot be placed and is not checked (nor counted
@@ -74,6 +84,7 @@ typedef struct claim_scan {
     size_t npair, cappair;
     size_t jobs;
     long unplaced;
+    double res; /* server clock resolution (qc__clock_resolution): the margin of an overlap */
 } claim_scan;
 
 static int is_claim(const qc_event *e)
@@ -386,7 +397,7 @@ static int sweep_job(void *arg, const qc_history *h, int64_t job, const lease *l
     cs->npair = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const item *x = &cs->it[i];
-        for (size_t j = i + 1; j < n && cs->it[j].s < x->e && rc == 0; j++) {
+        for (size_t j = i + 1; j < n && cs->it[j].s + cs->res < x->e && rc == 0; j++) {
             const item *y = &cs->it[j];
             if (y->lease == x->lease || seen_pair(cs, x->lease, y->lease, &rc))
                 continue;
@@ -605,6 +616,7 @@ int qc_check_exclusive_claim(const qc_history *h, qc_check *out)
     memset(&cs, 0, sizeof cs);
     out->name = "exclusive_claim";
     cs.c = out;
+    cs.res = qc__clock_resolution(h);
     rc = qc__leases_visit(h, sweep_job, &cs);
     free(cs.it);
     free(cs.pair);
