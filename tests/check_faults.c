@@ -412,61 +412,135 @@ END_TEST
 
 /* ---- recovery --------------------------------------------------------- */
 
-/* Worker 3 is killed after claiming job 17 at t 100 (seq 3); worker 9
- * claims it again (seq 5): at t 7600, exactly at the bound, or at t 7600.5,
- * half a millisecond beyond it. */
+/* Worker 3 is killed after claiming job 17 at t 100 (seq 3).  Its lease
+ * (server 1000.25 .. 6000.25, claim answered at client t 1) has expired on
+ * the client's clock by t 5001; with the 2000 ms slack, a reap pass sent
+ * after about t 7001 must give the job back. */
 #define KILL_PREFIX                                                                                \
     HEADER                                                                                         \
     CLAIM_17_A                                                                                     \
     "{'seq':3,'t':100,'type':'fault','fault':'kill_after_claim','job':17,'token':'a',"             \
     "'worker':3,'inc':0}\n"                                                                        \
-    "{'seq':4,'t':7590,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"
+    "{'seq':4,'t':5500,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':8}\n"                 \
+    "{'seq':5,'t':5501,'type':'ok','op':'reap','worker':-1,'inc':0,'req':8,'rows':0}\n"
 
-static const char *const kill_reclaimed_at_bound =
-    KILL_PREFIX "{'seq':5,'t':7600,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,"
-                "'job':17,'token':'b','now':8600,'lease_until':13600}\n"
-                "{'seq':6,'type':'snapshot','job':17,'state':'done'}\n";
+/* ... the pass at t 7600 returns it, worker 9 claims it. */
+static const char *const kill_reaped =
+    KILL_PREFIX "{'seq':6,'t':7600,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':9}\n"
+                "{'seq':7,'t':7601,'type':'ok','op':'reap','worker':-1,'inc':0,'req':9,'rows':1,"
+                "'job':17,'token':'a','state':'ready','now':8601.5}\n"
+                "{'seq':8,'t':7610,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"
+                "{'seq':9,'t':7611,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,"
+                "'job':17,'token':'b','now':8611.5,'lease_until':13611.5}\n"
+                "{'seq':10,'type':'snapshot','job':17,'state':'done'}\n";
 
-static const char *const kill_reclaimed_beyond_bound =
-    KILL_PREFIX "{'seq':5,'t':7600.5,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,"
-                "'job':17,'token':'b','now':8600,'lease_until':13600}\n"
-                "{'seq':6,'type':'snapshot','job':17,'state':'done'}\n";
-
-START_TEST(test_recovery_kill_after_claim_exactly_at_bound_passes)
+START_TEST(test_recovery_kill_after_claim_reaped_after_expiry_passes)
 {
     qc_history h;
     qc_check c;
     double ms[4];
 
-    run(qc_check_recovery, kill_reclaimed_at_bound, &c);
+    run(qc_check_recovery, kill_reaped, &c);
     ck_assert_str_eq(c.name, "recovery");
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.opportunities, 1);
     ck_assert_int_eq(c.nviolations, 0);
-    ck_assert_str_eq(c.summary, "1 faults: 1 recovered in min 7500 / median 7500 / p95 7500 / max "
-                                "7500 ms, 0 at an unknown time, 0 never, 0 not in a snapshot; "
-                                "bound 7500 ms");
+    ck_assert_str_eq(c.summary, "1 faults: 1 claimable again in min 7501 / median 7501 / p95 7501 "
+                                "/ max 7501 ms, 0 at an unknown time, 0 never, 0 not in a "
+                                "snapshot; 1 reap passes and claims judged after a lease expired "
+                                "(slack 2000 ms)");
     free(c.v);
     memset(&h, 0, sizeof h);
-    load(&h, kill_reclaimed_at_bound);
+    load(&h, kill_reaped);
     ck_assert_uint_eq(qc_recovery_times(&h, ms, 4), 1);
-    ck_assert(ms[0] == 7500.0);
+    ck_assert(ms[0] == 7501.0);
     qc_history_fini(&h);
 }
 END_TEST
 
-START_TEST(test_recovery_kill_after_claim_just_beyond_bound_fails)
+START_TEST(test_recovery_reap_pass_after_expiry_misses_job_fails)
 {
     qc_check c;
 
-    run(qc_check_recovery, kill_reclaimed_beyond_bound, &c);
+    /* The pass sent at t 7600, after the lease expired and the slack
+     * passed, returned job 18 but not job 17. */
+    run(qc_check_recovery,
+        KILL_PREFIX "{'seq':6,'t':7600,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':9}\n"
+                    "{'seq':7,'t':7601,'type':'ok','op':'reap','worker':-1,'inc':0,'req':9,"
+                    "'rows':1,'job':18,'token':'q','state':'ready','now':8601.5}\n"
+                    "{'seq':10,'type':'snapshot','job':17,'state':'inflight'}\n",
+        &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
-    ck_assert_int_eq(c.opportunities, 1);
-    ck_assert_int_eq(c.nviolations, 1);
-    ASSERT_VIOLATION(&c, 0, 17, 3, 5);
-    ck_assert_str_eq(c.v[0].msg, "job 17: kill_after_claim at seq 3 was recovered by claim seq 5 "
-                                 "after 7500.5 ms, beyond the bound of 7500 ms (lease 5000 + "
-                                 "reaper 500 + slack 2000)");
+    ck_assert_int_eq(c.nviolations, 2); /* the missed pass, and never recovered */
+    ASSERT_VIOLATION(&c, 0, 17, 2, 3, 6, 7);
+    ASSERT_MSG_HAS(&c, 0, "the reap pass sent at seq 6");
+    ASSERT_MSG_HAS(&c, 0, "returned 1 jobs but not this one");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_recovery_starved_reaper_late_passes)
+{
+    qc_check c;
+
+    /* A starved harness: the reaper's next pass is sent only at t 30000,
+     * 25 s after the lease expired; it returns the job at once.  The queue
+     * did its part: no violation, only a long recovery time. */
+    run(qc_check_recovery,
+        KILL_PREFIX "{'seq':6,'t':30000,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':9}\n"
+                    "{'seq':7,'t':30001,'type':'ok','op':'reap','worker':-1,'inc':0,'req':9,"
+                    "'rows':1,'job':17,'token':'a','state':'ready','now':31001.5}\n"
+                    "{'seq':10,'type':'snapshot','job':17,'state':'done'}\n",
+        &c);
+    ck_assert_msg(c.verdict == QC_PASS, "%s", c.nstored > 0 ? c.v[0].msg : c.summary);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_recovery_pass_with_owner_request_in_flight_not_judged)
+{
+    qc_check c;
+
+    /* Job 17's stalled owner wakes and sends its renew (seq 6) before the
+     * pass sent at t 7600 is answered: the row may have been held by that
+     * request, so the pass proves nothing. */
+    run(qc_check_recovery,
+        HEADER CLAIM_17_A
+        "{'seq':3,'t':100,'type':'fault','fault':'stall_beyond_lease','job':17,'token':'a',"
+        "'worker':3,'inc':0,'until_t':7599}\n"
+        "{'seq':4,'t':7600,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':9}\n"
+        "{'seq':6,'t':7600,'type':'invoke','op':'renew','worker':3,'inc':0,'req':2,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':7,'t':7601,'type':'ok','op':'reap','worker':-1,'inc':0,'req':9,'rows':0}\n"
+        "{'seq':8,'t':7602,'type':'ok','op':'renew','worker':3,'inc':0,'req':2,'job':17,"
+        "'token':'a','rows':0}\n"
+        "{'seq':10,'type':'snapshot','job':17,'state':'done'}\n",
+        &c);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_recovery_no_reaper_empty_claim_after_expiry_fails)
+{
+    qc_check c;
+
+    /* No reaper in the ledger: the claim must take expired leases.
+     * Worker 9's claim sent at t 8000 (after the expiry and the slack)
+     * found nothing while job 17 lay abandoned. */
+    run(qc_check_recovery,
+        HEADER CLAIM_17_A
+        "{'seq':3,'t':100,'type':'fault','fault':'kill_after_claim','job':17,'token':'a',"
+        "'worker':3,'inc':0}\n"
+        "{'seq':4,'t':6000,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"
+        "{'seq':5,'t':6001,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':0}\n"
+        "{'seq':6,'t':8000,'type':'invoke','op':'claim','worker':9,'inc':0,'req':3}\n"
+        "{'seq':7,'t':8001,'type':'ok','op':'claim','worker':9,'inc':0,'req':3,'rows':0}\n"
+        "{'seq':10,'type':'snapshot','job':17,'state':'inflight'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 3, 6, 7);
+    ASSERT_MSG_HAS(&c, 0, "found nothing");
     free(c.v);
 }
 END_TEST
@@ -496,10 +570,11 @@ START_TEST(test_recovery_never_recovered_and_not_done_fails)
     ck_assert_int_eq(c.nviolations, 1);
     ASSERT_VIOLATION(&c, 0, 17, 3, 10);
     ck_assert_str_eq(c.v[0].msg, "job 17: kill_after_effect at seq 3 was never recovered (no "
-                                 "later claim or dead reap) and the job is inflight in the final "
+                                 "later claim or reap) and the job is inflight in the final "
                                  "snapshot (seq 10)");
     ck_assert_str_eq(c.summary, "3 faults: no recovery time measured, 1 at an unknown time, 1 "
-                                "never, 1 not in a snapshot; bound 7500 ms");
+                                "never, 1 not in a snapshot; 0 reap passes and claims judged "
+                                "after a lease expired (slack 2000 ms)");
     free(c.v);
 }
 END_TEST
@@ -577,7 +652,8 @@ START_TEST(test_recovery_poison_fail_mode_not_judged_inconclusive)
     ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
     ck_assert_int_eq(c.opportunities, 0);
     ck_assert_str_eq(c.summary, "0 faults: no recovery time measured, 0 at an unknown time, 0 "
-                                "never, 0 not in a snapshot; bound 7500 ms");
+                                "never, 0 not in a snapshot; 0 reap passes and claims judged "
+                                "after a lease expired (slack 2000 ms)");
     free(c.v);
 }
 END_TEST
@@ -1186,8 +1262,11 @@ static Suite *faults_suite(void)
 
     tc = tcase_create("recovery");
     tcase_set_timeout(tc, 10);
-    tcase_add_test(tc, test_recovery_kill_after_claim_exactly_at_bound_passes);
-    tcase_add_test(tc, test_recovery_kill_after_claim_just_beyond_bound_fails);
+    tcase_add_test(tc, test_recovery_kill_after_claim_reaped_after_expiry_passes);
+    tcase_add_test(tc, test_recovery_reap_pass_after_expiry_misses_job_fails);
+    tcase_add_test(tc, test_recovery_starved_reaper_late_passes);
+    tcase_add_test(tc, test_recovery_pass_with_owner_request_in_flight_not_judged);
+    tcase_add_test(tc, test_recovery_no_reaper_empty_claim_after_expiry_fails);
     tcase_add_test(tc, test_recovery_never_recovered_and_not_done_fails);
     tcase_add_test(tc, test_recovery_stall_completed_by_other_token_passes);
     tcase_add_test(tc, test_recovery_poison_crash_reaped_dead_passes);
