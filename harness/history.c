@@ -501,6 +501,7 @@ static void event_init(qc_event *e)
     e->counted = -1;
     e->calls = -1;
     e->delay_ms = 0;
+    e->pause_ms = QC_NO_TIME;
 }
 
 enum field_kind { F_INT64, F_INT, F_LONG, F_DOUBLE, F_BOOL, F_STR, F_OP };
@@ -543,6 +544,7 @@ static const struct field {
     {"calls", F_INT64, offsetof(qc_event, calls)},
     {"delay_ms", F_LONG, offsetof(qc_event, delay_ms)},
     {"group", F_STR, offsetof(qc_event, group)},
+    {"pause_ms", F_DOUBLE, offsetof(qc_event, pause_ms)},
 };
 
 static int set_field(part *pt, const struct field *f, json_t *v, qc_event *e, const char **what)

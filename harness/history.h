@@ -7,7 +7,8 @@
  *   {"type":"header","seed":42,"scenario":"default","protocol":"...",
  *    "model":"lease","lease_ms":5000,"max_attempts":3,"workers":16,"jobs":20000,
  *    "reaper_interval_ms":500,"recovery_slack_ms":2000,"qchaos":"0.1.0","server":"..."}
- *   {"seq":7,"t":12.345,"type":"invoke","op":"claim","worker":3,"inc":0,"req":55}
+ *   {"seq":7,"t":12.345,"type":"invoke","op":"claim","worker":3,"inc":0,"req":55,
+ *    "pause_ms":200.5}
  *   {"seq":9,"t":13.001,"type":"ok","op":"claim","worker":3,"inc":0,"req":55,
  *    "rows":1,"job":17,"token":"5b1e...","lease_until":1764470000123.0,
  *    "now":1764469995123.0,"attempt":1,"op_key":"17"}
@@ -115,6 +116,11 @@ typedef struct qc_event {
     long delay_ms;        /* ok enqueue: scheduled this far ahead (ms); 0 */
     const char *group;    /* ok enqueue / ok claim: the job's group key
                              (conversation group, lock); NULL: no group */
+    double pause_ms;      /* invoke claim: the pause (ms) the worker's idle
+                             policy planned before sending it, after an
+                             empty claim; QC_NO_TIME when absent (a first
+                             claim, or a worker whose sleeps qchaos does
+                             not plan: an adapter's own loop) */
 } qc_event;
 
 /* Header values the checkers need (from the first line of the ledger). */

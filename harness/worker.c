@@ -135,6 +135,13 @@ static int request(qc_worker *w, qc_step_id step, const qc_params *in, int64_t j
     *req = atomic_fetch_add(&sh->next_req, 1);
     json_t *e = event(w, "invoke", op, *req);
     set_job(e, job, token);
+    if (step == QC_STEP_CLAIM && w->planned_pause_ms >= 0) {
+        /* The idle policy's own pause: the pause rule of
+         * bounded_idle_polling judges it, not the measured gap, which a
+         * starved thread stretches. */
+        json_object_set_new(e, "pause_ms", json_real(w->planned_pause_ms));
+        w->planned_pause_ms = -1;
+    }
     qc_ledger_append(w->lb, e);
 
     qc_err err = {0};
@@ -554,6 +561,7 @@ static void idle_pause(qc_worker *w)
         d = (double)sc->idle_cap_ms;
     d *= 1.0 + sc->idle_jitter * (2.0 * qc_rng_unit(&w->rng) - 1.0);
     w->idle_step++;
+    w->planned_pause_ms = (double)(int64_t)(d * 100.0) / 100.0;
     qc_clock_sleep_until_stop(d, &w->sh->stop);
 }
 
@@ -650,6 +658,7 @@ int qc_worker_start(qc_worker *w, qc_shared *sh, int id)
     w->sh = sh;
     w->conn = NULL;
     w->idle_step = 0;
+    w->planned_pause_ms = -1;
     qc_rng_init(&w->rng, sh->sc->seed, (uint64_t)(id + 2));
     w->lb = qc_ledger_buf(sh->ledger);
     if (!w->lb)

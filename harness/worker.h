@@ -61,6 +61,7 @@ typedef struct qc_worker {
     qc_lbuf *lb;
     pthread_t thread;
     long idle_step;  /* consecutive empty claims (backoff exponent) */
+    double planned_pause_ms; /* the idle pause before the next claim (ledger "pause_ms"), -1 none */
     int in_txn;      /* transaction model: the claim's transaction is open */
 } qc_worker;
 
