@@ -347,6 +347,8 @@ static void info_defaults(qc_run_info *info)
     memset(info, 0, sizeof *info);
     info->max_attempts = -1;
     info->batch = -1;
+    info->heartbeat = -1;
+    info->sink_plain = -1;
     snprintf(info->model, sizeof info->model, "lease");
 }
 
@@ -448,6 +450,18 @@ static int parse_header(part *pt, json_t *o, where w, qc_err *err)
             return bad_field(err, w, "poison_mode", "a string (\"fail\" or \"crash\")");
         r.info.poison_crash = strcmp(json_string_value(v), "crash") == 0;
     }
+    v = json_object_get(o, "sink");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_string(v))
+            return bad_field(err, w, "sink", "a string (\"idempotent\" or \"plain\")");
+        r.info.sink_plain = strcmp(json_string_value(v), "plain") == 0;
+    }
+    v = json_object_get(o, "heartbeat");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_boolean(v))
+            return bad_field(err, w, "heartbeat", "a boolean");
+        r.info.heartbeat = json_is_true(v);
+    }
     if (get_checkers(json_object_get(o, "checkers"), r.info.checkers, sizeof r.info.checkers) < 0)
         return bad_field(err, w, "checkers",
                          "an array of checker names (together under 1024 characters)");
@@ -502,6 +516,7 @@ static void event_init(qc_event *e)
     e->calls = -1;
     e->delay_ms = 0;
     e->pause_ms = QC_NO_TIME;
+    e->work_ms = QC_NO_TIME;
 }
 
 enum field_kind { F_INT64, F_INT, F_LONG, F_DOUBLE, F_BOOL, F_STR, F_OP };
@@ -545,6 +560,7 @@ static const struct field {
     {"delay_ms", F_LONG, offsetof(qc_event, delay_ms)},
     {"group", F_STR, offsetof(qc_event, group)},
     {"pause_ms", F_DOUBLE, offsetof(qc_event, pause_ms)},
+    {"work_ms", F_DOUBLE, offsetof(qc_event, work_ms)},
 };
 
 static int set_field(part *pt, const struct field *f, json_t *v, qc_event *e, const char **what)

@@ -12,7 +12,8 @@
  *   {"seq":9,"t":13.001,"type":"ok","op":"claim","worker":3,"inc":0,"req":55,
  *    "rows":1,"job":17,"token":"5b1e...","lease_until":1764470000123.0,
  *    "now":1764469995123.0,"attempt":1,"op_key":"17"}
- *   {"seq":10,"type":"effect","job":17,"op_key":"17","token":"..","worker":3,"inc":0,"applied":true}
+ *   {"seq":10,"type":"effect","job":17,"op_key":"17","token":"..","worker":3,"inc":0,"applied":true,
+ *    "work_ms":3}
  *   {"seq":11,"type":"invoke","op":"complete","job":17,"token":"..",...}
  *   {"seq":12,"type":"ok","op":"complete","job":17,"token":"..","rows":1,"now":...,
  *    "counted":true}
@@ -121,6 +122,8 @@ typedef struct qc_event {
                              empty claim; QC_NO_TIME when absent (a first
                              claim, or a worker whose sleeps qchaos does
                              not plan: an adapter's own loop) */
+    double work_ms;       /* effect: the work (ms) the worker planned between
+                             the claim's answer and the effect; QC_NO_TIME */
 } qc_event;
 
 /* Header values the checkers need (from the first line of the ledger). */
@@ -142,6 +145,10 @@ typedef struct qc_run_info {
     double idle_jitter;
     double max_idle_polls_per_s;    /* bounded_idle_polling bounds; 0 unknown */
     long max_idle_pause_ms, max_pickup_ms;
+    int heartbeat;           /* header "heartbeat": 1 workers renew every lease/3
+                                while working, 0 not; -1 unknown */
+    int sink_plain;          /* header "sink": 1 "plain" (every delivery applied),
+                                0 "idempotent" (dedup by op key); -1 unknown */
 } qc_run_info;
 
 typedef struct qc_history {

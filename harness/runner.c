@@ -178,6 +178,7 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "max_pickup_ms", json_integer(pickup));
     json_object_set_new(h, "poison_mode", json_string(s->poison_crash ? "crash" : "fail"));
     json_object_set_new(h, "sink", json_string(s->sink_idempotent ? "idempotent" : "plain"));
+    json_object_set_new(h, "heartbeat", json_boolean(s->heartbeat));
     json_object_set_new(h, "pooler", json_string(s->pooler));
     json_t *faults = json_object();
     for (int k = 1; k < QC_FAULT_COUNT; k++) {

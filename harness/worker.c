@@ -304,6 +304,10 @@ static void do_effect(qc_worker *w, const claimed *c)
     if (c->op_key[0])
         json_object_set_new(e, "op_key", json_string(c->op_key));
     json_object_set_new(e, "applied", json_boolean(applied));
+    /* What the worker meant to spend before the effect: a delivery that
+     * came after its lease ran out although the plan fitted the lease was
+     * late because the thread was starved (effects_once). */
+    json_object_set_new(e, "work_ms", json_real(w->planned_work_ms));
     qc_ledger_append(w->lb, e);
 }
 
@@ -462,6 +466,7 @@ static int work(qc_worker *w, claimed *c)
 {
     const qc_scenario *sc = w->sh->sc;
     double left = (double)qc_rng_range(&w->rng, sc->work_ms_min, sc->work_ms_max);
+    w->planned_work_ms = left;
     double every = (double)sc->lease_ms / 3.0;
     while (left > 0) {
         double chunk = (sc->heartbeat && left > every) ? every : left;

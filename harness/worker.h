@@ -62,6 +62,7 @@ typedef struct qc_worker {
     pthread_t thread;
     long idle_step;  /* consecutive empty claims (backoff exponent) */
     double planned_pause_ms; /* the idle pause before the next claim (ledger "pause_ms"), -1 none */
+    double planned_work_ms;  /* the work drawn for the job in hand (ledger effect "work_ms") */
     int in_txn;      /* transaction model: the claim's transaction is open */
 } qc_worker;
 

@@ -349,6 +349,76 @@ START_TEST(test_effects_once_two_applied_effects_fail)
 }
 END_TEST
 
+/* Plain sink, heartbeat on (slow_work.ini): worker 3 claims job 17 (lease
+ * 1000.25 .. 2000.25 on a server 1000 ms ahead of the client), plans 1500
+ * ms of work renewing every lease/3, but its thread is starved: no renew
+ * goes out, the lease runs out, worker 9 claims the job at 2500.5 and runs
+ * it; worker 3's late effect is applied too.  The queue did nothing wrong
+ * and the plan fitted: the re-run is excused (issue 11). */
+#define PLAIN_RERUN(hb, w3_work)                                                                   \
+    "{'type':'header','seed':7,'lease_ms':1000,'sink':'plain','heartbeat':" hb "}\n"              \
+    "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"                    \
+    "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,'job':17,"        \
+    "'token':'a','now':1000.25,'lease_until':2000.25,'op_key':'17'}\n"                             \
+    "{'seq':3,'t':1499,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"                 \
+    "{'seq':4,'t':1500,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,'job':17,"     \
+    "'token':'b','now':2500.5,'lease_until':3500.5,'op_key':'17'}\n"                               \
+    "{'seq':5,'t':1600,'type':'effect','worker':9,'inc':0,'job':17,'token':'b','op_key':'17',"     \
+    "'applied':true,'work_ms':100}\n"                                                              \
+    "{'seq':6,'t':4000,'type':'effect','worker':3,'inc':0,'job':17,'token':'a','op_key':'17',"     \
+    "'applied':true,'work_ms':" w3_work "}\n"                                                      \
+    "{'seq':7,'t':4100,'type':'invoke','op':'renew','worker':3,'inc':0,'req':3,'job':17,"          \
+    "'token':'a'}\n"
+
+START_TEST(test_effects_once_starved_worker_rerun_excused_passes)
+{
+    qc_check c;
+
+    run(qc_check_effects_once, PLAIN_RERUN("true", "1500"), &c);
+    ck_assert_msg(c.nviolations == 0, "%s", c.nstored > 0 ? c.v[0].msg : c.summary);
+    ck_assert_msg(strstr(c.summary, "1 re-runs excused") != NULL, "%s", c.summary);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_effects_once_no_heartbeat_plan_lapses_fails)
+{
+    qc_check c;
+
+    /* The same, but the worker does not renew (policy mutant no_heartbeat)
+     * and planned 1500 ms of work on a 1000 ms lease: its plan let the
+     * lease lapse, the job ran twice. */
+    run(qc_check_effects_once, PLAIN_RERUN("false", "1500"), &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_effects_once_rerun_within_live_lease_fails)
+{
+    qc_check c;
+
+    /* Worker 9's claim ran at server 1500.5, inside worker 3's lease (until
+     * 2000.25): the queue handed out a live job; no excuse. */
+    run(qc_check_effects_once,
+        "{'type':'header','seed':7,'lease_ms':1000,'sink':'plain','heartbeat':true}\n"
+        "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
+        "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,'job':17,"
+        "'token':'a','now':1000.25,'lease_until':2000.25,'op_key':'17'}\n"
+        "{'seq':3,'t':499,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"
+        "{'seq':4,'t':500,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,'job':17,"
+        "'token':'b','now':1500.5,'lease_until':2500.5,'op_key':'17'}\n"
+        "{'seq':5,'t':600,'type':'effect','worker':9,'inc':0,'job':17,'token':'b','op_key':'17',"
+        "'applied':true,'work_ms':100}\n"
+        "{'seq':6,'t':700,'type':'effect','worker':3,'inc':0,'job':17,'token':'a','op_key':'17',"
+        "'applied':true,'work_ms':500}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_effects_once_stable_key_redelivery_deduplicated_passes)
 {
     qc_check c;
@@ -1255,6 +1325,9 @@ static Suite *faults_suite(void)
     tc = tcase_create("effects_once");
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_effects_once_two_applied_effects_fail);
+    tcase_add_test(tc, test_effects_once_starved_worker_rerun_excused_passes);
+    tcase_add_test(tc, test_effects_once_no_heartbeat_plan_lapses_fails);
+    tcase_add_test(tc, test_effects_once_rerun_within_live_lease_fails);
     tcase_add_test(tc, test_effects_once_stable_key_redelivery_deduplicated_passes);
     tcase_add_test(tc, test_effects_once_single_deliveries_inconclusive);
     tcase_add_test(tc, test_effects_once_fault_or_unknown_outcome_single_delivery_passes);
