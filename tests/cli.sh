@@ -7,7 +7,7 @@
 # stdout and stderr lines of --repeat in order in one log file.
 # Prints one line per check; exit 0 when all pass.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 : "${QC_TEST_DSN:?tests/cli.sh needs QC_TEST_DSN (a libpq conninfo)}"
 dsn=$QC_TEST_DSN
 tmp=$(mktemp -d /tmp/qchaos-cli.XXXXXX)

@@ -5,7 +5,7 @@
 # started from the installed scripts.  QCHAOS_HOME overrides the data folder.
 # Prints one line per check; exit 0 when all pass.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 : "${QC_TEST_DSN:?tests/install.sh needs QC_TEST_DSN (a libpq conninfo)}"
 src=$PWD
 tmp=$(mktemp -d /tmp/qchaos-install.XXXXXX)
