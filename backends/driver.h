@@ -92,6 +92,12 @@ typedef struct qc_driver {
      * The nemesis uses the protocol's server_pid step instead where it has
      * one, since behind a pooler this is the pooler's view. */
     int (*backend_pid)(qc_conn *c);
+
+    /* Checks a connection string without connecting, so that a malformed
+     * one is an input error before anything runs.  NULL when the driver has
+     * no such check.  Errors: QC_EINVAL "invalid connection string: why"
+     * (the string itself is not quoted: it may hold a password). */
+    int (*check_conninfo)(const char *conninfo, qc_err *err);
 } qc_driver;
 
 extern const qc_driver qc_driver_pg;

@@ -650,6 +650,16 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         code = 2;
         goto out;
     }
+    /* A connection string the client library rejects is an input error
+     * (exit 2), found before any server starts or anything connects. */
+    const char *const given[2][2] = {{"--dsn", o->dsn}, {"--worker-dsn", o->worker_dsn}};
+    for (int i = 0; i < 2 && d->check_conninfo; i++) {
+        if (given[i][1] && (rc = d->check_conninfo(given[i][1], err)) != 0) {
+            qc_err_prefix(err, "%s", given[i][0]);
+            code = rc == QC_EINVAL ? 2 : 3;
+            goto out;
+        }
+    }
     if ((rc = qc_mkdirs(o->out_dir, err)) != 0) {
         code = 2;
         goto out;

@@ -8,6 +8,7 @@
 #include "scenario.h"
 
 #include <ini.h>
+#include <pthread.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -442,25 +443,78 @@ int qc_scenario_own_server(const qc_scenario *s)
     return strcmp(s->pooler, "none") != 0 || s->restart_at_s > 0 || s->pause_at_s > 0;
 }
 
+/* Whether dir holds scripts/ (what every data folder has). */
+static int has_scripts(const char *dir)
+{
+    char p[PATH_MAX * 2];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/scripts", dir);
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static char exe_datadir[PATH_MAX];
+static pthread_once_t exe_datadir_once = PTHREAD_ONCE_INIT;
+
+/* Finds the data folder from the executable's own path: its folder (the
+ * checkout: ./qchaos next to scripts/), else ../share/qchaos (an install
+ * under any PREFIX: PREFIX/bin/qchaos, PREFIX/share/qchaos).  Leaves
+ * exe_datadir empty when neither holds scripts/. */
+static void find_exe_datadir(void)
+{
+    char exe[PATH_MAX], buf[PATH_MAX + 32];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return;
+    *slash = 0;
+    if (has_scripts(exe)) {
+        snprintf(exe_datadir, sizeof exe_datadir, "%s", exe);
+        return;
+    }
+    snprintf(buf, sizeof buf, "%s/../share/qchaos", exe);
+    char real[PATH_MAX];
+    if (has_scripts(buf) && realpath(buf, real))
+        snprintf(exe_datadir, sizeof exe_datadir, "%s", real);
+}
+
 const char *qc_datadir(void)
 {
-    static char dir[PATH_MAX];
     const char *env = getenv("QCHAOS_HOME");
     if (env && *env)
         return env;
-    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 32);
-    if (n > 0) {
-        dir[n] = 0;
-        char *slash = strrchr(dir, '/');
-        if (slash) {
-            strcpy(slash, "/scripts");
-            if (access(dir, R_OK) == 0) {
-                *slash = 0;
-                return dir;
-            }
+    pthread_once(&exe_datadir_once, find_exe_datadir);
+    return exe_datadir[0] ? exe_datadir : QC_DATADIR;
+}
+
+int qc_scenario_find(const char *name, char *out, size_t n, qc_err *err)
+{
+    char buf[PATH_MAX * 2];
+    const char *dd = qc_datadir();
+    size_t len = strlen(name);
+    int has_ini = len >= 4 && !strcmp(name + len - 4, ".ini");
+    if (!name[0])
+        return qc_err_set(err, QC_EINVAL, "empty scenario name");
+    /* as given (relative to the current folder), then under the data
+     * folder: DATADIR/NAME, DATADIR/scenarios/NAME, DATADIR/scenarios/NAME.ini */
+    if (name[0] == '/' || exists(name)) {
+        snprintf(out, n, "%s", name);
+        return 0;
+    }
+    static const char *const sub[] = {"", "scenarios/", "scenarios/"};
+    for (int i = 0; i < (has_ini ? 2 : 3); i++) {
+        snprintf(buf, sizeof buf, "%s/%s%s%s", dd, sub[i], name, i == 2 ? ".ini" : "");
+        if (exists(buf)) {
+            tidy_path(buf, out, n);
+            return 0;
         }
     }
-    return QC_DATADIR;
+    return qc_err_set(err, QC_EINVAL,
+                      "scenario '%s' not found (looked in the current folder and in %s/scenarios; "
+                      "the data folder is set by QCHAOS_HOME)",
+                      name, dd);
 }
 
 int qc_scenario_resolve(const char *name, const char *base_dir, char *out, size_t n, qc_err *err)

@@ -107,9 +107,20 @@ int qc_scenario_resolve(const char *name, const char *base_dir, char *out, size_
  * QC_EINVAL naming the key and the file. */
 int qc_scenario_validate(const qc_scenario *s, qc_err *err);
 
-/* The folder holding backends/, scenarios/ and scripts/ (QCHAOS_HOME, else
- * the folder of /proc/self/exe when it has scripts/, else QC_DATADIR). */
+/* The folder holding backends/, scenarios/ and scripts/: QCHAOS_HOME when
+ * set and not empty; else the executable's folder when it has scripts/ (a
+ * checkout); else the executable's ../share/qchaos when that has scripts/
+ * (an install under any PREFIX); else QC_DATADIR (PREFIX/share/qchaos of the
+ * build).  The string is static or the environment's; do not free it.
+ * Thread-safe (the executable's folder is looked up once). */
 const char *qc_datadir(void);
+
+/* Finds the scenario file a user named: as given when it exists (relative
+ * to the current folder, or absolute), else DATADIR/NAME, DATADIR/scenarios/
+ * NAME, and DATADIR/scenarios/NAME.ini (so "default", "scenarios/default.ini"
+ * and "cases/c01_snapshot_claim" work from any folder).  Writes the path into
+ * out (size n).  Errors: QC_EINVAL "scenario 'x' not found (looked in ...)". */
+int qc_scenario_find(const char *name, char *out, size_t n, qc_err *err);
 
 /* 1 when the scenario needs an ephemeral server of its own whatever --dsn
  * says: it restarts or pauses the server, or puts PgBouncer in front. */

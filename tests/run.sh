@@ -44,6 +44,9 @@ for t in tests/check_*; do
   step "$(basename "$t")" "./$t"
 done
 
+step "command line (help, bad options, bad DSN, --force, repeat command, output order)" tests/cli.sh
+step "make install PREFIX=tmp, run default from another folder" tests/install.sh
+
 tsan_run() {
   make -s qchaos-tsan || return 1
   TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
