@@ -580,6 +580,98 @@ static int directive(parser *ps, const char *key, const char *val)
                 key, step_names[ps->cur]);
 }
 
+/* Optimal string alignment distance of a and b (an adjacent transposition
+ * is one edit), for short words: at most 63 characters each. */
+static int edit_distance(const char *a, const char *b)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b), i, j;
+    int d[64][64];
+
+    if (la > 63 || lb > 63)
+        return 64;
+    for (i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (i = 1; i <= la; i++) {
+        for (j = 1; j <= lb; j++) {
+            int cost = a[i - 1] != b[j - 1], v = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < v)
+                v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    }
+    return d[la][lb];
+}
+
+/* The documented key that the lowercase word key is a likely typo of (at
+ * most 1 edit from a key of up to 4 letters, 2 from a longer one), among
+ * the space-separated list; NULL when none is that close. */
+static const char *near_key(const char *key, const char *list, char *buf, size_t n)
+{
+    const char *s, *best = NULL;
+    int bestd = 3;
+
+    for (s = key; *s; s++)
+        if (isupper((unsigned char)*s))
+            return NULL; /* "-- Author: Jane" is prose */
+    for (s = list; *s; s += strspn(s, " ")) {
+        size_t w = strcspn(s, " ");
+        char cand[32];
+        int dist, limit = w <= 4 ? 1 : 2;
+
+        snprintf(cand, sizeof cand, "%.*s", (int)w, s);
+        dist = edit_distance(key, cand);
+        if (dist <= limit && dist < bestd) {
+            bestd = dist;
+            snprintf(buf, n, "%s", cand);
+            best = buf;
+        }
+        s += w;
+    }
+    return best;
+}
+
+#define HEADER_KEYS "engine model description expect scenario base tested"
+#define OPTION_KEYS "autocommit split"
+
+/* What a "-- key:" line at the start of a line is: 1 a directive (a
+ * documented key, handled by directive()), 0 a comment (any other word:
+ * "-- note: ...", "-- Author: ..."), or QC_EINVAL for a lowercase word one
+ * or two letters away from a documented key ("-- engin: postgres"). */
+static int key_kind(parser *ps, const char *key)
+{
+    char lower[64], near[32];
+    const char *typo;
+    size_t i;
+
+    for (i = 0; key[i] && i + 1 < sizeof lower; i++)
+        lower[i] = (char)tolower((unsigned char)key[i]);
+    lower[i] = '\0';
+    if (strcmp(lower, "name") == 0 || is_step_option(key))
+        return 1;
+    if (ps->ph == PH_BODY)
+        return 0; /* a free comment inside a step body */
+    if (in_list(HEADER_KEYS, lower))
+        return 1; /* in PH_OPTIONS: directive() says it is misplaced */
+    if (ps->ph == PH_HEADER) {
+        typo = near_key(key, HEADER_KEYS " name", near, sizeof near);
+        if (typo != NULL)
+            return fail(ps, ps->line, "unknown header key '%s' (did you mean '%s'?)", key, typo);
+        return 0;
+    }
+    typo = near_key(key, OPTION_KEYS " name", near, sizeof near);
+    if (typo != NULL)
+        return fail(ps, ps->line, "unknown option '%s' for step '%s' (did you mean '%s'?)", key,
+                    step_names[ps->cur], typo);
+    return 0;
+}
+
 /* At the start of a line outside quotes and comments: consumes the line and
  * returns 1 when it is a directive, 0 when it is anything else (left for the
  * lexer), or an error. */
@@ -609,8 +701,9 @@ static int line_start(parser *ps)
     s++;
     if (s < eol && !isspace((unsigned char)*s) && strcasecmp(key, "name") != 0)
         return 0; /* "-- see http://..." is a comment, not a key */
-    if (ps->ph == PH_BODY && strcasecmp(key, "name") != 0 && !is_step_option(key))
-        return 0; /* a free comment inside a step body */
+    rc = key_kind(ps, key);
+    if (rc <= 0)
+        return rc; /* 0: a comment line ("-- note: ..."), or a mistyped key */
     for (v = s; v < eol && isspace((unsigned char)*v); v++)
         ;
     for (ve = eol; ve > v && isspace((unsigned char)ve[-1]); ve--)

@@ -28,8 +28,14 @@
  * parameters :name are rewritten to $n (QC_PARAM_DOLLAR) or ? (QC_PARAM_QMARK);
  * "::type" casts are left alone, as are ':' inside quotes and comments.
  *
+ * Only the documented keys are keys: any other "-- word: text" line is a
+ * comment ("-- note: ...", "-- Author: ..."), except a lowercase word at most
+ * one edit (keys of up to 4 letters) or two edits (longer keys; a swap of two
+ * neighbours is one edit) from a documented key, which is taken for a typo
+ * ("-- engin: postgres": "did you mean 'engine'?").
+ *
  * Load-time checks (QC_EINVAL, message "file:line: ..."): unknown step name,
- * unknown header/option key, a required step missing (setup, teardown,
+ * a mistyped or misplaced header/option key, a required step missing (setup, teardown,
  * enqueue, claim, complete, snapshot), a parameter of a step's first statement
  * that is not a known parameter (QC_PARAM_NAMES), a required result column not
  * mentioned in the text of a step's last statement (claim: job_id token

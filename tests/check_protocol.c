@@ -526,10 +526,46 @@ START_TEST(test_load_duplicate_step_einval)
 }
 END_TEST
 
-START_TEST(test_load_unknown_header_key_einval)
+/* Issue 18: "-- word: text" in a header is a comment unless word is a
+ * documented key; a lowercase word one or two letters from a key is a
+ * typo and still an error. */
+START_TEST(test_load_header_comment_word_colon_is_comment)
 {
-    expect_error("-- qchaos protocol\n-- see http://example.com\n-- flavour: vanilla\n" VALID, 3,
-                 "unknown header key 'flavour' (expected engine, model, description, expect, scenario, base, tested)", 0);
+    qc_protocol *p = parse_ok("-- qchaos protocol\n-- see http://example.com\n"
+                              "-- flavour: vanilla\n-- note: this protocol ignores groups\n"
+                              "-- Author: Jane Doe\n-- TODO: fix the reaper\n"
+                              "-- Engine: postgres\n" VALID,
+                              QC_PARAM_DOLLAR);
+
+    ck_assert_str_eq(p->engine, "postgres");
+    ck_assert_str_eq(p->description, "unit test fixture");
+    ck_assert_int_eq(p->steps[QC_STEP_SETUP].present, 1);
+    qc_protocol_destroy(p);
+    /* right after "-- name:" too: prose is a comment, not an option */
+    p = parse_ok(VALID "-- name: renew\n-- note: token-checked\n-- autocommit: yes\nSELECT 1;\n",
+                 QC_PARAM_DOLLAR);
+    ck_assert_int_eq(p->steps[QC_STEP_RENEW].autocommit, 1);
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+START_TEST(test_load_header_key_typo_einval_did_you_mean)
+{
+    expect_error("-- qchaos protocol\n-- engin: postgres\n" VALID, 2,
+                 "unknown header key 'engin' (did you mean 'engine'?)", 0);
+    expect_error("-- modle: lease\n" VALID, 1,
+                 "unknown header key 'modle' (did you mean 'model'?)", 0);
+    expect_error("-- descripton: x\n" VALID, 1,
+                 "unknown header key 'descripton' (did you mean 'description'?)", 0);
+    expect_error("-- bsae: ../x.sql\n" VALID, 1,
+                 "unknown header key 'bsae' (did you mean 'base'?)", 0);
+    expect_error("-- nmae: claim\n" VALID, 1,
+                 "unknown header key 'nmae' (did you mean 'name'?)", 0);
+    /* a documented key where it does not belong stays an error */
+    expect_error("-- autocommit: yes\n" VALID, 1,
+                 "unknown header key 'autocommit' (expected engine, model, description, expect, "
+                 "scenario, base, tested)",
+                 0);
 }
 END_TEST
 
@@ -669,8 +705,10 @@ END_TEST
 
 START_TEST(test_load_unknown_option_einval)
 {
-    expect_error(VALID "-- name: renew\n-- isolation: serializable\nSELECT 1;\n", VALID_LINES + 2,
-                 "unknown option 'isolation' for step 'renew' (expected autocommit, split)", 0);
+    expect_error(VALID "-- name: renew\n-- autocomit: yes\nSELECT 1;\n", VALID_LINES + 2,
+                 "unknown option 'autocomit' for step 'renew' (did you mean 'autocommit'?)", 0);
+    expect_error(VALID "-- name: renew\n-- engine: postgres\nSELECT 1;\n", VALID_LINES + 2,
+                 "unknown option 'engine' for step 'renew' (expected autocommit, split)", 0);
     expect_error(VALID "-- name: renew\nSELECT 1;\n-- autocommit: yes\nSELECT 2;\n",
                  VALID_LINES + 3, "option 'autocommit' must come right after '-- name: renew'", 0);
 }
@@ -1639,7 +1677,8 @@ static Suite *protocol_suite(int live)
     tc = tcase(s, "load_errors", 5);
     tcase_add_test(tc, test_load_unknown_step_einval);
     tcase_add_test(tc, test_load_duplicate_step_einval);
-    tcase_add_test(tc, test_load_unknown_header_key_einval);
+    tcase_add_test(tc, test_load_header_comment_word_colon_is_comment);
+    tcase_add_test(tc, test_load_header_key_typo_einval_did_you_mean);
     tcase_add_test(tc, test_load_bad_engine_and_model_einval);
     tcase_add_test(tc, test_load_missing_required_step_einval);
     tcase_add_test(tc, test_load_missing_required_column_einval);
