@@ -39,6 +39,48 @@ static const char *const required_cols[QC_STEP_COUNT] = {
     [QC_STEP_SNAPSHOT] = "job_id state attempt token",
     [QC_STEP_MONITOR] = "ready inflight"};
 
+/* Every column the harness reads from a step's result, space separated:
+ * the required ones and the optional ones (README "Protocol files"). */
+static const char *const known_cols[QC_STEP_COUNT] = {
+    [QC_STEP_ENQUEUE] = "job_id",
+    [QC_STEP_CLAIM] = "job_id token lease_until_ms now_ms attempt op_key payload group_key",
+    [QC_STEP_COMPLETE] = "rows now_ms",
+    [QC_STEP_RENEW] = "rows token lease_until_ms now_ms",
+    [QC_STEP_FAIL] = "rows state now_ms",
+    [QC_STEP_REAP] = "job_id token state now_ms",
+    [QC_STEP_SNAPSHOT] = "job_id state attempt token error",
+    [QC_STEP_MONITOR] = "ready inflight expired dead done oldest_ready_age_ms",
+    [QC_STEP_SERVER_PID] = "pid"};
+
+/* Optional result columns a checker rule needs (README "Which columns each
+ * rule needs").  The claim's now_ms and lease_until_ms are required in the
+ * lease model; in the transaction model lease_until_ms is not asked for. */
+static const qc_column_need column_needs[] = {
+    {QC_STEP_REAP, "now_ms", "no_early_reap", 0,
+     "no_early_reap judges its reap rule by the client's clock bound only"},
+    {QC_STEP_REAP, "token", "no_early_reap", 0,
+     "no_early_reap cannot tell which lease a reap took (its reap rule judges no reap)"},
+    {QC_STEP_REAP, "state", "recovery", 0,
+     "recovery does not count a reap into 'dead' as the job's recovery"},
+    {QC_STEP_SNAPSHOT, "error", "bounded_failure", 0,
+     "bounded_failure cannot see whether a dead poison job kept its error"},
+    {QC_STEP_CLAIM, "now_ms", "exclusive_claim", 0,
+     "exclusive_claim cannot place a lease on the server clock"},
+    {QC_STEP_CLAIM, "lease_until_ms", "no_early_reap", 1,
+     "no_early_reap has no lease end to judge a reap or a rejection against"},
+    {QC_STEP_COMPLETE, "now_ms", "exclusive_claim", 0,
+     "exclusive_claim and group_exclusive end a lease at a lower bound from the client's "
+     "clock, not at the complete's server time"},
+    {QC_STEP_COMPLETE, "now_ms", "group_order", 0,
+     "group_order orders completions by the ledger only, not by server time"},
+    {QC_STEP_FAIL, "now_ms", "exclusive_claim", 0,
+     "exclusive_claim and group_exclusive end a lease at a lower bound from the client's "
+     "clock, not at the fail's server time"},
+    {QC_STEP_RENEW, "lease_until_ms", "exclusive_claim", 0,
+     "a renew extends no lease for exclusive_claim and no_early_reap"},
+    {QC_STEP_RENEW, "now_ms", "exclusive_claim", 0,
+     "exclusive_claim places a renew at the latest moment it can have run"}};
+
 static const qc_step_id required_steps[] = {QC_STEP_SETUP, QC_STEP_TEARDOWN, QC_STEP_ENQUEUE,
                                             QC_STEP_CLAIM, QC_STEP_COMPLETE, QC_STEP_SNAPSHOT};
 
@@ -951,6 +993,71 @@ out:
         fclose(f);
     free(b.p);
     return rc;
+}
+
+/* ---- what a loaded protocol reads and returns ------------------------- */
+
+int qc_protocol_returns(const qc_protocol *p, qc_step_id step, const char *column)
+{
+    const qc_step *st;
+
+    if (p == NULL || column == NULL || (int)step < 0 || step >= QC_STEP_COUNT)
+        return 0;
+    st = &p->steps[step];
+    if (!st->present || st->nstmts == 0)
+        return 0;
+    return has_word(st->stmts[st->nstmts - 1].sql, column, strlen(column));
+}
+
+int qc_protocol_reads(const qc_protocol *p, qc_step_id step, const char *param)
+{
+    const qc_step *st;
+    int i, k;
+
+    if (p == NULL || param == NULL || (int)step < 0 || step >= QC_STEP_COUNT)
+        return 0;
+    st = &p->steps[step];
+    for (i = 0; st->present && i < st->nstmts; i++)
+        for (k = 0; k < st->stmts[i].nparams; k++)
+            if (strcmp(st->stmts[i].params[k], param) == 0)
+                return 1;
+    return 0;
+}
+
+const char *qc_protocol_known_columns(qc_step_id step)
+{
+    if ((int)step < 0 || step >= QC_STEP_COUNT || known_cols[step] == NULL)
+        return "";
+    return known_cols[step];
+}
+
+size_t qc_protocol_columns(const qc_protocol *p, qc_step_id step, char *buf, size_t n)
+{
+    const char *c = qc_protocol_known_columns(step);
+    size_t o = 0, count = 0;
+
+    if (n > 0)
+        buf[0] = '\0';
+    for (; *c; c += strspn(c, " ")) {
+        size_t w = strcspn(c, " ");
+        char col[32];
+
+        snprintf(col, sizeof col, "%.*s", (int)w, c);
+        c += w;
+        if (!qc_protocol_returns(p, step, col))
+            continue;
+        if (n > 0 && o + w + 2 <= n) {
+            o += (size_t)snprintf(buf + o, n - o, "%s%s", o ? "," : "", col);
+            count++;
+        }
+    }
+    return count;
+}
+
+const qc_column_need *qc_protocol_column_needs(size_t *n)
+{
+    *n = sizeof column_needs / sizeof column_needs[0];
+    return column_needs;
 }
 
 /* ---- running a step --------------------------------------------------- */

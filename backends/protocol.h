@@ -120,6 +120,40 @@ int qc_protocol_parse(const char *path, const char *text, qc_param_style style,
 
 void qc_protocol_destroy(qc_protocol *p);
 
+/* 1 when the last statement of step mentions column (case-insensitively, as
+ * a whole word: the loader's test for required columns), 0 when it does not
+ * or the step is absent.  An approximation: the text is not parsed, so a
+ * word in a WHERE clause counts too.  Thread-safe (p is immutable). */
+int qc_protocol_returns(const qc_protocol *p, qc_step_id step, const char *column);
+
+/* 1 when a statement of step uses parameter :param (param without the
+ * colon), 0 otherwise or when the step is absent.  Thread-safe. */
+int qc_protocol_reads(const qc_protocol *p, qc_step_id step, const char *param);
+
+/* The result columns the harness reads from step, space separated (required
+ * and optional: README "Protocol files"); "" for steps without results.
+ * Static storage. */
+const char *qc_protocol_known_columns(qc_step_id step);
+
+/* Writes the known columns (qc_protocol_known_columns) that step's last
+ * statement mentions, comma separated without blanks ("job_id,token,state"),
+ * into buf (size n; "" when none or the step is absent; names that do not
+ * fit are left out).  Returns how many were written. */
+size_t qc_protocol_columns(const qc_protocol *p, qc_step_id step, char *buf, size_t n);
+
+/* An optional result column that a checker rule needs: without it the rule
+ * judges less (what, in words, for the load-time note). */
+typedef struct qc_column_need {
+    qc_step_id step;
+    const char *column;  /* "now_ms" */
+    const char *checker; /* "no_early_reap" */
+    int lease_only;      /* 1: only in the lease model (a transaction holds no lease_until) */
+    const char *without; /* "no_early_reap judges its reap rule by ..." */
+} qc_column_need;
+
+/* The table of such needs (*n entries; static storage), in README order. */
+const qc_column_need *qc_protocol_column_needs(size_t *n);
+
 /* Named parameter values for one step run.  Borrowed pointers. */
 #define QC_MAX_PARAMS 32
 typedef struct qc_params {

@@ -10,6 +10,7 @@
 #include "runner.h"
 #include "audit.h"
 #include "clock.h"
+#include "lint.h"
 #include "nemesis.h"
 #include "../reports/report.h"
 #include "worker.h"
@@ -150,6 +151,7 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "model", json_string(proto->model));
     if (proto->tested != NULL)
         json_object_set_new(h, "tested_where", json_string(proto->tested));
+    json_object_set_new(h, "columns", qc_lint_columns_json(proto));
     json_object_set_new(h, "server", json_string(server));
     json_object_set_new(h, "workers", json_integer(s->workers));
     json_object_set_new(h, "jobs", json_integer(s->jobs));
@@ -649,6 +651,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         code = 2;
         goto out;
     }
+    qc_lint_print(stderr, s, proto); /* what the run will be blind to */
     if ((rc = qc_mkdirs(o->out_dir, err)) != 0) {
         code = 2;
         goto out;
@@ -695,6 +698,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     if (rc != 0)
         goto out;
     qc_lbuf *lb = qc_ledger_buf(ledger);
+    qc_lint_ledger(lb, s, proto);
 
     fprintf(stderr, "qchaos: seed %" PRIu64 ", scenario %s, protocol %s, %ld workers, %ld jobs\n",
             s->seed, s->name, proto->path, s->workers, s->jobs);

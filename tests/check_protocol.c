@@ -508,6 +508,72 @@ START_TEST(test_step_name_known_and_out_of_range)
 }
 END_TEST
 
+/* Issue 18: the loader says which of the columns the harness reads each
+ * step's last statement returns, so a missing optional column is known. */
+START_TEST(test_columns_detected_per_step)
+{
+    char buf[256];
+    qc_protocol *p = parse_ok(VALID "-- name: reap\n"
+                                    "UPDATE qc_t SET state = 'ready' WHERE state = 'inflight'\n"
+                                    "RETURNING id AS job_id, 't' AS token;\n"
+                                    "-- name: renew\n"
+                                    "SELECT 1 AS now_ms;\n"
+                                    "SELECT 2 AS rows, 3 AS lease_until_ms;\n",
+                              QC_PARAM_DOLLAR);
+
+    ck_assert_int_eq(qc_protocol_returns(p, QC_STEP_REAP, "token"), 1);
+    ck_assert_int_eq(qc_protocol_returns(p, QC_STEP_REAP, "now_ms"), 0);
+    ck_assert_int_eq(qc_protocol_returns(p, QC_STEP_REAP, "state"), 1); /* "SET state": text */
+    ck_assert_int_eq(qc_protocol_returns(p, QC_STEP_SNAPSHOT, "error"), 0);
+    ck_assert_int_eq(qc_protocol_returns(p, QC_STEP_FAIL, "now_ms"), 0); /* absent step */
+    ck_assert_uint_eq(qc_protocol_columns(p, QC_STEP_REAP, buf, sizeof buf), 3);
+    ck_assert_str_eq(buf, "job_id,token,state");
+    ck_assert_uint_eq(qc_protocol_columns(p, QC_STEP_SNAPSHOT, buf, sizeof buf), 4);
+    ck_assert_str_eq(buf, "job_id,state,attempt,token");
+    ck_assert_uint_eq(qc_protocol_columns(p, QC_STEP_CLAIM, buf, sizeof buf), 7);
+    ck_assert_str_eq(buf, "job_id,token,lease_until_ms,now_ms,attempt,op_key,payload");
+    /* the last statement only: renew's now_ms is in its first */
+    ck_assert_uint_eq(qc_protocol_columns(p, QC_STEP_RENEW, buf, sizeof buf), 2);
+    ck_assert_str_eq(buf, "rows,lease_until_ms");
+    ck_assert_uint_eq(qc_protocol_columns(p, QC_STEP_FAIL, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "");
+    ck_assert_uint_eq(qc_protocol_columns(p, QC_STEP_REAP, buf, 10), 1); /* what fits */
+    ck_assert_str_eq(buf, "job_id");
+    qc_protocol_destroy(p);
+
+    /* the reference protocol returns every column a rule needs */
+    ck_assert_int_eq(qc_protocol_load("backends/postgres/skip_locked.sql", QC_PARAM_DOLLAR, &p,
+                                      NULL),
+                     0);
+    size_t n, k;
+    const qc_column_need *need = qc_protocol_column_needs(&n);
+    ck_assert_uint_gt(n, 5);
+    for (k = 0; k < n; k++)
+        ck_assert_msg(qc_protocol_returns(p, need[k].step, need[k].column), "%s %s",
+                      qc_step_name(need[k].step), need[k].column);
+    ck_assert_uint_eq(qc_protocol_columns(p, QC_STEP_REAP, buf, sizeof buf), 4);
+    ck_assert_str_eq(buf, "job_id,token,state,now_ms");
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+START_TEST(test_reads_names_parameters_of_any_statement)
+{
+    qc_protocol *p = parse_ok(VALID "-- name: renew\n"
+                                    "SELECT 1 AS x;\n"
+                                    "UPDATE qc_t SET state = 'inflight' WHERE id = :job_id AND "
+                                    ":lease_ms > 0;\n",
+                              QC_PARAM_DOLLAR);
+
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_RENEW, "lease_ms"), 1);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_RENEW, "job_id"), 1);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_RENEW, "token"), 0);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_ENQUEUE, "max_attempts"), 0);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_REAP, "lease_ms"), 0); /* absent step */
+    qc_protocol_destroy(p);
+}
+END_TEST
+
 /* ---- load_errors ------------------------------------------------------ */
 
 START_TEST(test_load_unknown_step_einval)
@@ -1673,6 +1739,8 @@ static Suite *protocol_suite(int live)
     tcase_add_test(tc, test_split_later_statement_uses_earlier_column);
     tcase_add_test(tc, test_load_file_reads_and_missing_is_eio);
     tcase_add_test(tc, test_step_name_known_and_out_of_range);
+    tcase_add_test(tc, test_columns_detected_per_step);
+    tcase_add_test(tc, test_reads_names_parameters_of_any_statement);
 
     tc = tcase(s, "load_errors", 5);
     tcase_add_test(tc, test_load_unknown_step_einval);
