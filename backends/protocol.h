@@ -66,9 +66,14 @@ typedef enum {
 
 /* Parameter names a step's first statement may use (space separated). Later
  * statements of a step may also use any column name of an earlier
- * statement's first row. */
+ * statement's first row.  Every step gets every parameter whose value is
+ * known when it runs (README "Parameters"): :worker is "w<worker_id>.<incarnation>"
+ * ("w3.0", "w3.1" after a restart; the reaper and the enqueuer are worker -1,
+ * "w-1.0"), :worker_id its stable number ("3", kept across restarts),
+ * :incarnation the restart count ("0", "1", ...). */
 #define QC_PARAM_NAMES \
-    "job_id token lease_ms worker batch payload group_key error delay_ms max_attempts pid op_key"
+    "job_id token lease_ms worker worker_id incarnation batch payload group_key error " \
+    "delay_ms max_attempts pid op_key"
 
 typedef struct qc_stmt {
     int id;          /* unique within the protocol: the driver's prepared name */

@@ -574,6 +574,30 @@ START_TEST(test_reads_names_parameters_of_any_statement)
 }
 END_TEST
 
+/* Issue 18: :worker, :worker_id, :incarnation are parameters of every
+ * step; an overlay whose complete, renew and fail fence on the lease holder
+ * loads (it used to be refused for :worker_id, and stopped with exit 2 at
+ * its first complete for :worker). */
+START_TEST(test_overlay_fencing_on_worker_loads)
+{
+    qc_protocol *p = NULL;
+    qc_err err = {0};
+
+    ck_assert_msg(qc_protocol_load("tests/protocols/fence_on_worker.sql", QC_PARAM_DOLLAR, &p,
+                                   &err) == 0,
+                  "%s", err.msg);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_COMPLETE, "worker"), 1);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_FAIL, "worker"), 1);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_RENEW, "worker_id"), 1);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_RENEW, "incarnation"), 1);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_REAP, "lease_ms"), 1);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_CLAIM, "worker"), 1); /* the base's */
+    ck_assert_ptr_nonnull(strstr(p->steps[QC_STEP_CLAIM].file, "skip_locked.sql"));
+    qc_protocol_destroy(p);
+    ck_assert_ptr_nonnull(strstr(QC_PARAM_NAMES, " worker_id incarnation "));
+}
+END_TEST
+
 /* ---- load_errors ------------------------------------------------------ */
 
 START_TEST(test_load_unknown_step_einval)
@@ -683,8 +707,8 @@ START_TEST(test_load_unknown_parameter_einval)
                  " WHERE id = :job_id AND token = :tokn;\n",
                  3,
                  "unknown parameter :tokn in step 'complete' (expected one of job_id, token, "
-                 "lease_ms, worker, batch, payload, group_key, error, delay_ms, max_attempts, "
-                 "pid, op_key)",
+                 "lease_ms, worker, worker_id, incarnation, batch, payload, group_key, error, "
+                 "delay_ms, max_attempts, pid, op_key)",
                  0);
     expect_error("-- name: fail\n"
                  "SELECT id AS base FROM t;\n"
@@ -1741,6 +1765,7 @@ static Suite *protocol_suite(int live)
     tcase_add_test(tc, test_step_name_known_and_out_of_range);
     tcase_add_test(tc, test_columns_detected_per_step);
     tcase_add_test(tc, test_reads_names_parameters_of_any_statement);
+    tcase_add_test(tc, test_overlay_fencing_on_worker_loads);
 
     tc = tcase(s, "load_errors", 5);
     tcase_add_test(tc, test_load_unknown_step_einval);
