@@ -325,6 +325,40 @@ START_TEST(test_e2e_protocol_fencing_on_worker_passes)
 }
 END_TEST
 
+/* Issue 18: a scenario value the protocol never reads is a warning naming
+ * file:line and a ledger note; a missing column a judged rule needs is a
+ * note; the header's "columns" says what each step returns. */
+START_TEST(test_e2e_unused_value_and_missing_column_named)
+{
+    char cmd[2048], dir[512];
+    char *err = NULL;
+    snprintf(dir, sizeof dir, "%s/blind", outdir);
+    snprintf(cmd, sizeof cmd,
+             "./qchaos run scenarios/default.ini --protocol tests/protocols/blind_spots.sql "
+             "--dsn '%s' --jobs 100 --workers 4 --seed 1 --out %s --no-progress",
+             dsn, dir);
+    int code = run(cmd, &err);
+    ck_assert_msg(code == 0, "exit %d: %s", code, err);
+    ck_assert_msg(strstr(err, "qchaos: warning: scenarios/default.ini:20: max_attempts = 3 is set "
+                              "but tests/protocols/blind_spots.sql never reads :max_attempts "
+                              "(its enqueue ignores it)\n") != NULL,
+                  "%s", err);
+    ck_assert_msg(strstr(err, "qchaos: note: tests/protocols/blind_spots.sql: reap returns no "
+                              "now_ms: no_early_reap ") != NULL,
+                  "%s", err);
+    free(err);
+    snprintf(cmd, sizeof cmd,
+             "grep -q '\"note\":\"unused scenario value\",\"key\":\"max_attempts\",.*"
+             "\"parameter\":\"max_attempts\"' %s/ledger.jsonl",
+             dir);
+    ck_assert_int_eq(run(cmd, NULL), 0);
+    snprintf(cmd, sizeof cmd,
+             "head -n1 %s/ledger.jsonl | grep -q '\"reap\":\\[\"job_id\",\"token\",\"state\"\\]'",
+             dir);
+    ck_assert_int_eq(run(cmd, NULL), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("e2e");
@@ -348,6 +382,7 @@ static Suite *suite(void)
         TCase *fence = tcase_create("worker_params");
         tcase_set_timeout(fence, 300);
         tcase_add_test(fence, test_e2e_protocol_fencing_on_worker_passes);
+        tcase_add_test(fence, test_e2e_unused_value_and_missing_column_named);
         suite_add_tcase(s, fence);
     }
     return s;
