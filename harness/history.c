@@ -389,6 +389,42 @@ static int get_checkers(json_t *v, char *out, size_t size)
     return 1;
 }
 
+/* Steps of the header's "columns" that qc_run_info keeps. */
+static const char *const col_steps[] = {"enqueue", "claim", "complete", "renew",
+                                        "fail",    "reap",  "snapshot"};
+
+/* info's column list of step (one of col_steps), or NULL. */
+static char *step_cols(qc_run_info *info, const char *step)
+{
+    char *const lists[] = {info->enqueue_cols, info->claim_cols, info->complete_cols,
+                           info->renew_cols,   info->fail_cols,  info->reap_cols,
+                           info->snapshot_cols};
+    for (size_t i = 0; i < sizeof col_steps / sizeof col_steps[0]; i++)
+        if (strcmp(step, col_steps[i]) == 0)
+            return lists[i];
+    return NULL;
+}
+
+int qc_run_info_returns(const qc_run_info *info, const char *step, const char *column)
+{
+    const char *list, *s;
+    size_t n;
+
+    if (info == NULL || step == NULL || column == NULL || !info->has_columns)
+        return -1;
+    list = step_cols((qc_run_info *)info, step);
+    if (list == NULL)
+        return -1;
+    n = strlen(column);
+    for (s = list; *s; s += *s == ',') {
+        size_t w = strcspn(s, ",");
+        if (w == n && strncmp(s, column, n) == 0)
+            return 1;
+        s += w;
+    }
+    return 0;
+}
+
 /* Parses a header line into a record (applied later, in file order). */
 static int parse_header(part *pt, json_t *o, where w, qc_err *err)
 {
@@ -465,6 +501,18 @@ static int parse_header(part *pt, json_t *o, where w, qc_err *err)
     if (get_checkers(json_object_get(o, "checkers"), r.info.checkers, sizeof r.info.checkers) < 0)
         return bad_field(err, w, "checkers",
                          "an array of checker names (together under 1024 characters)");
+    v = json_object_get(o, "columns");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_object(v))
+            return bad_field(err, w, "columns", "an object of step name: column names");
+        r.info.has_columns = 1;
+        for (size_t i = 0; i < sizeof col_steps / sizeof col_steps[0]; i++) {
+            char *dstc = step_cols(&r.info, col_steps[i]);
+            if (get_checkers(json_object_get(v, col_steps[i]), dstc, 128) < 0)
+                return bad_field(err, w, "columns",
+                                 "an object of step name: array of column names");
+        }
+    }
     if (pt->nhdr % 4 == 0) {
         hdr_rec *n = realloc(pt->hdr, (pt->nhdr + 4) * sizeof *n);
         if (n == NULL)

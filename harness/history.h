@@ -23,6 +23,17 @@
  *   {"seq":16,"type":"snapshot","job":17,"state":"done","attempt":1,"token":".."}
  *   {"seq":17,"type":"end","drained":true}
  *
+ * The header's "columns" says which result columns the protocol's steps
+ * return (the loader's reading of each step's last statement, among the
+ * columns the harness reads: README "Which columns each rule needs"):
+ *   "columns":{"claim":["job_id","token","lease_until_ms","now_ms",...],
+ *              "complete":["now_ms"],"renew":[...],"fail":[...],
+ *              "reap":["job_id","token","state","now_ms"],
+ *              "snapshot":["job_id","state","attempt","token","error"],
+ *              "enqueue":["job_id"]}
+ * A step the protocol lacks is absent; other keys are ignored.  A checker
+ * asks qc_run_info_returns before calling a missing column a violation.
+ *
  * "seq" is a global order consistent with real time (assigned when an event
  * is appended); "t" is the client's CLOCK_MONOTONIC in milliseconds since the
  * run started; "now" and "lease_until" are epoch milliseconds of the database
@@ -149,6 +160,13 @@ typedef struct qc_run_info {
                                 while working, 0 not; -1 unknown */
     int sink_plain;          /* header "sink": 1 "plain" (every delivery applied),
                                 0 "idempotent" (dedup by op key); -1 unknown */
+    /* Header "columns": per step, the result columns its last statement
+     * mentions among those the harness reads (joined with ","; "" when
+     * the step returns none of them or the protocol has no such step). */
+    int has_columns;         /* 1: the header had "columns"; 0: an older
+                                ledger, the columns are unknown */
+    char enqueue_cols[128], claim_cols[128], complete_cols[128], renew_cols[128],
+        fail_cols[128], reap_cols[128], snapshot_cols[128];
 } qc_run_info;
 
 typedef struct qc_history {
@@ -172,5 +190,11 @@ int qc_history_parse(qc_history *h, const char *text, qc_err *err);
 void qc_history_fini(qc_history *h);
 
 const char *qc_op_name(qc_op op);
+
+/* Whether the run's protocol returns column from step ("reap", "snapshot",
+ * "claim", "complete", "renew", "fail", "enqueue"), by the header's
+ * "columns": 1 yes, 0 no, -1 unknown (a ledger without "columns", or a
+ * step name not listed above). */
+int qc_run_info_returns(const qc_run_info *info, const char *step, const char *column);
 
 #endif

@@ -10,6 +10,7 @@
 #include "runner.h"
 #include "audit.h"
 #include "clock.h"
+#include "lint.h"
 #include "nemesis.h"
 #include "../reports/report.h"
 #include "worker.h"
@@ -150,6 +151,7 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "model", json_string(proto->model));
     if (proto->tested != NULL)
         json_object_set_new(h, "tested_where", json_string(proto->tested));
+    json_object_set_new(h, "columns", qc_lint_columns_json(proto));
     json_object_set_new(h, "server", json_string(server));
     json_object_set_new(h, "workers", json_integer(s->workers));
     json_object_set_new(h, "jobs", json_integer(s->jobs));
@@ -223,9 +225,11 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
         free(group);
         return qc_err_set(err, QC_ENOMEM, "out of memory");
     }
-    char max_att[24], delay[24];
+    char max_att[24], delay[24], lease[24], batch_n[24];
     snprintf(max_att, sizeof max_att, "%ld", s->max_attempts);
     snprintf(delay, sizeof delay, "%ld", delay_ms);
+    snprintf(lease, sizeof lease, "%ld", s->lease_ms);
+    snprintf(batch_n, sizeof batch_n, "%ld", s->batch);
     int rc = 0;
     for (long done = 0; done < count && rc == 0;) {
         long n = count - done < chunk ? count - done : chunk;
@@ -243,7 +247,14 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
                 snprintf(group[i], sizeof group[i], "g%ld", (first_index + done + i) % s->groups);
             qc_params_set(&p, "group_key", group[i][0] ? group[i] : NULL);
             qc_params_set(&p, "max_attempts", max_att);
-            qc_params_set(&p, "delay_ms", delay);
+            qc_params_set(&p, "delay_ms", delay); /* enqueue: how far ahead it is due */
+            /* every step gets every parameter it can know (README
+             * "Parameters"); the enqueuer is worker -1, as in the ledger */
+            qc_params_set(&p, "lease_ms", lease);
+            qc_params_set(&p, "batch", batch_n);
+            qc_params_set(&p, "worker", "w-1.0");
+            qc_params_set(&p, "worker_id", "-1");
+            qc_params_set(&p, "incarnation", "0");
             qc_result r = {0};
             rc = qc_protocol_run(d, c, proto, QC_STEP_ENQUEUE, &p, &r, err);
             const char *id = rc == 0 ? qc_result_get(&r, 0, "job_id") : NULL;
@@ -660,6 +671,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             goto out;
         }
     }
+    qc_lint_print(stderr, s, proto); /* what the run will be blind to */
     if ((rc = qc_mkdirs(o->out_dir, err)) != 0) {
         code = 2;
         goto out;
@@ -706,6 +718,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     if (rc != 0)
         goto out;
     qc_lbuf *lb = qc_ledger_buf(ledger);
+    qc_lint_ledger(lb, s, proto);
 
     fprintf(stderr, "qchaos: seed %" PRIu64 ", scenario %s, protocol %s, %ld workers, %ld jobs\n",
             s->seed, s->name, proto->path, s->workers, s->jobs);

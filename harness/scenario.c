@@ -87,11 +87,61 @@ static int parse_bool(const char *v, int *out)
     return 0;
 }
 
+/* Reads the file for inih, counting lines: line is the line the text just
+ * read starts on (inih reads a line longer than its buffer in pieces). */
+typedef struct line_reader {
+    FILE *f;
+    int line, next;
+} line_reader;
+
+static char *read_line(char *str, int num, void *stream)
+{
+    line_reader *r = stream;
+    char *got;
+
+    r->line = r->next;
+    got = fgets(str, num, r->f);
+    if (got != NULL && strchr(got, '\n') != NULL)
+        r->next++;
+    return got;
+}
+
 typedef struct parse_ctx {
     qc_scenario *s;
+    line_reader *rd;
     char msg[512];
     int failed;
 } parse_ctx;
+
+/* Remembers that the file set section.key at line (the latest line wins). */
+static void note_set(qc_scenario *s, const char *section, const char *key, int line)
+{
+    char full[48];
+    int i;
+
+    snprintf(full, sizeof full, "%s.%s", section, key);
+    for (i = 0; i < s->nset; i++) {
+        if (strcmp(s->set[i].key, full) == 0) {
+            s->set[i].line = line;
+            return;
+        }
+    }
+    if (s->nset < (int)(sizeof s->set / sizeof s->set[0])) {
+        snprintf(s->set[s->nset].key, sizeof s->set[s->nset].key, "%s", full);
+        s->set[s->nset++].line = line;
+    }
+}
+
+int qc_scenario_set_line(const qc_scenario *s, const char *section, const char *key)
+{
+    char full[48];
+
+    snprintf(full, sizeof full, "%s.%s", section, key);
+    for (int i = 0; i < s->nset; i++)
+        if (strcmp(s->set[i].key, full) == 0)
+            return s->set[i].line;
+    return 0;
+}
 
 __attribute__((format(printf, 2, 3))) static int fail(parse_ctx *c, const char *fmt, ...)
 {
@@ -179,6 +229,7 @@ static int handler(void *user, const char *section, const char *name, const char
     qc_scenario *s = c->s;
     if (c->failed)
         return 0;
+    note_set(s, section, name, c->rd->line);
     if (!strcmp(section, "scenario")) {
         if (!strcmp(name, "name")) {
             snprintf(s->name, sizeof s->name, "%s", value);
@@ -366,8 +417,9 @@ int qc_scenario_load(qc_scenario *s, const char *path, qc_err *err)
     if (!f)
         return qc_err_set(err, QC_EINVAL, "cannot read scenario file '%s': %s", path,
                           strerror(errno));
-    parse_ctx c = {.s = s};
-    int line = ini_parse_file(f, handler, &c);
+    line_reader rd = {.f = f, .line = 1, .next = 1};
+    parse_ctx c = {.s = s, .rd = &rd};
+    int line = ini_parse_stream(read_line, &rd, handler, &c);
     fclose(f);
     if (line < 0)
         return qc_err_set(err, QC_EIO, "cannot read scenario file '%s'", path);

@@ -87,6 +87,14 @@ typedef struct qc_scenario {
     char expect[512];        /* policy mutants: checkers that must FAIL (qchaos mutation) */
     uint64_t seed;
     int seed_set;
+    /* Keys the scenario file(s) set, for load-time remarks (lint.c): the
+     * latest line that set each "section.key"; keys past the 96th
+     * are not remembered. */
+    struct {
+        char key[48];
+        int line;
+    } set[96];
+    int nset;
 } qc_scenario;
 
 /* Fills s with the built-in defaults (16 workers, 20000 jobs, lease 5000 ms,
@@ -96,6 +104,11 @@ void qc_scenario_defaults(qc_scenario *s);
 /* Parses path over s (keys not in the file keep their current values).
  * Errors: QC_EINVAL "path:line: ...", QC_EIO when the file cannot be read. */
 int qc_scenario_load(qc_scenario *s, const char *path, qc_err *err);
+
+/* The line of the scenario file that set key in [section] (the latest
+ * such line), or 0 when the file did not set it (a default, or a CLI
+ * option).  Thread-safe on a scenario nobody writes. */
+int qc_scenario_set_line(const qc_scenario *s, const char *section, const char *key);
 
 /* Resolves a protocol path given on the CLI or in a file: as given when it
  * exists, else relative to base_dir (may be NULL), else under the data folder

@@ -204,6 +204,35 @@ static void set_time(json_t *e, const char *key, const char *v)
         json_object_set_new(e, key, json_real(t));
 }
 
+/* Text of the parameters every step of an actor gets, whatever the step:
+ * who sends it and the scenario's values (README "Parameters"). */
+typedef struct actor_params {
+    char worker[40], worker_id[16], incarnation[16], lease[24], batch[24], delay[24],
+        max_att[24];
+} actor_params;
+
+/* Binds w's identity and the scenario's lease_ms, batch, delay_ms (the
+ * retry delay of fail) and max_attempts into p; b holds the text and must
+ * outlive p. */
+static void bind_actor(const qc_worker *w, actor_params *b, qc_params *p)
+{
+    const qc_scenario *sc = w->sh->sc;
+    snprintf(b->worker, sizeof b->worker, "w%d.%d", w->id, w->inc);
+    snprintf(b->worker_id, sizeof b->worker_id, "%d", w->id);
+    snprintf(b->incarnation, sizeof b->incarnation, "%d", w->inc);
+    snprintf(b->lease, sizeof b->lease, "%ld", sc->lease_ms);
+    snprintf(b->batch, sizeof b->batch, "%ld", sc->batch);
+    snprintf(b->delay, sizeof b->delay, "%ld", sc->retry_delay_ms);
+    snprintf(b->max_att, sizeof b->max_att, "%ld", sc->max_attempts);
+    qc_params_set(p, "worker", b->worker);
+    qc_params_set(p, "worker_id", b->worker_id);
+    qc_params_set(p, "incarnation", b->incarnation);
+    qc_params_set(p, "lease_ms", b->lease);
+    qc_params_set(p, "batch", b->batch);
+    qc_params_set(p, "delay_ms", b->delay);
+    qc_params_set(p, "max_attempts", b->max_att);
+}
+
 typedef struct claimed {
     int64_t job;
     char token[128];
@@ -216,14 +245,12 @@ typedef struct claimed {
 static int do_claim(qc_worker *w, claimed *out, int max)
 {
     qc_shared *sh = w->sh;
-    char batch[16], lease[24], name[32];
+    char batch[16];
+    actor_params ap;
     snprintf(batch, sizeof batch, "%d", max);
-    snprintf(lease, sizeof lease, "%ld", sh->sc->lease_ms);
-    snprintf(name, sizeof name, "w%d.%d", w->id, w->inc);
     qc_params p = {0};
+    bind_actor(w, &ap, &p);
     qc_params_set(&p, "batch", batch);
-    qc_params_set(&p, "lease_ms", lease);
-    qc_params_set(&p, "worker", name);
     qc_result r = {0};
     int64_t req;
     if (sh->txn_model) {
@@ -368,15 +395,13 @@ static void die_and_restart(qc_worker *w)
 static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *error, int discard)
 {
     qc_shared *sh = w->sh;
-    char job[32], lease[24], delay[24];
+    char job[32];
+    actor_params ap;
     snprintf(job, sizeof job, "%" PRId64, c->job);
-    snprintf(lease, sizeof lease, "%ld", sh->sc->lease_ms);
-    snprintf(delay, sizeof delay, "%ld", sh->sc->retry_delay_ms);
     qc_params p = {0};
+    bind_actor(w, &ap, &p);
     qc_params_set(&p, "job_id", job);
     qc_params_set(&p, "token", c->token);
-    qc_params_set(&p, "lease_ms", lease);
-    qc_params_set(&p, "delay_ms", delay);
     qc_params_set(&p, "error", error);
     qc_params_set(&p, "op_key", c->op_key[0] ? c->op_key : NULL);
     qc_result r = {0};
@@ -630,6 +655,8 @@ static void *reaper_main(void *arg)
         if (ensure_conn(w) != 0)
             break;
         qc_params p = {0};
+        actor_params ap;
+        bind_actor(w, &ap, &p);
         qc_result r = {0};
         int64_t req;
         if (request(w, QC_STEP_REAP, &p, INT64_MIN, NULL, &r, &req) != 0)
