@@ -833,6 +833,32 @@ START_TEST(test_bounded_failure_too_many_claims_not_dead_no_error_fails)
 }
 END_TEST
 
+START_TEST(test_bounded_failure_snapshot_without_error_column_not_judged)
+{
+    qc_check c;
+
+    /* Issue 18: the protocol's snapshot returns no 'error' column (the
+     * ledger header's "columns" says so): a dead poison job without an
+     * error is not a violation; the rule says it was not judged.  The same
+     * job with the column declared is a violation. */
+    run(qc_check_bounded_failure,
+        "{'type':'header','seed':7,'max_attempts':3,'columns':{'snapshot':['job_id','state',"
+        "'attempt','token']}}\n" POISON_17_THRICE
+        "{'seq':90,'type':'snapshot','job':17,'state':'dead'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_msg(strstr(c.summary, "error rule NOT JUDGED") != NULL, "%s", c.summary);
+    free(c.v);
+    run(qc_check_bounded_failure,
+        "{'type':'header','seed':7,'max_attempts':3,'columns':{'snapshot':['job_id','state',"
+        "'attempt','token','error']}}\n" POISON_17_THRICE
+        "{'seq':90,'type':'snapshot','job':17,'state':'dead'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_bounded_failure_unknown_max_attempts_judges_snapshot_only)
 {
     qc_check c;
@@ -1352,6 +1378,7 @@ static Suite *faults_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_bounded_failure_claimed_max_attempts_dead_with_error_passes);
     tcase_add_test(tc, test_bounded_failure_too_many_claims_not_dead_no_error_fails);
+    tcase_add_test(tc, test_bounded_failure_snapshot_without_error_column_not_judged);
     tcase_add_test(tc, test_bounded_failure_unknown_max_attempts_judges_snapshot_only);
     tcase_add_test(tc, test_bounded_failure_no_poison_jobs_inconclusive);
     suite_add_tcase(s, tc);
