@@ -565,6 +565,7 @@ static void event_init(qc_event *e)
     e->delay_ms = 0;
     e->pause_ms = QC_NO_TIME;
     e->work_ms = QC_NO_TIME;
+    e->exclusive = -1;
 }
 
 enum field_kind { F_INT64, F_INT, F_LONG, F_DOUBLE, F_BOOL, F_STR, F_OP };
@@ -609,6 +610,7 @@ static const struct field {
     {"group", F_STR, offsetof(qc_event, group)},
     {"pause_ms", F_DOUBLE, offsetof(qc_event, pause_ms)},
     {"work_ms", F_DOUBLE, offsetof(qc_event, work_ms)},
+    {"exclusive", F_BOOL, offsetof(qc_event, exclusive)},
 };
 
 static int set_field(part *pt, const struct field *f, json_t *v, qc_event *e, const char **what)

@@ -135,6 +135,8 @@ typedef struct qc_event {
                              not plan: an adapter's own loop) */
     double work_ms;       /* effect: the work (ms) the worker planned between
                              the claim's answer and the effect; QC_NO_TIME */
+    int exclusive;        /* note server_count: 1 the server ran only this run's
+                             sessions (qchaos started it), 0 shared, -1 absent */
 } qc_event;
 
 /* Header values the checkers need (from the first line of the ledger). */

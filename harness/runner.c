@@ -453,7 +453,7 @@ static int query_matches(const char *server, const char *ours)
 }
 
 static void server_count_record(const qc_driver *d, qc_conn *c, const qc_protocol *proto,
-                                qc_lbuf *lb)
+                                qc_lbuf *lb, int exclusive)
 {
     const qc_step *st = &proto->steps[QC_STEP_CLAIM];
     if (!st->present || st->nstmts < 1)
@@ -493,6 +493,9 @@ static void server_count_record(const qc_driver *d, qc_conn *c, const qc_protoco
     json_object_set_new(e, "note", json_string("server_count"));
     json_object_set_new(e, "op", json_string("claim"));
     json_object_set_new(e, "source", json_string("pg_stat_statements"));
+    /* On a server qchaos did not start, other clients may run the same
+     * statement: only the lower bound of the count can be judged there. */
+    json_object_set_new(e, "exclusive", json_boolean(exclusive));
     json_object_set_new(e, "calls", json_integer(calls));
     qc_ledger_append(lb, e);
 }
@@ -899,7 +902,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         pooler_running = 0;
     }
     if (server_count && ctl && d->is_ok(ctl))
-        server_count_record(d, ctl, proto, lb);
+        server_count_record(d, ctl, proto, lb, eph.running);
     double elapsed = (qc_clock_ms() - start) / 1000.0;
     if (o->progress)
         progress(&sh, elapsed, s->jobs, &last_claims_t, &last_claims, 1);
@@ -990,7 +993,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         json_object_set_new(metrics, "command", json_string(o->argv_line));
 
     const char *paths[1] = {ledger_path};
-    code = qc_audit(paths, 1, o->out_dir, metrics, stdout, err);
+    char verdict_line[1024] = "";
+    code = qc_audit_ex(paths, 1, o->out_dir, metrics, stdout, verdict_line, sizeof verdict_line,
+                       err);
     json_decref(metrics);
     if (code == 0 || code == 1 || code == 4) {
         char note[256] = "";
@@ -1018,6 +1023,8 @@ int qc_run(const qc_run_opts *o, qc_err *err)
            o->out_dir);
     if (code == 1 && o->argv_line)
         printf("qchaos: repeat with: %s\n", o->argv_line);
+    if (verdict_line[0])
+        printf("%s\n", verdict_line); /* the last line, whatever came before */
 
 out:
     if (workers && atomic_load(&sh.stop) == 0) {

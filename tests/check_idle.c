@@ -235,6 +235,26 @@ START_TEST(test_idle_polling_server_count_mismatch_fails)
 }
 END_TEST
 
+/* On a shared server (--dsn: qchaos did not start it), other clients may
+ * run the same claim statement: a higher server count proves nothing there,
+ * a lower one still does. */
+START_TEST(test_idle_polling_server_count_higher_on_shared_server_passes)
+{
+    static char buf[65536];
+    size_t len = (size_t)snprintf(buf, sizeof buf, "%s", HEADER);
+    int seq = 1, req = 1;
+    streak(buf, sizeof buf, &len, 0, 500, 5, &seq, &req);
+    len += (size_t)snprintf(buf + len, sizeof buf - len,
+                            "{'seq':%d,'t':3000,'type':'note','note':'server_count','op':'claim',"
+                            "'calls':500,'exclusive':false}\n",
+                            seq);
+    qc_check c;
+    check(buf, &c);
+    ck_assert_msg(c.nviolations == 0, "%s", c.nstored > 0 ? c.v[0].msg : c.summary);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_idle_polling_server_count_agrees_passes)
 {
     static char buf[65536];
@@ -283,6 +303,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_idle_polling_quick_pickup_passes);
     tcase_add_test(tc, test_idle_polling_server_count_mismatch_fails);
     tcase_add_test(tc, test_idle_polling_server_count_agrees_passes);
+    tcase_add_test(tc, test_idle_polling_server_count_higher_on_shared_server_passes);
     tcase_add_test(tc, test_idle_polling_busy_queue_inconclusive);
     suite_add_tcase(s, tc);
     return s;
