@@ -652,7 +652,8 @@ static int edit_distance(const char *a, const char *b)
 }
 
 /* The documented key that the lowercase word key is a likely typo of (at
- * most 1 edit from a key of up to 4 letters, 2 from a longer one), among
+ * most 1 edit, a swap of neighbours counting as one: "effect" is 2 from
+ * "expect" and stays prose), among
  * the space-separated list; NULL when none is that close. */
 static const char *near_key(const char *key, const char *list, char *buf, size_t n)
 {
@@ -665,7 +666,7 @@ static const char *near_key(const char *key, const char *list, char *buf, size_t
     for (s = list; *s; s += strspn(s, " ")) {
         size_t w = strcspn(s, " ");
         char cand[32];
-        int dist, limit = w <= 4 ? 1 : 2;
+        int dist, limit = 1;
 
         snprintf(cand, sizeof cand, "%.*s", (int)w, s);
         dist = edit_distance(key, cand);

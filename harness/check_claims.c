@@ -606,6 +606,95 @@ out:
     return rc;
 }
 
+/* ---- two open claims in the transaction model -------------------------
+ *
+ * Under the transaction model a claim holds its job from its answer until
+ * its transaction commits (complete or fail answered OK: the worker writes
+ * that answer only after the commit) or dies (issue 18: the model still
+ * has an interval per claim).  Claim A of job J, answered at seq a, whose
+ * worker then completed or failed J with an OK answer sent at seq c,
+ * held J over [a, c].  Another worker's claim B of J that was SENT after
+ * a and ANSWERED before c got J while A's transaction was provably open:
+ * two open claims on one job (reads that do not honour the row lock).
+ *
+ * Innocent explanations: a starved client or a paused server delays the
+ * answers, but B sent after A's answer arrived ran after A's claim, and B
+ * answered before A's commit was sent ran before it; A's transaction cannot
+ * have died and come back, since its commit was answered OK; no server time
+ * is used; only events of one ledger are compared. */
+static int check_open_claims(const qc_history *h, qc_check *c, long *pairs)
+{
+    qc__jobref *r = NULL;
+    size_t n = 0;
+
+    *pairs = 0;
+    if (h->n > 0 && (r = malloc(h->n * sizeof *r)) == NULL)
+        return QC_ENOMEM;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        int64_t job;
+        if (qc__is_claim(e) && qc__invoke_of(h, e) != NULL)
+            r[n++] = (qc__jobref){e->job, i};
+        else if (e->type == QC_EV_OK && (e->op == QC_OP_COMPLETE || e->op == QC_OP_FAIL) &&
+                 qc__invoke_of(h, e) != NULL && (job = qc__event_job(h, e)) != QC_NO_JOB)
+            r[n++] = (qc__jobref){job, i};
+    }
+    qc__jobrefs_sort(r, n);
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && r[b].job == r[a].job; b++)
+            ;
+        int reported = 0;
+        for (size_t k = a; k < b && !reported; k++) {
+            const qc_event *ca = &h->ev[r[k].ev], *end = NULL;
+            if (ca->op != QC_OP_CLAIM)
+                continue;
+            for (size_t j = k + 1; j < b && end == NULL; j++) {
+                const qc_event *x = &h->ev[r[j].ev];
+                if (x->op != QC_OP_CLAIM && x->file == ca->file && x->worker == ca->worker &&
+                    x->inc == ca->inc)
+                    end = x;
+            }
+            if (end == NULL)
+                continue;
+            const qc_event *einv = qc__invoke_of(h, end);
+            /* The commit must be the first request A sent after its claim:
+             * after a lost answer its transaction's fate is unknown. */
+            int first = 1;
+            for (size_t x = r[k].ev + 1; x < h->n && h->ev[x].seq < einv->seq && first; x++) {
+                const qc_event *y = &h->ev[x];
+                if (y->type == QC_EV_INVOKE && y->file == ca->file && y->worker == ca->worker &&
+                    y->inc == ca->inc)
+                    first = 0;
+            }
+            if (!first)
+                continue;
+            (*pairs)++;
+            for (size_t j = a; j < b; j++) {
+                const qc_event *cb = &h->ev[r[j].ev], *binv;
+                if (cb->op != QC_OP_CLAIM || cb == ca || cb->file != ca->file ||
+                    (cb->worker == ca->worker && cb->inc == ca->inc))
+                    continue;
+                binv = qc__invoke_of(h, cb);
+                if (binv->seq <= ca->seq || cb->seq >= einv->seq)
+                    continue;
+                int64_t seqs[] = {ca->seq, binv->seq, cb->seq, einv->seq, end->seq};
+                qc__check_violation(c, r[a].job, seqs, 5,
+                                    "job %lld claimed by worker %d (sent seq %lld, answered seq "
+                                    "%lld) while worker %d held it in its open transaction "
+                                    "(claim answered seq %lld, committed by the %s sent at seq "
+                                    "%lld)",
+                                    (long long)r[a].job, cb->worker, (long long)binv->seq,
+                                    (long long)cb->seq, ca->worker, (long long)ca->seq,
+                                    qc_op_name(end->op), (long long)einv->seq);
+                reported = 1;
+                break;
+            }
+        }
+    }
+    free(r);
+    return 0;
+}
+
 int qc_check_exclusive_claim(const qc_history *h, qc_check *out)
 {
     claim_scan cs;
@@ -628,6 +717,13 @@ int qc_check_exclusive_claim(const qc_history *h, qc_check *out)
             out->opportunities = 0;
         rc = check_claimed_after_done(h, out, &watched, &again);
     }
+    long held = 0, open_pairs = 0;
+    if (rc == 0 && txn) {
+        long before = out->nviolations;
+        rc = check_open_claims(h, out, &held);
+        open_pairs = out->nviolations - before;
+        out->opportunities += held;
+    }
     if (rc != 0) {
         free(out->v);
         out->v = NULL;
@@ -639,9 +735,10 @@ int qc_check_exclusive_claim(const qc_history *h, qc_check *out)
     int len;
     if (txn)
         len = snprintf(out->summary, sizeof out->summary,
-                       "transaction model (no leases): %ld completed jobs watched for a later "
-                       "claim, %ld claimed again while or after being completed",
-                       watched, again);
+                       "transaction model (no leases): %ld claims held to their commit, %ld "
+                       "claimed by another worker meanwhile; %ld completed jobs watched for a "
+                       "later claim, %ld claimed again while or after being completed",
+                       held, open_pairs, watched, again);
     else
         len = snprintf(out->summary, sizeof out->summary,
                        "%ld claims with a server time on %zu jobs, %ld overlapping lease pairs; "
