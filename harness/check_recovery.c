@@ -109,7 +109,7 @@ typedef struct rec {
 static int is_abandoning(const qc_history *h, const qc_event *e)
 {
     static const char *const kinds[] = {"kill_after_claim", "kill_after_effect", "lost_request",
-                                        "stall_beyond_lease"};
+                                        "stall_beyond_lease", "stall_until_reclaimed"};
 
     if (e->type != QC_EV_FAULT || e->fault == NULL || e->job == QC_NO_JOB)
         return 0;
@@ -121,7 +121,8 @@ static int is_abandoning(const qc_history *h, const qc_event *e)
 
 static int is_stall(const qc_event *e)
 {
-    return e->fault != NULL && strcmp(e->fault, "stall_beyond_lease") == 0;
+    return e->fault != NULL && (strcmp(e->fault, "stall_beyond_lease") == 0 ||
+                                strcmp(e->fault, "stall_until_reclaimed") == 0);
 }
 
 static int is_reap_of(const qc_event *e)

@@ -17,6 +17,8 @@ typedef struct entry {
     int64_t job;
     int kind;
     atomic_int fired;
+    atomic_int claims; /* claims of the job answered to workers */
+    atomic_int hold;   /* 1: the next owner waits before its effect */
 } entry;
 
 struct qc_fault_plan {
@@ -27,7 +29,7 @@ struct qc_fault_plan {
 
 static const char *const names[QC_FAULT_COUNT] = {
     "none", "kill_after_claim", "kill_after_effect", "stall_beyond_lease",
-    "lost_ack", "lost_request", "poison"};
+    "lost_ack", "lost_request", "poison", "stall_until_reclaimed"};
 
 const char *qc_fault_name(qc_fault_kind k)
 {
@@ -161,4 +163,30 @@ int qc_fault_plan_take(qc_fault_plan *p, int64_t job)
 long qc_fault_plan_count(const qc_fault_plan *p, qc_fault_kind k)
 {
     return (p && k > 0 && k < QC_FAULT_COUNT) ? p->counts[k] : 0;
+}
+
+void qc_fault_plan_note_claim(qc_fault_plan *p, int64_t job)
+{
+    entry *e = p ? find(p, job) : NULL;
+    if (e)
+        atomic_fetch_add(&e->claims, 1);
+}
+
+int qc_fault_plan_claims(const qc_fault_plan *p, int64_t job)
+{
+    entry *e = p ? find(p, job) : NULL;
+    return e ? atomic_load(&e->claims) : 0;
+}
+
+void qc_fault_plan_set_hold(qc_fault_plan *p, int64_t job, int on)
+{
+    entry *e = p ? find(p, job) : NULL;
+    if (e)
+        atomic_store(&e->hold, on != 0);
+}
+
+int qc_fault_plan_held(const qc_fault_plan *p, int64_t job)
+{
+    entry *e = p ? find(p, job) : NULL;
+    return e ? atomic_load(&e->hold) : 0;
 }

@@ -22,6 +22,9 @@ typedef enum {
     QC_FAULT_LOST_ACK,
     QC_FAULT_LOST_REQUEST,
     QC_FAULT_POISON,
+    QC_FAULT_STALL_UNTIL_RECLAIMED, /* targeted: stall until another worker has claimed
+                                       the job, then send the stale requests while the new
+                                       owner is held before its effect (issue 12) */
     QC_FAULT_COUNT
 } qc_fault_kind;
 
@@ -54,5 +57,17 @@ int qc_fault_plan_take(qc_fault_plan *p, int64_t job);
 
 /* Number of jobs planned for kind k. */
 long qc_fault_plan_count(const qc_fault_plan *p, qc_fault_kind k);
+
+/* Holds of the targeted faults (issue 12), per job of the plan (jobs not in
+ * it, such as those the feeder adds, are ignored):
+ * qc_fault_plan_note_claim counts a claim of job answered to a worker;
+ * qc_fault_plan_claims reads that count; qc_fault_plan_set_hold raises (on
+ * 1) or lowers the job's hold, asking the job's next owner to wait before
+ * its effect; qc_fault_plan_held reads it.  All thread-safe (atomics); p
+ * may be NULL (no plan: counts 0, no hold). */
+void qc_fault_plan_note_claim(qc_fault_plan *p, int64_t job);
+int qc_fault_plan_claims(const qc_fault_plan *p, int64_t job);
+void qc_fault_plan_set_hold(qc_fault_plan *p, int64_t job, int on);
+int qc_fault_plan_held(const qc_fault_plan *p, int64_t job);
 
 #endif

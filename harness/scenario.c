@@ -320,7 +320,8 @@ static int handler(void *user, const char *section, const char *name, const char
         CHOICEKEY("poison_mode", poison_crash, "fail", "crash")
         return fail(c,
                     "unknown key '%s' in [%s] (expected kill_after_claim, kill_after_effect, "
-                    "stall_beyond_lease, lost_ack, lost_request, poison, stall_factor, "
+                    "stall_beyond_lease, lost_ack, lost_request, poison, "
+                    "stall_until_reclaimed, stall_factor, "
                     "restart_delay_ms, poison_mode)",
                     name, section);
     }

@@ -303,6 +303,10 @@ static int do_claim(qc_worker *w, claimed *out, int max)
         if (grp)
             json_object_set_new(e, "group", json_string(grp));
         qc_ledger_append(w->lb, e);
+        /* after the answer is in the ledger: a targeted stall waiting for
+         * this claim sends its stale requests only once it can be proven
+         * to follow it */
+        qc_fault_plan_note_claim(sh->plan, job);
         if (n < max) {
             out[n].job = job;
             snprintf(out[n].token, sizeof out[n].token, "%s", tok ? tok : "");
@@ -508,11 +512,88 @@ static int work(qc_worker *w, claimed *c)
 /* Runs one claimed job through work, effect and complete, injecting the
  * job's planned fault.  Returns 1 when the worker died (the rest of its
  * batch is abandoned), else 0. */
+/* Records a hold (issue 12): an actor kept at a point of its protocol
+ * until a condition on other actors held, or until its time ran out (the
+ * condition never came: recorded, never silently skipped). */
+static void record_hold(qc_worker *w, const claimed *c, const char *point, const char *until,
+                        int met, double waited_ms)
+{
+    json_t *e = event(w, "note", NULL, -1);
+    json_object_set_new(e, "note", json_string("hold"));
+    set_job(e, c->job, c->token);
+    json_object_set_new(e, "point", json_string(point));
+    json_object_set_new(e, "until", json_string(until));
+    json_object_set_new(e, "outcome", json_string(met ? "met" : "timed out"));
+    json_object_set_new(e, "waited_ms", json_real((double)(int64_t)(waited_ms * 100) / 100.0));
+    qc_ledger_append(w->lb, e);
+}
+
+/* The new owner of a job whose old owner is stalled on purpose waits before
+ * its effect until the old owner's stale requests were answered, so they
+ * meet the job in flight under the new owner's claim (a protocol that does
+ * not check the token accepts them then).  At most half a lease, so the new
+ * owner's lease stays live. */
+static void hold_before_effect(qc_worker *w, const claimed *c)
+{
+    qc_shared *sh = w->sh;
+    double start = qc_clock_ms(), limit = (double)sh->sc->lease_ms / 2.0;
+    int met = 1;
+
+    if (!qc_fault_plan_held(sh->plan, c->job))
+        return;
+    while (qc_fault_plan_held(sh->plan, c->job)) {
+        if (qc_clock_ms() - start > limit || atomic_load(&sh->stop)) {
+            met = 0;
+            break;
+        }
+        qc_clock_sleep_ms(1);
+    }
+    record_hold(w, c, "before_effect", "the old owner's stale requests answered", met,
+                qc_clock_ms() - start);
+}
+
+/* The targeted stall (stall_until_reclaimed): after its effect the worker
+ * waits until another worker has claimed the job (the job's claim count
+ * passed the one seen when this claim was processed), holding the new
+ * owner before its effect, then renews and completes (or fails) with its
+ * old token, and lets the new owner go.  The wait ends at 6 leases (at
+ * least 3 s), or at the heal; a wait that ran out is recorded as such. */
+static void stall_until_reclaimed(qc_worker *w, claimed *c, int seen)
+{
+    qc_shared *sh = w->sh;
+    const qc_scenario *sc = sh->sc;
+    double start = qc_clock_ms();
+    double limit = (double)sc->lease_ms * 6.0 > 3000.0 ? (double)sc->lease_ms * 6.0 : 3000.0;
+    int met = 1;
+
+    qc_fault_plan_set_hold(sh->plan, c->job, 1);
+    record_fault(w, QC_FAULT_STALL_UNTIL_RECLAIMED, c, 0);
+    while (qc_fault_plan_claims(sh->plan, c->job) <= seen) {
+        if (qc_clock_ms() - start > limit || atomic_load(&sh->stop) || !atomic_load(&sh->chaos)) {
+            met = 0;
+            break;
+        }
+        qc_clock_sleep_ms(2);
+    }
+    record_hold(w, c, "stale_requests", "the job claimed by another worker", met,
+                qc_clock_ms() - start);
+    if (ensure_conn(w) == 0) {
+        if (sh->proto->steps[QC_STEP_RENEW].present)
+            do_update(w, QC_STEP_RENEW, c, NULL, 0);
+        if (sc->stall_then_fail && sh->proto->steps[QC_STEP_FAIL].present)
+            do_update(w, QC_STEP_FAIL, c, "stalled: work timed out", 0);
+        else
+            do_update(w, QC_STEP_COMPLETE, c, NULL, 0);
+    }
+    qc_fault_plan_set_hold(sh->plan, c->job, 0);
+}
+
 static int process(qc_worker *w, claimed *c)
 {
     qc_shared *sh = w->sh;
     const qc_scenario *sc = sh->sc;
     qc_fault_kind f = qc_fault_plan_get(sh->plan, c->job);
+    int seen = qc_fault_plan_claims(sh->plan, c->job);
     /* Poison is a property of the job and fails every attempt; the other
      * faults fire once, and only during the chaos phase. */
     int fire = f != QC_FAULT_NONE && f != QC_FAULT_POISON && atomic_load(&sh->chaos) &&
@@ -537,6 +618,7 @@ static int process(qc_worker *w, claimed *c)
             do_update(w, QC_STEP_FAIL, c, "poison: the effect failed", 0);
         return 0;
     }
+    hold_before_effect(w, c);
     do_effect(w, c);
     if (!fire) {
         complete_with_retry(w, c, 0);
@@ -564,6 +646,9 @@ static int process(qc_worker *w, claimed *c)
             do_update(w, QC_STEP_COMPLETE, c, NULL, 0);
         return 0;
     }
+    case QC_FAULT_STALL_UNTIL_RECLAIMED:
+        stall_until_reclaimed(w, c, seen);
+        return 0;
     case QC_FAULT_LOST_REQUEST:
         /* The connection dies just before complete is sent; the worker gives
          * the job up and the lease must run out for it to be recovered. */
