@@ -32,6 +32,7 @@
 #include "audit.h"
 #include "cli.h"
 #include "../reports/report.h"
+#include "gate.h"
 #include "mutation.h"
 #include "runner.h"
 #include "../backends/driver.h"
@@ -55,6 +56,7 @@ static void usage(FILE *f)
             "       qchaos audit [--out DIR] [--allow-inconclusive] LEDGER|RUNDIR...\n"
             "       qchaos report [--allow-inconclusive] DIR [LEDGER...]\n"
             "       qchaos mutation [--seeds K] [--out DIR] [--dsn DSN] [--only NAME] [--correct FILE]\n"
+            "       qchaos gate PROTOCOL [--dsn DSN] [--seeds K] [--seed N] [--out DIR] [--groups]\n"
             "       qchaos version (or -V, --version)\n"
             "\n"
             "'qchaos COMMAND --help' (or 'qchaos help COMMAND') lists a command's options.\n"
@@ -118,6 +120,27 @@ static void report_help(void)
            "  -h, --help            this help\n"
            "\n"
            "exit codes: 0 written, 2 input or file error, 3 any other failure\n");
+}
+
+static void gate_help(void)
+{
+    printf("usage: qchaos gate PROTOCOL [--dsn DSN] [--seeds K] [--seed N] [--out DIR] [--groups]\n"
+           "\n"
+           "Runs the battery of scenarios that covers every checker of PROTOCOL's model\n"
+           "(targeted stalls that send stale requests while the job's new owner holds it,\n"
+           "contention, kills, lost answers, poison jobs, the field cases) against\n"
+           "PROTOCOL, and gives one verdict, one junit.xml (a testcase per scenario and\n"
+           "checker) and gate.json.  This is the CI gate for a queue implementation.\n"
+           "\n"
+           "options:\n"
+           "  --dsn DSN     database to test (default: each run starts an ephemeral server)\n"
+           "  --seeds K     seeds per scenario (default 1)\n"
+           "  --seed N      first seed (default 1)\n"
+           "  --out DIR     output folder (default results/gate)\n"
+           "  --groups      also the grouped scenario (protocols with exclusive groups)\n"
+           "  -h, --help    this help\n"
+           "\n%s",
+           exit_codes);
 }
 
 static void mutation_help(void)
@@ -442,6 +465,50 @@ static int cmd_mutation(int argc, char **argv)
     return code;
 }
 
+static int cmd_gate(int argc, char **argv)
+{
+    static const struct option opts[] = {{"dsn", required_argument, 0, 'd'},
+                                          {"seeds", required_argument, 0, 'k'},
+                                          {"seed", required_argument, 0, 's'},
+                                          {"out", required_argument, 0, 'o'},
+                                          {"groups", no_argument, 0, 'g'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    qc_gate_opts o = {.seeds = 1, .first_seed = 1, .out_dir = "results/gate"};
+    long k;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': o.dsn = optarg; break;
+        case 'k':
+            if (parse_long_arg("--seeds", optarg, 1, &k)) return 2;
+            o.seeds = (int)(k > 64 ? 64 : k);
+            break;
+        case 's':
+            if (parse_long_arg("--seed", optarg, 0, &k)) return 2;
+            o.first_seed = (int)(k > 1000000000 ? 1000000000 : k);
+            break;
+        case 'o': o.out_dir = optarg; break;
+        case 'g': o.groups = 1; break;
+        case 'h': gate_help(); return 0;
+        default: return bad_option("gate", opts, argc, argv, c);
+        }
+    }
+    if (argc - optind != 1)
+        return die(2, "gate takes one protocol file (see 'qchaos gate --help')");
+    char proto[1024];
+    qc_err err = {0};
+    if (qc_scenario_resolve(argv[optind], NULL, proto, sizeof proto, &err) != 0)
+        return die(2, err.msg);
+    char abs[4096];
+    o.protocol = realpath(proto, abs) ? abs : proto;
+    int code = qc_gate_run(&o, &err);
+    if ((code == 2 || code == 3) && err.msg[0])
+        fprintf(stderr, "qchaos: %s\n", err.msg);
+    return code;
+}
+
 static int cmd_audit(int argc, char **argv)
 {
     static const struct option opts[] = {{"out", required_argument, 0, 'o'},
@@ -551,6 +618,8 @@ static int command_help(const char *cmd)
         report_help();
     else if (!strcmp(cmd, "mutation"))
         mutation_help();
+    else if (!strcmp(cmd, "gate"))
+        gate_help();
     else if (!strcmp(cmd, "version"))
         printf("usage: qchaos version (or -V, --version)\n");
     else {
@@ -588,6 +657,8 @@ int main(int argc, char **argv)
         return cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "mutation"))
         return cmd_mutation(argc - 1, argv + 1);
+    if (!strcmp(cmd, "gate"))
+        return cmd_gate(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
         printf("qchaos %s\n", QC_VERSION);
         return 0;

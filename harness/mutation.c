@@ -50,10 +50,8 @@ static int needs_own_server(const char *scenario)
     return qc_scenario_own_server(&sc);
 }
 
-/* Runs `qchaos run SCENARIO --protocol P --seed S --out DIR` as a child;
- * returns its exit code, or -1 when it died. */
-static int run_child(const char *scenario, const char *protocol, int seed, const char *dir,
-                     const char *dsn)
+int qc__run_child(const char *scenario, const char *protocol, int seed, const char *dir,
+                  const char *dsn)
 {
     char seedbuf[24], log[PATH_MAX + 16];
     snprintf(seedbuf, sizeof seedbuf, "%d", seed);
@@ -86,6 +84,7 @@ static int run_child(const char *scenario, const char *protocol, int seed, const
         argv[k++] = "--out";
         argv[k++] = dir;
         argv[k++] = "--no-progress";
+        argv[k++] = "--force"; /* the folder is the matrix's own: a rerun replaces it */
         if (dsn && !needs_own_server(scenario)) {
             argv[k++] = "--dsn";
             argv[k++] = dsn;
@@ -306,7 +305,7 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         for (int s = 1; s <= K; s++) {
             char out[PATH_MAX];
             snprintf(out, sizeof out, "%s/%s/seed%d", o->out_dir, m->name, s);
-            int rc = run_child(m->scenario, m->protocol, s, out, o->dsn);
+            int rc = qc__run_child(m->scenario, m->protocol, s, out, o->dsn);
             double first = -1;
             int any = 0;
             int caught = read_caught(out, m->expect, &first, &any);
@@ -348,7 +347,7 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
             snprintf(out, sizeof out, "%s/correct-%.*s/seed%d", o->out_dir,
                      (int)(strlen(base) > 4 ? strlen(base) - 4 : strlen(base)), base, s);
             /* the scenario's own (correct) protocol, unless --correct names one */
-            int rc = run_child(scen[j], o->correct ? correct : NULL, s, out, o->dsn);
+            int rc = qc__run_child(scen[j], o->correct ? correct : NULL, s, out, o->dsn);
             double first;
             int any = 0;
             read_caught(out, NULL, &first, &any);

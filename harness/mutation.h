@@ -27,4 +27,13 @@ typedef struct qc_mutation_opts {
  * scenario header); 3 a run could not be done. */
 int qc_mutation_run(const qc_mutation_opts *o, qc_err *err);
 
+/* Runs `qchaos run SCENARIO [--protocol P] --seed S --out DIR --no-progress
+ * --force [--dsn DSN]` as a child of this executable (/proc/self/exe), its
+ * stdout and stderr into DIR/run.log (DIR is created); the DSN is left out
+ * for a scenario that needs a server of its own.  Returns the child's exit
+ * code, or -1 when it could not be started or died.  Used by the mutation
+ * matrix and the gate (gate.c). */
+int qc__run_child(const char *scenario, const char *protocol, int seed, const char *dir,
+                  const char *dsn);
+
 #endif
