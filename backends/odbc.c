@@ -1116,9 +1116,8 @@ static int odbc_set_option(qc_conn *c, const char *key, const char *value, qc_er
         return 0;
     }
     if (strcmp(key, "statement_timeout_ms") == 0) {
-        char *end = NULL, ms_text[48];
+        char *end = NULL, sql[80];
         long ms = value ? strtol(value, &end, 10) : -1;
-        const char *params[1] = {ms_text};
         qc_result r = {0};
         int rc;
 
@@ -1133,8 +1132,10 @@ static int odbc_set_option(qc_conn *c, const char *key, const char *value, qc_er
         /* MariaDB's own limit (seconds, fractions allowed; 0 = none) is
          * what Connector/ODBC would use for SQL_ATTR_QUERY_TIMEOUT too;
          * setting it once covers every statement of the session. */
-        snprintf(ms_text, sizeof ms_text, "%ld.%03ld", ms / 1000, ms % 1000);
-        rc = odbc_exec(c, -1, 0, "SET SESSION max_statement_time = ?", 1, params, &r, err);
+        /* SET takes no placeholder: the value is a number we printed */
+        snprintf(sql, sizeof sql, "SET SESSION max_statement_time = %ld.%03ld", ms / 1000,
+                 ms % 1000);
+        rc = odbc_exec(c, -1, 0, sql, 0, NULL, &r, err);
         qc_result_clear(&r);
         return rc;
     }
