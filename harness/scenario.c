@@ -6,6 +6,7 @@
  * we combine into "path:line: text".
  */
 #include "scenario.h"
+#include "input.h"
 
 #include <ini.h>
 #include <errno.h>
@@ -360,13 +361,15 @@ static int handler(void *user, const char *section, const char *name, const char
 
 int qc_scenario_load(qc_scenario *s, const char *path, qc_err *err)
 {
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return qc_err_set(err, QC_EINVAL, "scenario '%s' is not a file", path);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return qc_err_set(err, QC_EINVAL, "cannot read scenario file '%s': %s", path,
-                          strerror(errno));
+    /* a FIFO or a device is refused without blocking; a missing file is
+     * bad input too (exit 2) */
+    FILE *f = NULL;
+    int orc = qc_open_input(path, "scenario", &f, err);
+    if (orc != 0) {
+        if (err != NULL)
+            err->code = QC_EINVAL;
+        return QC_EINVAL;
+    }
     parse_ctx c = {.s = s};
     int line = ini_parse_file(f, handler, &c);
     fclose(f);
