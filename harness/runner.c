@@ -323,9 +323,14 @@ static void *feeder_main(void *arg)
         /* retry the burst until it goes in (the server may be restarting) */
         for (;;) {
             qc_err err = {0};
-            if (!c && qc_open_conn(sh->drv, f->dsn, 0, sh->stmt_timeout_ms, &c, &err) != 0) {
-                c = NULL;
-            } else if ((qc_slot_publish(&f->slot, c), 0)) {
+            if (!c) {
+                if (qc_open_conn(sh->drv, f->dsn, 0, sh->stmt_timeout_ms, &c, &err) != 0)
+                    c = NULL;
+                else
+                    qc_slot_publish(&f->slot, c);
+            }
+            if (!c) {
+                /* not reachable yet: retry below */
             } else if (enqueue_jobs(s, sh->drv, c, sh->proto, f->lb, s->feed_jobs,
                                     s->jobs + b * s->feed_jobs, s->feed_delay_ms, NULL, NULL,
                                     &err) == 0) {
@@ -335,6 +340,8 @@ static void *feeder_main(void *arg)
                 qc_slot_publish(&f->slot, NULL);
                 sh->drv->close(c);
                 c = NULL;
+            } else if (atomic_load(&sh->stop)) {
+                break; /* cancelled by a signal (cancel_all): not a protocol error */
             } else {
                 char msg[1100];
                 snprintf(msg, sizeof msg, "feed enqueue: %s", err.msg);

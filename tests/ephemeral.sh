@@ -35,7 +35,7 @@ usage_lines=1
 # shellcheck source=scripts/ephemeral-lib.sh
 . scripts/ephemeral-lib.sh
 for ((i = 0; i < $(nproc); i++)); do
-    (while :; do :; done) &
+    (trap - EXIT; while :; do :; done) &
     hog_pids+=($!)
 done
 early_comm=0
@@ -50,7 +50,7 @@ for ((i = 0; i < 30; i++)); do
 done
 # deterministic: a child that execs only after 1 s shows the shell's comm
 # meanwhile; proc_live must call it alive (the old comm test did not)
-(sleep 1; exec sleep 3) &
+(trap - EXIT; sleep 1; exec sleep 3) &
 pid=$!
 proc_live "$pid" || fail "proc_live says a child that has not exec'd yet is gone"
 ! proc_is "$pid" sleep || fail "a child that has not exec'd yet already shows comm 'sleep'"
