@@ -36,6 +36,17 @@ static void on_signal(int sig)
     qc_interrupted = 1;
 }
 
+/* SIGINT / SIGTERM set qc_interrupted (no SA_RESTART: a blocking waitpid
+ * returns EINTR, so a parent can pass the signal on to its child run). */
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -257,11 +268,7 @@ static int cmd_run(int argc, char **argv)
     char *line = kept ? join_argv(nkept, kept) : NULL;
     free(kept);
     char *repeat = line ? malloc(strlen(prog_name) + strlen(line) + sizeof o.out_dir + 64) : NULL;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    catch_signals();
     signal(SIGPIPE, SIG_IGN);
 
     /* The ODBC environment is created once, before any thread starts. */
@@ -338,6 +345,7 @@ static int cmd_mutation(int argc, char **argv)
     }
     if (optind < argc)
         return die(2, "mutation takes no file arguments");
+    catch_signals();
     qc_err err = {0};
     int code = qc_mutation_run(&o, &err);
     if ((code == 2 || code == 3) && err.msg[0])

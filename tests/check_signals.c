@@ -91,19 +91,25 @@ static int wait_child(pid_t pid, double timeout_s)
     }
 }
 
-/* Waits until the server runs a qchaos claim (the mutant's UPDATE ... IN
- * (SELECT ... FOR UPDATE SKIP LOCKED)) for at least a second; 0 when seen,
- * -1 when the child exited first or timeout_s passed. */
-static int wait_claim_in_flight(pid_t pid, double timeout_s)
+#define CLAIM_IN_FLIGHT                                                                     \
+    "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'qchaos' AND state = "    \
+    "'active' AND query LIKE '%SKIP LOCKED%' AND now() - query_start > interval '1 second'"
+#define ANY_QCHAOS_SESSION                                                                  \
+    "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'qchaos' AND pid <> "   \
+    "pg_backend_pid()"
+
+/* Waits until count query (one count(*) cell) is > 0 on the server --
+ * CLAIM_IN_FLIGHT: a qchaos claim (the mutant's UPDATE ... IN (SELECT ...
+ * FOR UPDATE SKIP LOCKED)) running for at least a second; 0 when seen, -1
+ * when the child exited first or timeout_s passed. */
+static int wait_server(pid_t pid, const char *query, double timeout_s)
 {
     PGconn *c = PQconnectdb(dsn);
     double end = now_s() + timeout_s;
     int rc = -1;
     ck_assert_msg(PQstatus(c) == CONNECTION_OK, "cannot connect: %s", PQerrorMessage(c));
     while (now_s() < end) {
-        PGresult *r = PQexec(c, "SELECT count(*) FROM pg_stat_activity WHERE application_name = "
-                                "'qchaos' AND state = 'active' AND query LIKE '%SKIP LOCKED%' "
-                                "AND now() - query_start > interval '1 second'");
+        PGresult *r = PQexec(c, query);
         int n = PQresultStatus(r) == PGRES_TUPLES_OK ? atoi(PQgetvalue(r, 0, 0)) : 0;
         PQclear(r);
         if (n > 0) {
@@ -149,7 +155,7 @@ static void signal_ends_run(int sig, const char *name)
      * can end the claim in time */
     write_scenario(scen, 30000, 600000, 120);
     pid_t pid = spawn_run(scen, out);
-    int seen = wait_claim_in_flight(pid, 180);
+    int seen = wait_server(pid, CLAIM_IN_FLIGHT, 180);
     if (seen != 0) {
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
@@ -225,6 +231,65 @@ START_TEST(test_statement_timeout_makes_a_long_claim_a_fail_event)
 }
 END_TEST
 
+/* Counts the qchaos sessions on the server until there are none or
+ * timeout_s passes; returns the last count. */
+static int sessions_left(double timeout_s)
+{
+    PGconn *c = PQconnectdb(dsn);
+    double end = now_s() + timeout_s;
+    int n = -1;
+    ck_assert_msg(PQstatus(c) == CONNECTION_OK, "cannot connect: %s", PQerrorMessage(c));
+    for (;;) {
+        PGresult *r = PQexec(c, ANY_QCHAOS_SESSION);
+        n = PQresultStatus(r) == PGRES_TUPLES_OK ? atoi(PQgetvalue(r, 0, 0)) : -1;
+        PQclear(r);
+        if (n == 0 || now_s() >= end)
+            break;
+        sleep_ms(200);
+    }
+    PQfinish(c);
+    return n;
+}
+
+/* `qchaos mutation` passes SIGTERM on to the run it is in (which cancels
+ * its statements), starts no further run and exits 4. */
+START_TEST(test_sigterm_stops_mutation_and_its_child_run)
+{
+    char out[400], log[420];
+    snprintf(out, sizeof out, "%s/mutation", outdir);
+    snprintf(log, sizeof log, "%s.log", out);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (freopen(log, "w", stdout) == NULL || dup2(fileno(stdout), 2) < 0)
+            _exit(126);
+        execl("./qchaos", "qchaos", "mutation", "--only", "batch_in", "--seeds", "3", "--dsn", dsn,
+              "--out", out, (char *)NULL);
+        _exit(127);
+    }
+    int seen = wait_server(pid, ANY_QCHAOS_SESSION, 180);
+    if (seen != 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        terminate_leftovers();
+    }
+    ck_assert_msg(seen == 0, "no run of the mutation seen on the server (see %s)", log);
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    int st = wait_child(pid, 90);
+    int left = sessions_left(30);
+    if (st == -1 || left != 0)
+        terminate_leftovers();
+    char *text = slurp(log);
+    ck_assert_msg(st != -1, "qchaos mutation still running 90 s after SIGTERM; log:\n%s", text);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 4, "mutation: %s %d, want exit 4; log:\n%s",
+                  WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
+                  text);
+    ck_assert_msg(left == 0, "%d qchaos sessions still on the server: the child run went on", left);
+    ck_assert_msg(strstr(text, "interrupted") != NULL, "log:\n%s", text);
+    free(text);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("signals");
@@ -234,6 +299,7 @@ static Suite *suite(void)
         tcase_add_test(tc, test_sigterm_cancels_a_long_claim_and_exits_4);
         tcase_add_test(tc, test_sigint_cancels_a_long_claim_and_exits_4);
         tcase_add_test(tc, test_statement_timeout_makes_a_long_claim_a_fail_event);
+        tcase_add_test(tc, test_sigterm_stops_mutation_and_its_child_run);
         suite_add_tcase(s, tc);
     }
     return s;
