@@ -112,6 +112,12 @@ typedef struct qc_driver {
      * delivered or there was nothing to cancel, QC_ECONN when the server
      * could not be reached.  Never prints; accepts NULL. */
     int (*cancel)(qc_conn *c);
+
+    /* Checks a connection string without connecting, so that a malformed
+     * one is an input error before anything runs.  NULL when the driver has
+     * no such check.  Errors: QC_EINVAL "invalid connection string: why"
+     * (the string itself is not quoted: it may hold a password). */
+    int (*check_conninfo)(const char *conninfo, qc_err *err);
 } qc_driver;
 
 extern const qc_driver qc_driver_pg;

@@ -443,6 +443,55 @@ static int pg_cancel(qc_conn *c)
     return PQcancel(c->cancel, buf, (int)sizeof buf) ? 0 : QC_ECONN;
 }
 
+/* Copies libpq's parse error msg into out (size n) with every quoted part
+ * that is not a connection keyword or a single character replaced by ***:
+ * libpq quotes the whole URI ("... in URI: \"postgresql://u:secret@[x\"")
+ * or a word of the string, which may be a password. */
+static void scrub_quoted(const char *msg, char *out, size_t n)
+{
+    PQconninfoOption *defs = PQconndefaults(), *d;
+    size_t len = 0;
+    const char *p = msg;
+
+    while (*p && len + 1 < n) {
+        const char *close = *p == '"' ? strchr(p + 1, '"') : NULL;
+        size_t w = close ? (size_t)(close - p - 1) : 0;
+        int keep = close == NULL || w <= 1;
+
+        for (d = defs; !keep && d && d->keyword; d++)
+            keep = strlen(d->keyword) == w && strncmp(d->keyword, p + 1, w) == 0;
+        if (keep) {
+            const char *end = close ? close + 1 : p + 1;
+            while (p < end && len + 1 < n)
+                out[len++] = *p++;
+            continue;
+        }
+        len += (size_t)snprintf(out + len, n - len, "\"***\"");
+        if (len >= n)
+            len = n - 1;
+        p = close + 1;
+    }
+    out[len] = '\0';
+    PQconninfoFree(defs);
+}
+
+static int pg_check_conninfo(const char *conninfo, qc_err *err)
+{
+    char *perr = NULL;
+    char line[512], safe[512];
+    PQconninfoOption *opts = PQconninfoParse(conninfo ? conninfo : "", &perr);
+    int rc = 0;
+
+    if (opts == NULL) {
+        scrub_quoted(perr ? perr : "out of memory", safe, sizeof safe);
+        first_line(safe, line, sizeof line);
+        rc = qc_err_set(err, perr ? QC_EINVAL : QC_ENOMEM, "invalid connection string: %s", line);
+    }
+    PQconninfoFree(opts);
+    PQfreemem(perr);
+    return rc;
+}
+
 const qc_driver qc_driver_pg = {
     .name = "pg",
     .style = QC_PARAM_DOLLAR,
@@ -458,4 +507,5 @@ const qc_driver qc_driver_pg = {
     .set_option = pg_set_option,
     .backend_pid = pg_backend_pid,
     .cancel = pg_cancel,
+    .check_conninfo = pg_check_conninfo,
 };

@@ -40,6 +40,48 @@ static const char *const required_cols[QC_STEP_COUNT] = {
     [QC_STEP_SNAPSHOT] = "job_id state attempt token",
     [QC_STEP_MONITOR] = "ready inflight"};
 
+/* Every column the harness reads from a step's result, space separated:
+ * the required ones and the optional ones (README "Protocol files"). */
+static const char *const known_cols[QC_STEP_COUNT] = {
+    [QC_STEP_ENQUEUE] = "job_id",
+    [QC_STEP_CLAIM] = "job_id token lease_until_ms now_ms attempt op_key payload group_key",
+    [QC_STEP_COMPLETE] = "rows now_ms",
+    [QC_STEP_RENEW] = "rows token lease_until_ms now_ms",
+    [QC_STEP_FAIL] = "rows now_ms",
+    [QC_STEP_REAP] = "job_id token state now_ms",
+    [QC_STEP_SNAPSHOT] = "job_id state attempt token error",
+    [QC_STEP_MONITOR] = "ready inflight expired dead done oldest_ready_age_ms",
+    [QC_STEP_SERVER_PID] = "pid"};
+
+/* Optional result columns a checker rule needs (README "Which columns each
+ * rule needs").  The claim's now_ms and lease_until_ms are required in the
+ * lease model; in the transaction model lease_until_ms is not asked for. */
+static const qc_column_need column_needs[] = {
+    {QC_STEP_REAP, "now_ms", "no_early_reap", 0,
+     "no_early_reap judges its reap rule by the client's clock bound only"},
+    {QC_STEP_REAP, "token", "no_early_reap", 0,
+     "no_early_reap cannot tell which lease a reap took (its reap rule judges no reap)"},
+    {QC_STEP_REAP, "state", "recovery", 0,
+     "recovery does not count a reap into 'dead' as the job's recovery"},
+    {QC_STEP_SNAPSHOT, "error", "bounded_failure", 0,
+     "bounded_failure cannot see whether a dead poison job kept its error"},
+    {QC_STEP_CLAIM, "now_ms", "exclusive_claim", 0,
+     "exclusive_claim cannot place a lease on the server clock"},
+    {QC_STEP_CLAIM, "lease_until_ms", "no_early_reap", 1,
+     "no_early_reap has no lease end to judge a reap or a rejection against"},
+    {QC_STEP_COMPLETE, "now_ms", "exclusive_claim", 0,
+     "exclusive_claim and group_exclusive end a lease at a lower bound from the client's "
+     "clock, not at the complete's server time"},
+    {QC_STEP_COMPLETE, "now_ms", "group_order", 0,
+     "group_order orders completions by the ledger only, not by server time"},
+    {QC_STEP_FAIL, "now_ms", "exclusive_claim", 0,
+     "exclusive_claim and group_exclusive end a lease at a lower bound from the client's "
+     "clock, not at the fail's server time"},
+    {QC_STEP_RENEW, "lease_until_ms", "exclusive_claim", 0,
+     "a renew extends no lease for exclusive_claim and no_early_reap"},
+    {QC_STEP_RENEW, "now_ms", "exclusive_claim", 0,
+     "exclusive_claim places a renew at the latest moment it can have run"}};
+
 static const qc_step_id required_steps[] = {QC_STEP_SETUP, QC_STEP_TEARDOWN, QC_STEP_ENQUEUE,
                                             QC_STEP_CLAIM, QC_STEP_COMPLETE, QC_STEP_SNAPSHOT};
 
@@ -581,6 +623,99 @@ static int directive(parser *ps, const char *key, const char *val)
                 key, step_names[ps->cur]);
 }
 
+/* Optimal string alignment distance of a and b (an adjacent transposition
+ * is one edit), for short words: at most 63 characters each. */
+static int edit_distance(const char *a, const char *b)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b), i, j;
+    int d[64][64];
+
+    if (la > 63 || lb > 63)
+        return 64;
+    for (i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (i = 1; i <= la; i++) {
+        for (j = 1; j <= lb; j++) {
+            int cost = a[i - 1] != b[j - 1], v = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < v)
+                v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    }
+    return d[la][lb];
+}
+
+/* The documented key that the lowercase word key is a likely typo of (at
+ * most 1 edit, a swap of neighbours counting as one: "effect" is 2 from
+ * "expect" and stays prose), among
+ * the space-separated list; NULL when none is that close. */
+static const char *near_key(const char *key, const char *list, char *buf, size_t n)
+{
+    const char *s, *best = NULL;
+    int bestd = 3;
+
+    for (s = key; *s; s++)
+        if (isupper((unsigned char)*s))
+            return NULL; /* "-- Author: Jane" is prose */
+    for (s = list; *s; s += strspn(s, " ")) {
+        size_t w = strcspn(s, " ");
+        char cand[32];
+        int dist, limit = 1;
+
+        snprintf(cand, sizeof cand, "%.*s", (int)w, s);
+        dist = edit_distance(key, cand);
+        if (dist <= limit && dist < bestd) {
+            bestd = dist;
+            snprintf(buf, n, "%s", cand);
+            best = buf;
+        }
+        s += w;
+    }
+    return best;
+}
+
+#define HEADER_KEYS "engine model description expect scenario base tested"
+#define OPTION_KEYS "autocommit split"
+
+/* What a "-- key:" line at the start of a line is: 1 a directive (a
+ * documented key, handled by directive()), 0 a comment (any other word:
+ * "-- note: ...", "-- Author: ..."), or QC_EINVAL for a lowercase word one
+ * or two letters away from a documented key ("-- engin: postgres"). */
+static int key_kind(parser *ps, const char *key)
+{
+    char lower[64], near[32];
+    const char *typo;
+    size_t i;
+
+    for (i = 0; key[i] && i + 1 < sizeof lower; i++)
+        lower[i] = (char)tolower((unsigned char)key[i]);
+    lower[i] = '\0';
+    if (strcmp(lower, "name") == 0 || is_step_option(key))
+        return 1;
+    if (ps->ph == PH_BODY)
+        return 0; /* a free comment inside a step body */
+    if (in_list(HEADER_KEYS, lower))
+        return 1; /* in PH_OPTIONS: directive() says it is misplaced */
+    if (ps->ph == PH_HEADER) {
+        typo = near_key(key, HEADER_KEYS " name", near, sizeof near);
+        if (typo != NULL)
+            return fail(ps, ps->line, "unknown header key '%s' (did you mean '%s'?)", key, typo);
+        return 0;
+    }
+    typo = near_key(key, OPTION_KEYS " name", near, sizeof near);
+    if (typo != NULL)
+        return fail(ps, ps->line, "unknown option '%s' for step '%s' (did you mean '%s'?)", key,
+                    step_names[ps->cur], typo);
+    return 0;
+}
+
 /* At the start of a line outside quotes and comments: consumes the line and
  * returns 1 when it is a directive, 0 when it is anything else (left for the
  * lexer), or an error. */
@@ -610,8 +745,9 @@ static int line_start(parser *ps)
     s++;
     if (s < eol && !isspace((unsigned char)*s) && strcasecmp(key, "name") != 0)
         return 0; /* "-- see http://..." is a comment, not a key */
-    if (ps->ph == PH_BODY && strcasecmp(key, "name") != 0 && !is_step_option(key))
-        return 0; /* a free comment inside a step body */
+    rc = key_kind(ps, key);
+    if (rc <= 0)
+        return rc; /* 0: a comment line ("-- note: ..."), or a mistyped key */
     for (v = s; v < eol && isspace((unsigned char)*v); v++)
         ;
     for (ve = eol; ve > v && isspace((unsigned char)ve[-1]); ve--)
@@ -861,6 +997,71 @@ out:
         fclose(f);
     free(b.p);
     return rc;
+}
+
+/* ---- what a loaded protocol reads and returns ------------------------- */
+
+int qc_protocol_returns(const qc_protocol *p, qc_step_id step, const char *column)
+{
+    const qc_step *st;
+
+    if (p == NULL || column == NULL || (int)step < 0 || step >= QC_STEP_COUNT)
+        return 0;
+    st = &p->steps[step];
+    if (!st->present || st->nstmts == 0)
+        return 0;
+    return has_word(st->stmts[st->nstmts - 1].sql, column, strlen(column));
+}
+
+int qc_protocol_reads(const qc_protocol *p, qc_step_id step, const char *param)
+{
+    const qc_step *st;
+    int i, k;
+
+    if (p == NULL || param == NULL || (int)step < 0 || step >= QC_STEP_COUNT)
+        return 0;
+    st = &p->steps[step];
+    for (i = 0; st->present && i < st->nstmts; i++)
+        for (k = 0; k < st->stmts[i].nparams; k++)
+            if (strcmp(st->stmts[i].params[k], param) == 0)
+                return 1;
+    return 0;
+}
+
+const char *qc_protocol_known_columns(qc_step_id step)
+{
+    if ((int)step < 0 || step >= QC_STEP_COUNT || known_cols[step] == NULL)
+        return "";
+    return known_cols[step];
+}
+
+size_t qc_protocol_columns(const qc_protocol *p, qc_step_id step, char *buf, size_t n)
+{
+    const char *c = qc_protocol_known_columns(step);
+    size_t o = 0, count = 0;
+
+    if (n > 0)
+        buf[0] = '\0';
+    for (; *c; c += strspn(c, " ")) {
+        size_t w = strcspn(c, " ");
+        char col[32];
+
+        snprintf(col, sizeof col, "%.*s", (int)w, c);
+        c += w;
+        if (!qc_protocol_returns(p, step, col))
+            continue;
+        if (n > 0 && o + w + 2 <= n) {
+            o += (size_t)snprintf(buf + o, n - o, "%s%s", o ? "," : "", col);
+            count++;
+        }
+    }
+    return count;
+}
+
+const qc_column_need *qc_protocol_column_needs(size_t *n)
+{
+    *n = sizeof column_needs / sizeof column_needs[0];
+    return column_needs;
 }
 
 /* ---- running a step --------------------------------------------------- */

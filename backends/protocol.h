@@ -28,8 +28,14 @@
  * parameters :name are rewritten to $n (QC_PARAM_DOLLAR) or ? (QC_PARAM_QMARK);
  * "::type" casts are left alone, as are ':' inside quotes and comments.
  *
+ * Only the documented keys are keys: any other "-- word: text" line is a
+ * comment ("-- note: ...", "-- Author: ..."), except a lowercase word at most
+ * one edit (keys of up to 4 letters) or two edits (longer keys; a swap of two
+ * neighbours is one edit) from a documented key, which is taken for a typo
+ * ("-- engin: postgres": "did you mean 'engine'?").
+ *
  * Load-time checks (QC_EINVAL, message "file:line: ..."): unknown step name,
- * unknown header/option key, a required step missing (setup, teardown,
+ * a mistyped or misplaced header/option key, a required step missing (setup, teardown,
  * enqueue, claim, complete, snapshot), a parameter of a step's first statement
  * that is not a known parameter (QC_PARAM_NAMES), a required result column not
  * mentioned in the text of a step's last statement (claim: job_id token
@@ -60,9 +66,14 @@ typedef enum {
 
 /* Parameter names a step's first statement may use (space separated). Later
  * statements of a step may also use any column name of an earlier
- * statement's first row. */
+ * statement's first row.  Every step gets every parameter whose value is
+ * known when it runs (README "Parameters"): :worker is "w<worker_id>.<incarnation>"
+ * ("w3.0", "w3.1" after a restart; the reaper and the enqueuer are worker -1,
+ * "w-1.0"), :worker_id its stable number ("3", kept across restarts),
+ * :incarnation the restart count ("0", "1", ...). */
 #define QC_PARAM_NAMES \
-    "job_id token lease_ms worker batch payload group_key error delay_ms max_attempts pid op_key"
+    "job_id token lease_ms worker worker_id incarnation batch payload group_key error " \
+    "delay_ms max_attempts pid op_key"
 
 typedef struct qc_stmt {
     int id;          /* unique within the protocol: the driver's prepared name */
@@ -113,6 +124,40 @@ int qc_protocol_parse(const char *path, const char *text, qc_param_style style,
                       qc_protocol **out, qc_err *err);
 
 void qc_protocol_destroy(qc_protocol *p);
+
+/* 1 when the last statement of step mentions column (case-insensitively, as
+ * a whole word: the loader's test for required columns), 0 when it does not
+ * or the step is absent.  An approximation: the text is not parsed, so a
+ * word in a WHERE clause counts too.  Thread-safe (p is immutable). */
+int qc_protocol_returns(const qc_protocol *p, qc_step_id step, const char *column);
+
+/* 1 when a statement of step uses parameter :param (param without the
+ * colon), 0 otherwise or when the step is absent.  Thread-safe. */
+int qc_protocol_reads(const qc_protocol *p, qc_step_id step, const char *param);
+
+/* The result columns the harness reads from step, space separated (required
+ * and optional: README "Protocol files"); "" for steps without results.
+ * Static storage. */
+const char *qc_protocol_known_columns(qc_step_id step);
+
+/* Writes the known columns (qc_protocol_known_columns) that step's last
+ * statement mentions, comma separated without blanks ("job_id,token,state"),
+ * into buf (size n; "" when none or the step is absent; names that do not
+ * fit are left out).  Returns how many were written. */
+size_t qc_protocol_columns(const qc_protocol *p, qc_step_id step, char *buf, size_t n);
+
+/* An optional result column that a checker rule needs: without it the rule
+ * judges less (what, in words, for the load-time note). */
+typedef struct qc_column_need {
+    qc_step_id step;
+    const char *column;  /* "now_ms" */
+    const char *checker; /* "no_early_reap" */
+    int lease_only;      /* 1: only in the lease model (a transaction holds no lease_until) */
+    const char *without; /* "no_early_reap judges its reap rule by ..." */
+} qc_column_need;
+
+/* The table of such needs (*n entries; static storage), in README order. */
+const qc_column_need *qc_protocol_column_needs(size_t *n);
 
 /* Named parameter values for one step run.  Borrowed pointers. */
 #define QC_MAX_PARAMS 32

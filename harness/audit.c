@@ -195,9 +195,62 @@ static json_t *header_facts(const char *ledger)
     return out;
 }
 
+void qc_audit_verdict_line(const qc_check *c, size_t n, const char *judged, int interrupted,
+                           char *buf, size_t size)
+{
+    int code = qc_audit_exit_code(c, n, judged);
+    size_t len = 0;
+    long njudged = 0, failed = 0, inconclusive = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        njudged += qc_audit_is_judged(judged, c[i].name);
+        failed += c[i].verdict == QC_FAIL;
+        inconclusive += c[i].verdict == QC_INCONCLUSIVE && qc_audit_is_judged(judged, c[i].name);
+    }
+#define ADD(...)                                                                                   \
+    do {                                                                                           \
+        if (len < size)                                                                            \
+            len += (size_t)snprintf(buf + len, size - len, __VA_ARGS__);                           \
+    } while (0)
+    buf[0] = '\0';
+    if (code == 1) {
+        ADD("qchaos: verdict: FAIL: ");
+        for (size_t i = 0, k = 0; i < n; i++)
+            if (c[i].verdict == QC_FAIL)
+                ADD("%s%s (%ld violation%s)", k++ ? ", " : "", c[i].name, c[i].nviolations,
+                    c[i].nviolations == 1 ? "" : "s");
+    } else if (code == 4) {
+        ADD("qchaos: verdict: INCONCLUSIVE: no violation, but %ld judged checker%s had no "
+            "opportunity (",
+            inconclusive, inconclusive == 1 ? "" : "s");
+        for (size_t i = 0, k = 0; i < n; i++)
+            if (c[i].verdict == QC_INCONCLUSIVE && qc_audit_is_judged(judged, c[i].name))
+                ADD("%s%s", k++ ? ", " : "", c[i].name);
+        ADD(")");
+        if (interrupted)
+            ADD("; the run was interrupted before its drain: liveness is not judged");
+        else if (judged == NULL || judged[0] == '\0')
+            ADD("; no scenario named the checkers it judges ([checks] judge), so every checker "
+                "is judged");
+    } else {
+        ADD("qchaos: verdict: PASS: %ld judged checker%s passed with opportunities, no "
+            "violation in any of the %zu",
+            njudged, njudged == 1 ? "" : "s", n);
+    }
+#undef ADD
+    (void)failed;
+}
+
 int qc_audit(const char *const *ledgers, int n, const char *out_dir, json_t *metrics, FILE *out,
              qc_err *err)
 {
+    return qc_audit_ex(ledgers, n, out_dir, metrics, out, NULL, 0, err);
+}
+
+int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *metrics,
+                FILE *out, char *verdict, size_t verdict_size, qc_err *err)
+{
+    char line[1024];
     qc_history h = {0};
     int rc = qc_history_load(&h, ledgers, n, err);
     if (rc != 0) {
@@ -216,6 +269,10 @@ int qc_audit(const char *const *ledgers, int n, const char *out_dir, json_t *met
     }
     print_table(out, c, nc, h.info.checkers);
     int code = qc_audit_exit_code(c, nc, h.info.checkers);
+    qc_audit_verdict_line(c, nc, h.info.checkers, qc__run_interrupted(&h), line, sizeof line);
+    fprintf(out, "%s\n", line);
+    if (verdict != NULL && verdict_size > 0)
+        snprintf(verdict, verdict_size, "%s", line);
     if (out_dir) {
         json_t *root = json_object();
         json_object_set_new(root, "schema", json_string("qchaos-results/1"));
@@ -234,6 +291,9 @@ int qc_audit(const char *const *ledgers, int n, const char *out_dir, json_t *met
         json_object_set_new(root, "judged", jl);
         json_object_set_new(root, "verdict",
                             json_string(code == 0 ? "PASS" : code == 1 ? "FAIL" : "INCONCLUSIVE"));
+        json_object_set_new(root, "verdict_line",
+                            json_string(strncmp(line, "qchaos: verdict: ", 17) == 0 ? line + 17
+                                                                                      : line));
         if (metrics) {
             json_object_update(root, metrics);
         } else if (n > 0) { /* a re-audit: what the ledger says about the run */

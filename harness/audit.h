@@ -17,6 +17,20 @@
 int qc_audit(const char *const *ledgers, int n, const char *out_dir, json_t *metrics, FILE *out,
              qc_err *err);
 
+/* qc_audit that also copies the verdict line (see qc_audit_verdict_line)
+ * into verdict (size verdict_size; may be NULL), so a caller that prints
+ * more after the table can end with it. */
+int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *metrics,
+                FILE *out, char *verdict, size_t verdict_size, qc_err *err);
+
+/* The one line that ends every run and audit, as Jepsen's last line:
+ * "qchaos: verdict: PASS: ...", "... FAIL: exclusive_claim (3 violations),
+ * ..." or "... INCONCLUSIVE: ... (the checkers without an opportunity and
+ * why)".  interrupted: the run was stopped before its drain.  Writes into
+ * buf (size bytes, always terminated).  Thread-safe. */
+void qc_audit_verdict_line(const qc_check *c, size_t n, const char *judged, int interrupted,
+                           char *buf, size_t size);
+
 /* Exit code for a set of checks: 1 if any FAIL (judged or not: a proven
  * violation is never ignored), else 4 if a JUDGED checker is INCONCLUSIVE,
  * else 0.  judged: comma-separated names the scenario judges (ledger header

@@ -20,8 +20,18 @@
  *   - a reap does not end a lease: a reap of a live lease followed by a new
  *     claim is exactly the overlap this checker exists to find.
  * Two leases of one job from different claim events overlap when, taking
- * the segment x that starts first and the other y, y.start < x.end.  Each
- * overlapping pair of leases is reported once.
+ * the segment x that starts first and the other y, y.start + r < x.end,
+ * where r is the resolution of the server clock the ledger shows
+ * (qc__clock_resolution: 1000 ms when a protocol reports whole seconds).
+ * Each overlapping pair of leases is reported once.
+ *
+ * Innocent explanations, and why they cannot raise this alarm: a starved
+ * client or a paused server delays answers but not the server times they
+ * carry, and lower bounds taken from client times stay lower bounds (the
+ * server cannot have run a request before it was sent, nor answered a
+ * claim before it ran); a coarse clock (whole seconds, ms rounded) or two
+ * readings of different resolution is the margin r; a reordered ledger is
+ * sorted by seq and only events of one ledger are combined.
  *
  * No false alarm.  Every unknown is resolved in the system's favour: a lease
  * whose claim has no "now" cannot be placed and is not checked (nor counted
@@ -74,6 +84,7 @@ typedef struct claim_scan {
     size_t npair, cappair;
     size_t jobs;
     long unplaced;
+    double res; /* server clock resolution (qc__clock_resolution): the margin of an overlap */
 } claim_scan;
 
 static int is_claim(const qc_event *e)
@@ -386,7 +397,7 @@ static int sweep_job(void *arg, const qc_history *h, int64_t job, const lease *l
     cs->npair = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const item *x = &cs->it[i];
-        for (size_t j = i + 1; j < n && cs->it[j].s < x->e && rc == 0; j++) {
+        for (size_t j = i + 1; j < n && cs->it[j].s + cs->res < x->e && rc == 0; j++) {
             const item *y = &cs->it[j];
             if (y->lease == x->lease || seen_pair(cs, x->lease, y->lease, &rc))
                 continue;
@@ -399,49 +410,135 @@ static int sweep_job(void *arg, const qc_history *h, int64_t job, const lease *l
 
 /* ---- claimed while or after being completed -----------------------------
  *
- * A complete acknowledged with rows > 0 made the job done, and done is
- * final.  So no claim of the job may be ANSWERED after that complete was
- * SENT (its invoke), in the same ledger (seqs of different harness
- * processes do not order):
- *   - if the claim ran after the complete, it handed out a finished job
- *     (shared/cases.md C01: a claim read from a snapshot older than the
- *     completion; the job runs twice);
- *   - if it ran before, the job was ready for it only if the completing
- *     worker had lost it (lease expired, reaped, or a claim that takes
- *     expired leases), and then that worker's complete must have been
- *     refused; it was accepted, so the job was taken from a live owner or
- *     a superseded token was honoured.  A bug either way.
- * The claim that gave the completing worker the job was answered before
- * its complete was sent (a worker completes what it has received), so it
- * is never judged; nor is any claim answered before.  No server time is
- * needed, so coarse or early clocks (now() = transaction start, whole
- * seconds) cannot raise a false alarm, and the rule holds in every model.
+ * A complete K of job J acknowledged with rows > 0 made J done, and done is
+ * final.  Let CY be the claim that gave the completing worker Y the job: its
+ * latest OK claim of J answered before K was sent.  A claim C of J (by anyone
+ * but CY itself) that was SENT after CY was answered and ANSWERED after K was
+ * sent, in the same ledger, is a violation:
+ *   - C ran after CY (it was sent after CY's answer arrived);
+ *   - if C ran after K, it handed out a finished job (shared/cases.md C01: a
+ *     claim read from a snapshot older than the completion; the job runs
+ *     twice);
+ *   - if it ran between CY and K, the job was free for C only if Y had lost
+ *     it (lease expired, reaped, or a claim that takes expired leases), and
+ *     then Y's complete must have been refused; it was accepted, so the job
+ *     was taken from a live owner or a superseded claim was honoured.
  *
- * Opportunities: completed jobs for which the ledger has some claim (of
- * any job) answered after the complete was sent. */
+ * Innocent explanations, and why they cannot raise this alarm:
+ *   - a starved client (answers delayed by more than a lease): C may have
+ *     run long before its answer was logged, even before CY, and the job
+ *     was then recovered from C's worker and claimed by Y (issue 11: job
+ *     15770).  That is why C must have been SENT after CY was answered; a
+ *     claim sent earlier is never judged here, however late its answer;
+ *   - a paused server: it delays answers, never reorders a request sent
+ *     after another's answer arrived ahead of it;
+ *   - coarse or early server clocks (whole seconds, now() = transaction
+ *     start): no server time is used at all, so the rule holds in every
+ *     model;
+ *   - a reordered ledger file: seq is taken when an event is appended (an
+ *     invoke before the request is sent, an answer after it arrived), and
+ *     the reader sorts by seq; ledgers of different harness processes are
+ *     never compared (their seqs do not order).
+ *
+ * Opportunities: completed jobs for which the ledger has some claim (of any
+ * job) sent after the completer's claim was answered and answered after the
+ * complete was sent: the window in which a violation could be seen. */
+
+typedef struct claim_window {
+    int64_t ok;      /* seq of the claim's answer */
+    int64_t inv_max; /* greatest invoke seq of the claims answered at or after ok */
+} claim_window;
+
+static int cmp_window(const void *pa, const void *pb)
+{
+    const claim_window *a = pa, *b = pb;
+
+    return a->ok < b->ok ? -1 : a->ok > b->ok;
+}
+
+/* Claims of one ledger file, sorted by answer seq, each with the greatest
+ * invoke seq among the claims answered at or after it (a suffix maximum). */
+typedef struct file_claims {
+    claim_window *w;
+    size_t n, cap;
+} file_claims;
+
+/* Is there a claim sent after seq sent_after and answered after seq
+ * answered_after in fc? */
+static int window_open(const file_claims *fc, int64_t sent_after, int64_t answered_after)
+{
+    size_t lo = 0, hi = fc->n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (fc->w[mid].ok <= answered_after)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < fc->n && fc->w[lo].inv_max > sent_after;
+}
+
+static void report_claimed_after_done(qc_check *c, int64_t job,
+                                      const qc_event *cy, const qc_event *dinv,
+                                      const qc_event *done, const qc_event *inv,
+                                      const qc_event *e)
+{
+    int64_t seqs[6];
+    int ns = 0;
+
+    seqs[ns++] = cy->seq;
+    if (dinv != NULL)
+        seqs[ns++] = dinv->seq;
+    seqs[ns++] = done->seq;
+    seqs[ns++] = inv->seq;
+    seqs[ns++] = e->seq;
+    if (inv->seq > done->seq)
+        qc__check_violation(c, job, seqs, ns,
+                            "job %lld claimed again by worker %d (req %lld, sent at seq %lld) "
+                            "after its complete by worker %d was acknowledged with rows %ld at seq "
+                            "%lld",
+                            (long long)job, e->worker, (long long)e->req, (long long)inv->seq,
+                            done->worker, done->rows, (long long)done->seq);
+    else
+        qc__check_violation(c, job, seqs, ns,
+                            "job %lld claimed by worker %d (sent at seq %lld, after worker %d's "
+                            "claim seq %lld was answered; answered at seq %lld) while worker %d's "
+                            "complete was in flight (sent at seq %lld, acknowledged with rows %ld "
+                            "at seq %lld)",
+                            (long long)job, e->worker, (long long)inv->seq, cy->worker,
+                            (long long)cy->seq, (long long)e->seq, done->worker,
+                            (long long)(dinv != NULL ? dinv->seq : done->seq), done->rows,
+                            (long long)done->seq);
+}
+
 static int check_claimed_after_done(const qc_history *h, qc_check *c, long *watched,
                                     long *again)
 {
     qc__jobref *r = NULL;
     size_t n = 0;
-    int64_t *last_ok = NULL; /* per ledger file: seq of its last answered claim */
-    int nfiles = 1;
+    file_claims *fc = NULL;
+    int nfiles = 1, rc = 0;
 
     *watched = *again = 0;
     for (size_t i = 0; i < h->n; i++)
         if (h->ev[i].file >= nfiles)
             nfiles = h->ev[i].file + 1;
-    if ((last_ok = malloc((size_t)nfiles * sizeof *last_ok)) == NULL ||
+    if ((fc = calloc((size_t)nfiles, sizeof *fc)) == NULL ||
         (h->n > 0 && (r = malloc(h->n * sizeof *r)) == NULL)) {
-        free(last_ok);
-        return QC_ENOMEM;
+        rc = QC_ENOMEM;
+        goto out;
     }
-    for (int f = 0; f < nfiles; f++)
-        last_ok[f] = -1;
     for (size_t i = 0; i < h->n; i++) {
-        const qc_event *e = &h->ev[i];
-        if (qc__is_claim(e) && e->file >= 0 && e->seq > last_ok[e->file])
-            last_ok[e->file] = e->seq;
+        const qc_event *e = &h->ev[i], *inv;
+        if (qc__is_claim(e) && e->file >= 0 && (inv = qc__invoke_of(h, e)) != NULL) {
+            file_claims *f = &fc[e->file];
+            if (qc__grow((void **)&f->w, &f->cap, f->n + 1, sizeof *f->w) != 0) {
+                rc = QC_ENOMEM;
+                goto out;
+            }
+            f->w[f->n++] = (claim_window){e->seq, inv->seq};
+        }
         if (qc__is_claim(e) ||
             (e->type == QC_EV_OK && e->op == QC_OP_COMPLETE && e->rows > 0)) {
             int64_t job = qc__event_job(h, e);
@@ -449,9 +546,17 @@ static int check_claimed_after_done(const qc_history *h, qc_check *c, long *watc
                 r[n++] = (qc__jobref){job, i};
         }
     }
+    for (int f = 0; f < nfiles; f++) {
+        file_claims *x = &fc[f];
+        if (x->n > 1)
+            qsort(x->w, x->n, sizeof *x->w, cmp_window);
+        for (size_t k = x->n; k-- > 1;)
+            if (x->w[k].inv_max > x->w[k - 1].inv_max)
+                x->w[k - 1].inv_max = x->w[k].inv_max;
+    }
     qc__jobrefs_sort(r, n);
     for (size_t a = 0, b; a < n; a = b) {
-        const qc_event *done = NULL, *dinv = NULL;
+        const qc_event *done = NULL, *dinv = NULL, *cy = NULL;
         int64_t sent = INT64_MAX; /* seq the first acknowledged complete was sent at */
         for (b = a + 1; b < n && r[b].job == r[a].job; b++)
             ;
@@ -469,44 +574,124 @@ static int check_claimed_after_done(const qc_history *h, qc_check *c, long *watc
         }
         if (done == NULL)
             continue;
-        if (done->file >= 0 && last_ok[done->file] > sent)
+        /* The completer's own claim: its latest OK claim of the job
+         * answered before the complete was sent. */
+        for (size_t k = a; k < b; k++) {
+            const qc_event *e = &h->ev[r[k].ev];
+            if (e->op == QC_OP_CLAIM && e->file == done->file && e->worker == done->worker &&
+                e->inc == done->inc && e->seq < sent)
+                cy = e;
+        }
+        if (cy == NULL || done->file < 0)
+            continue; /* nothing proves when the completer got the job */
+        if (window_open(&fc[done->file], cy->seq, sent))
             (*watched)++;
         for (size_t k = a; k < b; k++) {
             const qc_event *e = &h->ev[r[k].ev], *inv;
-            if (e->op != QC_OP_CLAIM || e->file != done->file || e->seq <= sent)
+            if (e->op != QC_OP_CLAIM || e == cy || e->file != done->file || e->seq <= sent)
                 continue;
             inv = qc__invoke_of(h, e);
-            int64_t seqs[4];
-            int ns = 0;
-            if (dinv != NULL)
-                seqs[ns++] = dinv->seq;
-            seqs[ns++] = done->seq;
-            if (inv != NULL)
-                seqs[ns++] = inv->seq;
-            seqs[ns++] = e->seq;
-            if (inv != NULL && inv->seq > done->seq)
-                qc__check_violation(c, r[a].job, seqs, ns,
-                                    "job %lld claimed again by worker %d (req %lld, sent at seq "
-                                    "%lld) after its complete by worker %d was acknowledged with "
-                                    "rows %ld at seq %lld",
-                                    (long long)r[a].job, e->worker, (long long)e->req,
-                                    (long long)inv->seq, done->worker, done->rows,
-                                    (long long)done->seq);
-            else
-                qc__check_violation(c, r[a].job, seqs, ns,
-                                    "job %lld claimed by worker %d (req %lld, answered at seq "
-                                    "%lld) while its complete by worker %d was in flight (sent at "
-                                    "seq %lld, acknowledged with rows %ld at seq %lld): the job "
-                                    "was handed out again as it was being completed",
-                                    (long long)r[a].job, e->worker, (long long)e->req,
-                                    (long long)e->seq, done->worker, (long long)sent, done->rows,
-                                    (long long)done->seq);
+            if (inv == NULL || inv->seq <= cy->seq)
+                continue; /* it may have run before the completer's claim */
+            report_claimed_after_done(c, r[a].job, cy, dinv, done, inv, e);
             (*again)++;
             break; /* one violation per job */
         }
     }
+out:
+    for (int f = 0; fc != NULL && f < nfiles; f++)
+        free(fc[f].w);
+    free(fc);
     free(r);
-    free(last_ok);
+    return rc;
+}
+
+/* ---- two open claims in the transaction model -------------------------
+ *
+ * Under the transaction model a claim holds its job from its answer until
+ * its transaction commits (complete or fail answered OK: the worker writes
+ * that answer only after the commit) or dies (issue 18: the model still
+ * has an interval per claim).  Claim A of job J, answered at seq a, whose
+ * worker then completed or failed J with an OK answer sent at seq c,
+ * held J over [a, c].  Another worker's claim B of J that was SENT after
+ * a and ANSWERED before c got J while A's transaction was provably open:
+ * two open claims on one job (reads that do not honour the row lock).
+ *
+ * Innocent explanations: a starved client or a paused server delays the
+ * answers, but B sent after A's answer arrived ran after A's claim, and B
+ * answered before A's commit was sent ran before it; A's transaction cannot
+ * have died and come back, since its commit was answered OK; no server time
+ * is used; only events of one ledger are compared. */
+static int check_open_claims(const qc_history *h, qc_check *c, long *pairs)
+{
+    qc__jobref *r = NULL;
+    size_t n = 0;
+
+    *pairs = 0;
+    if (h->n > 0 && (r = malloc(h->n * sizeof *r)) == NULL)
+        return QC_ENOMEM;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        int64_t job;
+        if (qc__is_claim(e) && qc__invoke_of(h, e) != NULL)
+            r[n++] = (qc__jobref){e->job, i};
+        else if (e->type == QC_EV_OK && (e->op == QC_OP_COMPLETE || e->op == QC_OP_FAIL) &&
+                 qc__invoke_of(h, e) != NULL && (job = qc__event_job(h, e)) != QC_NO_JOB)
+            r[n++] = (qc__jobref){job, i};
+    }
+    qc__jobrefs_sort(r, n);
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && r[b].job == r[a].job; b++)
+            ;
+        int reported = 0;
+        for (size_t k = a; k < b && !reported; k++) {
+            const qc_event *ca = &h->ev[r[k].ev], *end = NULL;
+            if (ca->op != QC_OP_CLAIM)
+                continue;
+            for (size_t j = k + 1; j < b && end == NULL; j++) {
+                const qc_event *x = &h->ev[r[j].ev];
+                if (x->op != QC_OP_CLAIM && x->file == ca->file && x->worker == ca->worker &&
+                    x->inc == ca->inc)
+                    end = x;
+            }
+            if (end == NULL)
+                continue;
+            const qc_event *einv = qc__invoke_of(h, end);
+            /* The commit must be the first request A sent after its claim:
+             * after a lost answer its transaction's fate is unknown. */
+            int first = 1;
+            for (size_t x = r[k].ev + 1; x < h->n && h->ev[x].seq < einv->seq && first; x++) {
+                const qc_event *y = &h->ev[x];
+                if (y->type == QC_EV_INVOKE && y->file == ca->file && y->worker == ca->worker &&
+                    y->inc == ca->inc)
+                    first = 0;
+            }
+            if (!first)
+                continue;
+            (*pairs)++;
+            for (size_t j = a; j < b; j++) {
+                const qc_event *cb = &h->ev[r[j].ev], *binv;
+                if (cb->op != QC_OP_CLAIM || cb == ca || cb->file != ca->file ||
+                    (cb->worker == ca->worker && cb->inc == ca->inc))
+                    continue;
+                binv = qc__invoke_of(h, cb);
+                if (binv->seq <= ca->seq || cb->seq >= einv->seq)
+                    continue;
+                int64_t seqs[] = {ca->seq, binv->seq, cb->seq, einv->seq, end->seq};
+                qc__check_violation(c, r[a].job, seqs, 5,
+                                    "job %lld claimed by worker %d (sent seq %lld, answered seq "
+                                    "%lld) while worker %d held it in its open transaction "
+                                    "(claim answered seq %lld, committed by the %s sent at seq "
+                                    "%lld)",
+                                    (long long)r[a].job, cb->worker, (long long)binv->seq,
+                                    (long long)cb->seq, ca->worker, (long long)ca->seq,
+                                    qc_op_name(end->op), (long long)einv->seq);
+                reported = 1;
+                break;
+            }
+        }
+    }
+    free(r);
     return 0;
 }
 
@@ -520,6 +705,7 @@ int qc_check_exclusive_claim(const qc_history *h, qc_check *out)
     memset(&cs, 0, sizeof cs);
     out->name = "exclusive_claim";
     cs.c = out;
+    cs.res = qc__clock_resolution(h);
     rc = qc__leases_visit(h, sweep_job, &cs);
     free(cs.it);
     free(cs.pair);
@@ -530,6 +716,13 @@ int qc_check_exclusive_claim(const qc_history *h, qc_check *out)
         if (txn)
             out->opportunities = 0;
         rc = check_claimed_after_done(h, out, &watched, &again);
+    }
+    long held = 0, open_pairs = 0;
+    if (rc == 0 && txn) {
+        long before = out->nviolations;
+        rc = check_open_claims(h, out, &held);
+        open_pairs = out->nviolations - before;
+        out->opportunities += held;
     }
     if (rc != 0) {
         free(out->v);
@@ -542,9 +735,10 @@ int qc_check_exclusive_claim(const qc_history *h, qc_check *out)
     int len;
     if (txn)
         len = snprintf(out->summary, sizeof out->summary,
-                       "transaction model (no leases): %ld completed jobs watched for a later "
-                       "claim, %ld claimed again while or after being completed",
-                       watched, again);
+                       "transaction model (no leases): %ld claims held to their commit, %ld "
+                       "claimed by another worker meanwhile; %ld completed jobs watched for a "
+                       "later claim, %ld claimed again while or after being completed",
+                       held, open_pairs, watched, again);
     else
         len = snprintf(out->summary, sizeof out->summary,
                        "%ld claims with a server time on %zu jobs, %ld overlapping lease pairs; "

@@ -16,14 +16,9 @@
  *     (the claim or renew that produced it) precedes no invoke in the ledger
  *     is not judged; "applied" absent counts as not applied; a claim whose
  *     request cannot be told apart (no req and no invoke) is not grouped;
- *   - a token T of job J is superseded at the first OK claim of J, after
- *     T's origin, that returned another token, or at the OK renew that
- *     rotated T into a new_token (whichever comes first in seq order); a
- *     request with T is judged against the latest origin of T before the
- *     request's invoke, and not at all when a later origin of T was sent
- *     before the request was answered (T may have been valid again when it
- *     ran), so a protocol that hands out a token again is not blamed for
- *     accepting it.
+ *   - stale_token_rejected judges supersession by claims, never by token
+ *     strings alone (its rule and innocent explanations are written above
+ *     judge_stale).
  *
  * Cost: one sort of the relevant events, O(n log n); per job the scans are
  * linear in the job's events per request.
@@ -60,7 +55,41 @@ int qc__is_claim(const qc_event *e)
     return e->type == QC_EV_OK && e->op == QC_OP_CLAIM && e->job != QC_NO_JOB && e->rows != 0;
 }
 
-/* ---- stale_token_rejected --------------------------------------------- */
+/* ---- stale_token_rejected ---------------------------------------------
+ *
+ * Supersession is a fact about claims, not about token strings (issue 18):
+ * a complete, renew or fail R of job J sent by actor A (a worker
+ * incarnation) is stale when
+ *   (i)  another actor's OK claim S of J was SENT after A's own claim O of
+ *        J was answered (so S ran after O) and ANSWERED before R was sent
+ *        (so S ran before R): J had changed hands, whatever tokens say (a
+ *        protocol whose tokens derive from the job hands S the same token
+ *        as O: it is still stale); or
+ *   (ii) R carries a token of O's lease that an OK renew of A, answered
+ *        before R was sent, had rotated into another one.
+ * O is A's latest OK claim of J answered before R was sent; when A never
+ * claimed J (a token handed on), the latest OK claim returning R's token.
+ * A stale R answered OK is an opportunity; answered with rows > 0 it is a
+ * violation.
+ *
+ * Innocent explanations, and why they cannot raise this alarm:
+ *   - a starved client: S's answer may be logged long after S ran, and S
+ *     may even have run before O (then O's lease is the newer one).  S is
+ *     judged only when it was sent after O's answer arrived, and R only
+ *     when it was sent after S's answer arrived; a late answer only makes
+ *     fewer requests judged;
+ *   - a paused server: it delays, never reorders, what was sent after an
+ *     answer arrived;
+ *   - coarse or early server clocks: no server time is used;
+ *   - a reordered ledger file: seq is taken at append time (invoke before
+ *     the send, answer after its arrival) and the reader sorts by seq;
+ *     events of different ledgers (harness processes) are never compared;
+ *   - A claiming J again after S: then that claim is O, and S precedes it;
+ *   - a request without an invoke in the ledger, or a claim without one
+ *     (its send time is unknown), is never used as proof.
+ *
+ * Cost: one sort of the relevant events by job, O(n log n); per request a
+ * scan of its job's earlier events. */
 
 /* An OK renew that replaced its token with another one. */
 static int is_rotation(const qc_history *h, const qc_event *e)
@@ -73,95 +102,107 @@ static int is_rotation(const qc_history *h, const qc_event *e)
     return from != NULL && strcmp(from, e->new_token) != 0;
 }
 
-/* An answered complete / renew / fail whose token and invoke are known. */
+/* An answered complete / renew / fail whose invoke is known. */
 static int is_token_request(const qc_history *h, const qc_event *e)
 {
     if (e->type != QC_EV_OK)
         return 0;
     if (e->op != QC_OP_COMPLETE && e->op != QC_OP_RENEW && e->op != QC_OP_FAIL)
         return 0;
-    return qc__event_token(h, e) != NULL && qc__invoke_of(h, e) != NULL;
+    return qc__invoke_of(h, e) != NULL;
 }
 
-/* Did event e (of the request's job) give out token t? */
-static int is_origin(const qc_history *h, const qc_event *e, const char *t)
+static int same_actor(const qc_event *a, const qc_event *b)
 {
-    if (qc__is_claim(e))
-        return e->token != NULL && strcmp(e->token, t) == 0;
-    return is_rotation(h, e) && strcmp(e->new_token, t) == 0;
+    return a->file == b->file && a->worker == b->worker && a->inc == b->inc;
 }
 
-/* Did event e (after t's origin) supersede token t? */
-static int supersedes(const qc_history *h, const qc_event *e, const char *t)
+static int str_eq(const char *a, const char *b)
 {
-    if (qc__is_claim(e))
-        return e->token != NULL && strcmp(e->token, t) != 0;
-    return is_rotation(h, e) && strcmp(qc__event_token(h, e), t) == 0;
+    return a != NULL && b != NULL && strcmp(a, b) == 0;
 }
 
 static void report_stale(qc_check *c, const qc_history *h, int64_t job, const qc_event *origin,
                          const qc_event *sup, const qc_event *inv, const qc_event *e)
 {
-    int64_t seqs[] = {origin->seq, sup->seq, inv->seq, e->seq};
-    char tok[32], by[64];
+    const qc_event *sinv = qc__invoke_of(h, sup);
+    int64_t seqs[5];
+    int ns = 0;
+    char tok[32], by[96];
 
+    seqs[ns++] = origin->seq;
+    if (sup->op == QC_OP_CLAIM && sinv != NULL)
+        seqs[ns++] = sinv->seq;
+    seqs[ns++] = sup->seq;
+    seqs[ns++] = inv->seq;
+    seqs[ns++] = e->seq;
     qc__token_text(tok, sizeof tok, qc__event_token(h, e));
     if (sup->op == QC_OP_CLAIM)
-        snprintf(by, sizeof by, "claim by worker %d", sup->worker);
+        snprintf(by, sizeof by, "claim by worker %d%s, sent seq %lld", sup->worker,
+                 sup->worker == origin->worker ? " (another incarnation)" : "",
+                 sinv != NULL ? (long long)sinv->seq : -1LL);
     else
         snprintf(by, sizeof by, "renew that rotated it");
-    qc__check_violation(c, job, seqs, 4,
-                        "job %lld: %s with %s (from %s seq %lld), superseded at seq %lld (%s), "
-                        "was accepted with rows %ld (invoked seq %lld, answered seq %lld)",
-                        (long long)job, qc_op_name(e->op), tok, qc_op_name(origin->op),
+    qc__check_violation(c, job, seqs, ns,
+                        "job %lld: %s by worker %d with %s (from %s seq %lld), superseded at seq "
+                        "%lld (%s), was accepted with rows %ld (invoked seq %lld, answered seq "
+                        "%lld)",
+                        (long long)job, qc_op_name(e->op), e->worker, tok, qc_op_name(origin->op),
                         (long long)origin->seq, (long long)sup->seq, by, e->rows,
                         (long long)inv->seq, (long long)e->seq);
 }
 
-/* Could event x, an origin of the request e's token after the one e is
- * judged against, have given the token out again before e ran?  Yes when
- * x was sent before e was answered, or when x's send is unknown. */
-static int may_revive(const qc_history *h, const qc_event *x, const qc_event *e)
-{
-    const qc_event *xi = qc__invoke_of(h, x);
-
-    return xi == NULL || xi->seq < e->seq;
-}
-
-/* Judges the request r[k] against the job's events r[a..b). */
-static void judge_stale(qc_check *c, const qc_history *h, const qc__jobref *r, size_t a, size_t k,
-                        size_t b)
+/* Judges the request r[k] against the job's events r[a..k). */
+static void judge_stale(qc_check *c, const qc_history *h, const qc__jobref *r, size_t a, size_t k)
 {
     const qc_event *e = &h->ev[r[k].ev], *inv = qc__invoke_of(h, e), *origin = NULL;
-    const char *t = qc__event_token(h, e);
+    const qc_event *sup = NULL;
+    const char *t = qc__event_token(h, e), *cur;
     size_t o = k;
 
-    for (size_t j = k; j-- > a;) {
+    /* O: the sender's own latest claim answered before the send, else the
+     * latest claim that returned the request's token. */
+    for (size_t j = k; j-- > a && origin == NULL;) {
         const qc_event *x = &h->ev[r[j].ev];
-        if (x->seq < inv->seq && is_origin(h, x, t)) {
+        if (qc__is_claim(x) && x->file == e->file && x->seq < inv->seq && same_actor(x, e)) {
             origin = x;
             o = j;
-            break;
+        }
+    }
+    for (size_t j = k; j-- > a && origin == NULL && t != NULL;) {
+        const qc_event *x = &h->ev[r[j].ev];
+        if (qc__is_claim(x) && x->file == e->file && x->seq < inv->seq && str_eq(x->token, t)) {
+            origin = x;
+            o = j;
         }
     }
     if (origin == NULL)
-        return; /* the token's origin is not in the ledger before the send */
-    for (size_t j = o + 1; j < k; j++) {
-        const qc_event *x = &h->ev[r[j].ev];
-        if (x->seq >= inv->seq)
-            return; /* superseded only after the send (or never): not judged */
-        if (!supersedes(h, x, t))
+        return; /* nothing in the ledger gave the sender this job */
+    cur = origin->token;
+    for (size_t j = o + 1; j < k && sup == NULL; j++) {
+        const qc_event *x = &h->ev[r[j].ev], *xi;
+        if (x->file != e->file || x->seq >= inv->seq)
             continue;
-        for (size_t m = o + 1; m < b; m++) {
-            const qc_event *y = &h->ev[r[m].ev];
-            if (m != k && is_origin(h, y, t) && may_revive(h, y, e))
-                return; /* the token may have been valid again when e ran */
+        if (qc__is_claim(x)) {
+            /* (i) another actor's claim sent after O's answer */
+            xi = qc__invoke_of(h, x);
+            if (!same_actor(x, origin) && xi != NULL && xi->seq > origin->seq)
+                sup = x;
+        } else if (is_rotation(h, x) && same_actor(x, origin) &&
+                   str_eq(qc__event_token(h, x), cur)) {
+            /* (ii) the lease's token rotated: a request with an earlier
+             * token of it is stale */
+            cur = x->new_token;
+            if (t != NULL && strcmp(t, cur) != 0 &&
+                (str_eq(t, origin->token) || str_eq(t, qc__event_token(h, x))))
+                sup = x;
         }
-        c->opportunities++;
-        if (e->rows > 0)
-            report_stale(c, h, r[a].job, origin, x, inv, e);
-        return;
     }
+    if (sup == NULL)
+        return;
+    c->opportunities++;
+    if (e->rows > 0)
+        report_stale(c, h, r[a].job, origin, sup, inv, e);
 }
 
 int qc_check_stale_token_rejected(const qc_history *h, qc_check *out)
@@ -178,7 +219,7 @@ int qc_check_stale_token_rejected(const qc_history *h, qc_check *out)
         int64_t job = qc__event_job(h, e);
         if (job == QC_NO_JOB)
             continue;
-        if ((qc__is_claim(e) && e->token != NULL) || is_rotation(h, e) || is_token_request(h, e))
+        if (qc__is_claim(e) || is_rotation(h, e) || is_token_request(h, e))
             r[n++] = (qc__jobref){job, i};
     }
     qc__jobrefs_sort(r, n);
@@ -187,11 +228,12 @@ int qc_check_stale_token_rejected(const qc_history *h, qc_check *out)
             ;
         for (size_t k = a; k < b; k++)
             if (is_token_request(h, &h->ev[r[k].ev]))
-                judge_stale(out, h, r, a, k, b);
+                judge_stale(out, h, r, a, k);
     }
     free(r);
     snprintf(out->summary, sizeof out->summary,
-             "%ld requests with a superseded token answered, %ld accepted with rows > 0",
+             "%ld requests sent after their job changed hands (or with a rotated token) answered, "
+             "%ld accepted with rows > 0",
              out->opportunities, out->nviolations);
     qc__check_finish(out);
     return 0;
@@ -294,11 +336,84 @@ static size_t at_risk_jobs(const qc_history *h, int64_t *out)
     return k;
 }
 
+/* Was the second applied effect e2 of a job an innocent re-run after the
+ * first, e1?  Only in the lease model, when both deliveries would be
+ * applied by the sink alike (a plain sink, or the same op key): the worker
+ * of e1 lost its lease without the queue's doing, because its thread was
+ * late, not because its plan let the lease lapse.  Proof of that:
+ *   - e2's worker claimed the job after e1's lease had ended (its claim's
+ *     "now" is past e1's lease_until, extended by e1's worker's renews,
+ *     beyond the clock's resolution): the queue did not hand out a live
+ *     lease (that would be exclusive_claim's violation, and is no excuse);
+ *   - e1's worker planned to be done in time: it renews while working
+ *     (header "heartbeat" and renews seen in the ledger), or its planned
+ *     work ("work_ms") ended before its lease would run out on the client's
+ *     clock (the claim's invoke + lease_until - now, a lower bound);
+ * so the lease ran out because the worker's thread ran late: a starved
+ * client (issue 11), which is the machine's doing.  A plan that lets the
+ * lease lapse (a worker that does not renew: policy mutant no_heartbeat;
+ * shared/cases.md C07) is not excused, nor is anything in the transaction
+ * model (C01, C27: the claim lived only in a transaction). */
+static int rerun_excused(const qc_history *h, const qc__jobref *r, size_t a, size_t b,
+                         const qc_event *e1, const qc_event *e2, double res, int renews)
+{
+    const qc_event *ca = NULL, *cb = NULL;
+    double until;
+
+    if (strcmp(h->info.model, "transaction") == 0)
+        return 0;
+    if (h->info.sink_plain != 1 &&
+        !(e1->op_key != NULL && e2->op_key != NULL && strcmp(e1->op_key, e2->op_key) == 0))
+        return 0;
+    for (size_t k = a; k < b; k++) {
+        const qc_event *x = &h->ev[r[k].ev];
+        if (!qc__is_claim(x))
+            continue;
+        if (x->seq < e1->seq && x->file == e1->file && x->worker == e1->worker &&
+            x->inc == e1->inc)
+            ca = x;
+        if (x->seq < e2->seq && x->file == e2->file && x->worker == e2->worker &&
+            x->inc == e2->inc)
+            cb = x;
+    }
+    if (ca != NULL && cb != NULL && cb->seq < ca->seq) {
+        /* the later claim is the re-run, whichever effect came first */
+        const qc_event *x = ca;
+        ca = cb;
+        cb = x;
+        x = e1;
+        e1 = e2;
+        e2 = x;
+    }
+    if (ca == NULL || cb == NULL || ca == cb || !qc__has_time(ca->now) ||
+        !qc__has_time(ca->lease_until) || !qc__has_time(cb->now) || !qc__has_time(ca->t))
+        return 0;
+    until = ca->lease_until;
+    for (size_t k = a; k < b; k++) {
+        const qc_event *x = &h->ev[r[k].ev];
+        if (x->type == QC_EV_OK && x->op == QC_OP_RENEW && x->rows > 0 && x->seq < cb->seq &&
+            x->seq > ca->seq && x->worker == ca->worker && x->inc == ca->inc &&
+            qc__has_time(x->lease_until) && x->lease_until > until)
+            until = x->lease_until;
+    }
+    if (cb->now < until + res)
+        return 0; /* handed out while the first lease was live */
+    if (h->info.heartbeat == 1 && renews)
+        return 1;
+    if (!qc__has_time(e1->work_ms))
+        return 0;
+    const qc_event *inv = qc__invoke_of(h, ca);
+    double from = inv != NULL && qc__has_time(inv->t) ? inv->t : ca->t;
+    return ca->t + e1->work_ms + 50.0 < from + (ca->lease_until - ca->now);
+}
+
 int qc_check_effects_once(const qc_history *h, qc_check *out)
 {
     qc__jobref *r;
-    size_t n = 0, jobs = 0;
-    long redeliveries = 0, risky = 0;
+    size_t n = 0, jobs = 0, deliveries = 0;
+    long redeliveries = 0, risky = 0, excused = 0;
+    int renews = 0;
+    double res = qc__clock_resolution(h);
 
     memset(out, 0, sizeof *out);
     out->name = "effects_once";
@@ -310,33 +425,68 @@ int qc_check_effects_once(const qc_history *h, qc_check *out)
         return QC_ENOMEM;
     }
     size_t nrisk = at_risk_jobs(h, risk);
-    for (size_t i = 0; i < h->n; i++)
-        if (h->ev[i].type == QC_EV_EFFECT && h->ev[i].job != QC_NO_JOB)
-            r[n++] = (qc__jobref){h->ev[i].job, i};
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        renews |= e->type == QC_EV_INVOKE && e->op == QC_OP_RENEW;
+        if (e->type == QC_EV_EFFECT && e->job != QC_NO_JOB)
+            r[n++] = (qc__jobref){e->job, i};
+        else if (qc__is_claim(e))
+            r[n++] = (qc__jobref){e->job, i};
+        else if (e->type == QC_EV_OK && e->op == QC_OP_RENEW && e->rows > 0 &&
+                 qc__event_job(h, e) != QC_NO_JOB)
+            r[n++] = (qc__jobref){qc__event_job(h, e), i};
+    }
     qc__jobrefs_sort(r, n);
+    qc__jobref *eff = malloc((n + 1) * sizeof *eff);
+    if (eff == NULL) {
+        free(r);
+        free(risk);
+        return QC_ENOMEM;
+    }
     for (size_t a = 0, b; a < n; a = b) {
-        long applied = 0;
-        for (b = a; b < n && r[b].job == r[a].job; b++)
-            applied += h->ev[r[b].ev].applied != 0;
+        long applied = 0, real = 0;
+        size_t ne = 0;
+        const qc_event *cur = NULL;
+        for (b = a; b < n && r[b].job == r[a].job; b++) {
+            const qc_event *e = &h->ev[r[b].ev];
+            if (e->type != QC_EV_EFFECT)
+                continue;
+            eff[ne++] = r[b];
+            if (!e->applied)
+                continue;
+            applied++;
+            if (cur != NULL) {
+                if (rerun_excused(h, r, a, b, cur, e, res, renews))
+                    excused++;
+                else
+                    real++;
+            }
+            cur = e;
+        }
+        if (ne == 0)
+            continue;
         jobs++;
+        deliveries += ne;
         /* Opportunities: every re-delivery, and every delivered job whose
          * execution a fault or an unknown outcome put at risk of a rerun. */
-        redeliveries += (long)(b - a - 1);
-        if (b - a > 1)
-            out->opportunities += (long)(b - a - 1);
+        redeliveries += (long)(ne - 1);
+        if (ne > 1)
+            out->opportunities += (long)(ne - 1);
         else if (bsearch(&r[a].job, risk, nrisk, sizeof *risk, cmp_i64)) {
             out->opportunities++;
             risky++;
         }
-        if (applied > 1)
-            report_effects(out, h, r + a, b - a, applied);
+        if (real > 0)
+            report_effects(out, h, eff, ne, applied);
     }
+    free(eff);
     free(r);
     free(risk);
     snprintf(out->summary, sizeof out->summary,
              "%zu effect deliveries on %zu jobs, %ld re-deliveries, %ld more jobs at risk "
-             "(fault or unknown outcome), %ld jobs with more than one applied effect",
-             n, jobs, redeliveries, risky, out->nviolations);
+             "(fault or unknown outcome), %ld jobs with more than one applied effect; %ld re-runs "
+             "excused (the first worker's lease ran out while its thread was late)",
+             deliveries, jobs, redeliveries, risky, out->nviolations, excused);
     qc__check_finish(out);
     return 0;
 }

@@ -253,6 +253,7 @@ static void report_group_overlap(qc_check *c, const qc_history *h, const glease 
 /* Sweeps the segments of all grouped leases, group by group. */
 static int sweep_groups(gx_scan *gs, const qc_history *h, size_t *ngroups)
 {
+    double res = qc__clock_resolution(h); /* margin of an overlap, as exclusive_claim's */
     gitem *it = NULL;
     pair_set ps = {NULL, 0, 0};
     size_t n = 0;
@@ -279,7 +280,8 @@ static int sweep_groups(gx_scan *gs, const qc_history *h, size_t *ngroups)
     *ngroups = it[n - 1].gid + 1;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const gitem *x = &it[i];
-        for (size_t j = i + 1; j < n && it[j].gid == x->gid && it[j].s < x->e && rc == 0; j++) {
+        for (size_t j = i + 1; j < n && it[j].gid == x->gid && it[j].s + res < x->e && rc == 0;
+             j++) {
             const gitem *y = &it[j];
             const glease *a = &gs->l[x->lease], *b = &gs->l[y->lease];
             if (a->job == b->job || pair_seen(&ps, x->lease, y->lease, &rc))

@@ -9,10 +9,20 @@
  * may rotate the current token ("new_token").  Two ways to lose a lease
  * early are judged:
  *
- *   (a) reap: an OK reap event of the job carrying the lease's token whose
- *       server "now" is before lease_until, counting only renews answered
- *       before the reap was sent (a renew answered later may have run after
- *       the reap);
+ *   (a) reap: an OK reap event of the job that provably ran before the
+ *       lease's lease_until (counting only renews answered before the reap
+ *       was sent: a renew answered later may have run after the reap).  The
+ *       reaped lease is the one whose token the reap returned; a reap
+ *       without a token took the job's latest lease answered before the
+ *       reap was sent, unless another claim of the job was in flight while
+ *       the reap ran (then it is not judged).  The reap ran at a server time
+ *       of at most
+ *           its "now" + the clock resolution + its own duration (client
+ *           ms from invoke to answer: "now" may be read anywhere in it), or
+ *           the lease's anchor bound below at the reap's answer,
+ *       whichever is less; a reap with neither is not judged (counted and
+ *       named in the summary: the protocol's reap returns no now_ms and the
+ *       claim no now_ms either);
  *   (b) rejection: the owner's complete or renew with the current token
  *       answered OK with rows 0 although it provably ran before
  *       lease_until.  The server time it ran at is at most
@@ -20,9 +30,31 @@
  *       for any anchor (the claim, or an acknowledged renew, with server
  *       "now"): the anchor's "now" was read after its invoke was sent and
  *       the request ran before its answer came.  The least such bound plus
- *       a clock margin (CLOCK_SLACK_MS + CLOCK_DRIFT of the elapsed client
- *       time: the server's wall clock and the client's monotonic clock may
- *       be slewed apart) must be below lease_until.
+ *       a clock margin (CLOCK_SLACK_MS + the ledger's clock resolution +
+ *       CLOCK_DRIFT of the elapsed client time: the server's wall clock and
+ *       the client's monotonic clock may be slewed apart) must be below
+ *       lease_until.
+ *
+ * Innocent explanations, and why they cannot raise this alarm:
+ *   - a starved client: answers logged late only raise the upper bounds
+ *     (both are taken at the answer), so fewer requests and reaps are
+ *     judged, never more;
+ *   - a paused server: its clock runs on while it is stopped, and every
+ *     bound is taken at an answer that came after the pause;
+ *   - coarse server clocks (whole seconds, or ms rounded): the margin holds
+ *     the coarsest resolution the ledger's server times show
+ *     (qc__clock_resolution); a reported lease_until truncated down is
+ *     earlier than the real one, which only weakens the rule;
+ *   - "now" = the transaction start (now() in PostgreSQL): it is still a
+ *     reading taken after the request was sent, which is all the bounds
+ *     assume;
+ *   - a server clock that steps (NTP, a VM resumed): a lease_until on the
+ *     server's clock then passes sooner in real time, and a reap by the
+ *     server's clock is right.  A reap's own "now" is preferred to the
+ *     anchor bound, and when the ledger's server times contradict its
+ *     client times (clock_consistent) the anchor bounds are not used at all;
+ *   - a reordered ledger: bounds use client times and seq order within one
+ *     ledger only.
  *
  * No false alarm.  A rejection is not judged once the lease may have ended
  * or changed hands legitimately: after a complete or fail of it answered
@@ -75,7 +107,40 @@ typedef struct job_scan {
     size_t nl, capl;
     renewal *rn;
     size_t nrn, caprn;
+    int clock_ok; /* the server's clock agrees with the client's (clock_consistent) */
 } job_scan;
+
+/* Do the ledger's server times agree with its client times?  Every server
+ * "now" was read between its request's invoke and answer, so the offset
+ * (server - client) lies in [now - t answer, now - t invoke] for each; if
+ * the greatest lower end exceeds the least upper end by more than the
+ * drift over the run and the clock resolution, the server's clock stepped
+ * (an NTP step, a VM pause) and bounds anchored on one reading cannot be
+ * carried to another. */
+static int clock_consistent(const qc_history *h, double res)
+{
+    double lo = 0, hi = 0, t_min = 0, t_max = 0;
+    int any = 0;
+
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i], *inv;
+        if (e->type != QC_EV_OK || !qc__has_time(e->now) || !qc__has_time(e->t))
+            continue;
+        if ((inv = qc__invoke_of(h, e)) == NULL || !qc__has_time(inv->t) || inv->file != e->file)
+            continue;
+        double a = e->now - e->t, b = e->now - inv->t;
+        if (!any || a > lo)
+            lo = a;
+        if (!any || b < hi)
+            hi = b;
+        if (!any || inv->t < t_min)
+            t_min = inv->t;
+        if (!any || e->t > t_max)
+            t_max = e->t;
+        any = 1;
+    }
+    return !any || lo <= hi + CLOCK_SLACK_MS + res + CLOCK_DRIFT * (t_max - t_min);
+}
 
 static int is_request_op(qc_op op)
 {
@@ -89,7 +154,7 @@ static int is_relevant(const qc_event *e, int answered)
     if (qc__is_claim(e))
         return 1;
     if (e->op == QC_OP_REAP)
-        return e->type == QC_EV_OK && e->job != QC_NO_JOB && e->token != NULL;
+        return e->type == QC_EV_OK && e->job != QC_NO_JOB;
     if (!is_request_op(e->op))
         return 0;
     return e->type == QC_EV_OK || e->type == QC_EV_INFO || (e->type == QC_EV_INVOKE && !answered);
@@ -154,17 +219,23 @@ static double rel(const qc_history *h, const lease *l, double server_ms)
     return server_ms - h->ev[l->claim].now;
 }
 
+/* Why reaps went unjudged, for the summary. */
+typedef struct reap_tally {
+    long judged, no_time, ambiguous, no_until;
+} reap_tally;
+
 /* (a): an OK reap of lease l at event i. */
-static void judge_reap(qc_check *c, const qc_history *h, job_scan *js, lease *l, size_t i)
+static void judge_reap(qc_check *c, const qc_history *h, job_scan *js, lease *l, size_t i,
+                       double res, reap_tally *rt)
 {
     const qc_event *e = &h->ev[i], *inv = qc__invoke_of(h, e), *cl = &h->ev[l->claim];
-    double until = l->claim_until;
+    double until = l->claim_until, ub = -1;
     long until_ev = -1;
     int64_t seqs[3];
     int ns = 0;
     char tok[32], by[48];
 
-    if (l->released || l->reported || !qc__has_time(e->now))
+    if (l->released || l->reported)
         return;
     for (size_t k = 0; k < js->nrn && inv != NULL; k++) {
         const renewal *r = &js->rn[k];
@@ -173,10 +244,30 @@ static void judge_reap(qc_check *c, const qc_history *h, job_scan *js, lease *l,
             until_ev = (long)r->ev;
         }
     }
-    if (!qc__has_time(until))
+    if (!qc__has_time(until)) {
+        rt->no_until++;
         return;
+    }
+    if (qc__has_time(e->now)) {
+        double dur = 0;
+        if (inv != NULL && qc__has_time(inv->t) && qc__has_time(e->t) && e->t > inv->t)
+            dur = (e->t - inv->t) * (1.0 + CLOCK_DRIFT);
+        ub = e->now + res + dur;
+    }
+    if (ub < 0 && l->has_base && qc__has_time(e->t) && js->clock_ok) {
+        /* Only without the reap's own time: a server clock that stepped
+         * forward makes the reap's "now" right and the anchor wrong. */
+        double b = l->base + e->t + CLOCK_SLACK_MS + res +
+                   (qc__has_time(l->t0) && e->t > l->t0 ? CLOCK_DRIFT * (e->t - l->t0) : 0);
+        ub = b;
+    }
+    if (ub < 0) {
+        rt->no_time++;
+        return;
+    }
+    rt->judged++;
     c->opportunities++;
-    if (e->now >= until)
+    if (ub >= until)
         return;
     l->reported = 1;
     seqs[ns++] = cl->seq;
@@ -190,19 +281,48 @@ static void judge_reap(qc_check *c, const qc_history *h, job_scan *js, lease *l,
         snprintf(by, sizeof by, "claim seq %lld", (long long)cl->seq);
     if (qc__has_time(cl->now))
         qc__check_violation(c, cl->job, seqs, ns,
-                            "job %lld: reaped with %s at seq %lld (server +%.0f ms) while its "
-                            "lease ran until +%.0f ms (%s): %.0f ms early",
-                            (long long)cl->job, tok, (long long)e->seq, rel(h, l, e->now),
-                            rel(h, l, until), by, until - e->now);
+                            "job %lld: reaped with %s at seq %lld (server +%.0f ms at the latest) "
+                            "while its lease ran until +%.0f ms (%s): %.0f ms early",
+                            (long long)cl->job, tok, (long long)e->seq, rel(h, l, ub),
+                            rel(h, l, until), by, until - ub);
     else
         qc__check_violation(c, cl->job, seqs, ns,
-                            "job %lld: reaped with %s at seq %lld %.0f ms before its lease_until "
-                            "(%s)",
-                            (long long)cl->job, tok, (long long)e->seq, until - e->now, by);
+                            "job %lld: reaped with %s at seq %lld at least %.0f ms before its "
+                            "lease_until (%s)",
+                            (long long)cl->job, tok, (long long)e->seq, until - ub, by);
+}
+
+/* The lease a reap without a token took: the job's latest lease answered
+ * before the reap was sent, when no other claim of the job (r[from..to))
+ * was in flight while the reap ran.  NULL when that cannot be told. */
+static lease *reaped_lease(job_scan *js, const qc_history *h, const qc_event *e,
+                           const qc__jobref *r, size_t from, size_t to)
+{
+    const qc_event *inv = qc__invoke_of(h, e);
+    lease *l = NULL;
+
+    if (inv == NULL)
+        return NULL;
+    for (size_t k = 0; k < js->nl; k++) {
+        const qc_event *cl = &h->ev[js->l[k].claim];
+        if (!qc__before(cl, inv))
+            return NULL; /* answered while the reap was in flight */
+        l = &js->l[k];
+    }
+    for (size_t k = from; k < to; k++) {
+        const qc_event *x = &h->ev[r[k].ev], *xi;
+        if (!qc__is_claim(x))
+            continue;
+        xi = qc__invoke_of(h, x);
+        if (xi == NULL || !qc__before(e, xi))
+            return NULL; /* sent before the reap was answered: it may have run first */
+    }
+    return l;
 }
 
 /* (b): an OK complete / renew answer at event i, before it changes l. */
-static void judge_request(qc_check *c, const qc_history *h, lease *l, size_t i)
+static void judge_request(qc_check *c, const qc_history *h, lease *l, size_t i, double res,
+                          int clock_ok)
 {
     const qc_event *e = &h->ev[i], *inv = qc__invoke_of(h, e), *cl = &h->ev[l->claim];
     const char *token = qc__event_token(h, e);
@@ -217,10 +337,11 @@ static void judge_request(qc_check *c, const qc_history *h, lease *l, size_t i)
         return; /* not the current token */
     if (l->released || l->lost || l->reported || e->rows < 0)
         return;
-    if (!qc__has_time(l->until) || !l->has_base || !qc__has_time(e->t))
+    if (!qc__has_time(l->until) || !l->has_base || !qc__has_time(e->t) || !clock_ok)
         return;
     ub = l->base + e->t;
-    margin = CLOCK_SLACK_MS + (qc__has_time(l->t0) && e->t > l->t0 ? CLOCK_DRIFT * (e->t - l->t0) : 0);
+    margin = CLOCK_SLACK_MS + res +
+             (qc__has_time(l->t0) && e->t > l->t0 ? CLOCK_DRIFT * (e->t - l->t0) : 0);
     if (!(ub + margin < l->until))
         return; /* it may have run after lease_until */
     c->opportunities++;
@@ -243,7 +364,7 @@ static void judge_request(qc_check *c, const qc_history *h, lease *l, size_t i)
 }
 
 /* Applies a renew, complete or fail event (any type) to the job's leases. */
-static int change_lease(qc_check *c, job_scan *js, const qc_history *h, size_t i)
+static int change_lease(qc_check *c, job_scan *js, const qc_history *h, size_t i, double res)
 {
     const qc_event *e = &h->ev[i];
     lease *l = find_lease(js, qc__event_token(h, e), e);
@@ -251,7 +372,7 @@ static int change_lease(qc_check *c, job_scan *js, const qc_history *h, size_t i
     int owner = l != NULL && e->worker == l->worker && e->inc == l->inc;
 
     if (e->type == QC_EV_OK && l != NULL)
-        judge_request(c, h, l, i);
+        judge_request(c, h, l, i, res, js->clock_ok);
     if (e->op == QC_OP_RENEW) {
         if (l == NULL)
             return 0;
@@ -297,12 +418,14 @@ int qc_check_no_early_reap(const qc_history *h, qc_check *out)
     unsigned char *answered = NULL;
     job_scan js;
     size_t n = 0;
-    long reaps = 0;
+    reap_tally rt = {0, 0, 0, 0};
+    double res = qc__clock_resolution(h);
     int rc = 0;
 
     memset(out, 0, sizeof *out);
     memset(&js, 0, sizeof js);
     out->name = "no_early_reap";
+    js.clock_ok = clock_consistent(h, res);
     answered = qc__answered_invokes(h);
     r = malloc((h->n + 1) * sizeof *r);
     if (answered == NULL || r == NULL) {
@@ -324,13 +447,17 @@ int qc_check_no_early_reap(const qc_history *h, qc_check *out)
             if (qc__is_claim(e)) {
                 rc = add_lease(&js, h, r[b].ev);
             } else if (e->op == QC_OP_REAP) {
-                lease *l = find_lease(&js, e->token, e);
-                long before = out->opportunities;
+                size_t end = b + 1;
+                while (end < n && r[end].job == r[a].job)
+                    end++;
+                lease *l = e->token != NULL ? find_lease(&js, e->token, e)
+                                            : reaped_lease(&js, h, e, r, b + 1, end);
                 if (l != NULL)
-                    judge_reap(out, h, &js, l, r[b].ev);
-                reaps += out->opportunities > before;
+                    judge_reap(out, h, &js, l, r[b].ev, res, &rt);
+                else if (e->token == NULL && js.nl > 0)
+                    rt.ambiguous++;
             } else {
-                rc = change_lease(out, &js, h, r[b].ev);
+                rc = change_lease(out, &js, h, r[b].ev, res);
             }
         }
     }
@@ -345,10 +472,21 @@ out:
         out->nstored = 0;
         return rc;
     }
-    snprintf(out->summary, sizeof out->summary,
-             "%ld reaps of known leases, %ld owner completes / renews sent before lease_until; "
-             "%ld leases taken away early",
-             reaps, out->opportunities - reaps, out->nviolations);
+    int len = snprintf(out->summary, sizeof out->summary,
+                       "%ld reaps of known leases, %ld owner completes / renews sent before "
+                       "lease_until; %ld leases taken away early",
+                       rt.judged, out->opportunities - rt.judged, out->nviolations);
+    if (!js.clock_ok && len > 0 && (size_t)len < sizeof out->summary)
+        len += snprintf(out->summary + len, sizeof out->summary - (size_t)len,
+                        "; the server's clock stepped against the client's: owner requests and "
+                        "reaps without their own time not judged");
+    long unjudged = rt.no_time + rt.ambiguous + rt.no_until;
+    if (unjudged > 0 && len > 0 && (size_t)len < sizeof out->summary)
+        snprintf(out->summary + len, sizeof out->summary - (size_t)len,
+                 "; %s%ld reaps not judged (%ld without a server time: no now_ms in reap or "
+                 "claim, %ld with another claim in flight, %ld without lease_until)",
+                 rt.judged == 0 ? "reap rule NOT JUDGED: " : "", unjudged, rt.no_time,
+                 rt.ambiguous, rt.no_until);
     qc__check_finish(out);
     return 0;
 }

@@ -23,6 +23,7 @@
  */
 #include "checkers.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,6 +327,69 @@ int qc__grow(void **p, size_t *cap, size_t need, size_t size)
     *p = q;
     *cap = cap2;
     return 0;
+}
+
+/* The coarsest of {1000, 100, 10, 1, 0.1, 0.01, 0.001} ms that v is a
+ * whole multiple of. */
+static double value_step(double v)
+{
+    static const double steps[] = {1000, 100, 10, 1, 0.1, 0.01};
+
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        double q = v / steps[i];
+        if (fabs(q - floor(q + 0.5)) < 1e-6)
+            return steps[i];
+    }
+    return 0.001;
+}
+
+double qc__clock_resolution(const qc_history *h)
+{
+    enum { F_CLAIM_NOW, F_CLAIM_UNTIL, F_RENEW_NOW, F_RENEW_UNTIL, F_DONE_NOW, F_REAP_NOW, F_N };
+    double finest[F_N];
+    double res = 0.001;
+
+    for (int f = 0; f < F_N; f++)
+        finest[f] = -1;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        int fn = -1, fu = -1;
+        if (e->type != QC_EV_OK)
+            continue;
+        switch (e->op) {
+        case QC_OP_CLAIM:
+            fn = F_CLAIM_NOW;
+            fu = F_CLAIM_UNTIL;
+            break;
+        case QC_OP_RENEW:
+            fn = F_RENEW_NOW;
+            fu = F_RENEW_UNTIL;
+            break;
+        case QC_OP_COMPLETE:
+        case QC_OP_FAIL:
+            fn = F_DONE_NOW;
+            break;
+        case QC_OP_REAP:
+            fn = F_REAP_NOW;
+            break;
+        default:
+            continue;
+        }
+        if (fn >= 0 && qc__has_time(e->now)) {
+            double st = value_step(e->now);
+            if (finest[fn] < 0 || st < finest[fn])
+                finest[fn] = st;
+        }
+        if (fu >= 0 && qc__has_time(e->lease_until)) {
+            double st = value_step(e->lease_until);
+            if (finest[fu] < 0 || st < finest[fu])
+                finest[fu] = st;
+        }
+    }
+    for (int f = 0; f < F_N; f++)
+        if (finest[f] > res)
+            res = finest[f];
+    return res;
 }
 
 int qc__run_interrupted(const qc_history *h)

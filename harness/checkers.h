@@ -35,7 +35,7 @@ typedef struct qc_check {
     long nviolations;       /* total found (may exceed stored) */
     size_t nstored;         /* violations kept in v (capped) */
     qc_violation *v;        /* owned */
-    char summary[256];      /* e.g. "20000 claims, 0 overlapping leases" */
+    char summary[512];      /* e.g. "20000 claims, 0 overlapping leases" */
 } qc_check;
 
 /* Maximum violations a checker keeps (the count is exact regardless). */
@@ -193,6 +193,25 @@ static inline int qc__has_time(double t)
 {
     return t >= 0.0;
 }
+
+/* 1 when event a provably happened before event b in real time: both are
+ * in one ledger (a harness process's seqs order only its own events) and
+ * a's seq is lower.  Seq is taken when an event is appended: an invoke
+ * before its request is sent, an answer after it arrived. */
+static inline int qc__before(const qc_event *a, const qc_event *b)
+{
+    return a->file == b->file && a->seq < b->seq;
+}
+
+/* The resolution (ms) of the server clock as the ledger shows it: for each
+ * kind of server time (claim now and lease_until, renew now and
+ * lease_until, complete / fail / reap now) the finest step its values
+ * show (1000 when every value is a whole second, ... 0.001 for
+ * microseconds), and of those the coarsest.  A protocol that reports whole
+ * seconds for one of them can be up to that much off in it: rules that
+ * compare server times allow this margin.  0.001 when the ledger has no
+ * server time.  Thread-safe (read-only on h). */
+double qc__clock_resolution(const qc_history *h);
 
 /* Makes room for need elements of size bytes in *p (capacity *cap, doubled
  * from 8).  Returns 0 or QC_ENOMEM (*p unchanged). */

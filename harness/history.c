@@ -348,6 +348,8 @@ static void info_defaults(qc_run_info *info)
     memset(info, 0, sizeof *info);
     info->max_attempts = -1;
     info->batch = -1;
+    info->heartbeat = -1;
+    info->sink_plain = -1;
     snprintf(info->model, sizeof info->model, "lease");
 }
 
@@ -386,6 +388,42 @@ static int get_checkers(json_t *v, char *out, size_t size)
         out[len] = '\0';
     }
     return 1;
+}
+
+/* Steps of the header's "columns" that qc_run_info keeps. */
+static const char *const col_steps[] = {"enqueue", "claim", "complete", "renew",
+                                        "fail",    "reap",  "snapshot"};
+
+/* info's column list of step (one of col_steps), or NULL. */
+static char *step_cols(qc_run_info *info, const char *step)
+{
+    char *const lists[] = {info->enqueue_cols, info->claim_cols, info->complete_cols,
+                           info->renew_cols,   info->fail_cols,  info->reap_cols,
+                           info->snapshot_cols};
+    for (size_t i = 0; i < sizeof col_steps / sizeof col_steps[0]; i++)
+        if (strcmp(step, col_steps[i]) == 0)
+            return lists[i];
+    return NULL;
+}
+
+int qc_run_info_returns(const qc_run_info *info, const char *step, const char *column)
+{
+    const char *list, *s;
+    size_t n;
+
+    if (info == NULL || step == NULL || column == NULL || !info->has_columns)
+        return -1;
+    list = step_cols((qc_run_info *)info, step);
+    if (list == NULL)
+        return -1;
+    n = strlen(column);
+    for (s = list; *s; s += *s == ',') {
+        size_t w = strcspn(s, ",");
+        if (w == n && strncmp(s, column, n) == 0)
+            return 1;
+        s += w;
+    }
+    return 0;
 }
 
 /* Parses a header line into a record (applied later, in file order). */
@@ -449,9 +487,33 @@ static int parse_header(part *pt, json_t *o, where w, qc_err *err)
             return bad_field(err, w, "poison_mode", "a string (\"fail\" or \"crash\")");
         r.info.poison_crash = strcmp(json_string_value(v), "crash") == 0;
     }
+    v = json_object_get(o, "sink");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_string(v))
+            return bad_field(err, w, "sink", "a string (\"idempotent\" or \"plain\")");
+        r.info.sink_plain = strcmp(json_string_value(v), "plain") == 0;
+    }
+    v = json_object_get(o, "heartbeat");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_boolean(v))
+            return bad_field(err, w, "heartbeat", "a boolean");
+        r.info.heartbeat = json_is_true(v);
+    }
     if (get_checkers(json_object_get(o, "checkers"), r.info.checkers, sizeof r.info.checkers) < 0)
         return bad_field(err, w, "checkers",
                          "an array of checker names (together under 1024 characters)");
+    v = json_object_get(o, "columns");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_object(v))
+            return bad_field(err, w, "columns", "an object of step name: column names");
+        r.info.has_columns = 1;
+        for (size_t i = 0; i < sizeof col_steps / sizeof col_steps[0]; i++) {
+            char *dstc = step_cols(&r.info, col_steps[i]);
+            if (get_checkers(json_object_get(v, col_steps[i]), dstc, 128) < 0)
+                return bad_field(err, w, "columns",
+                                 "an object of step name: array of column names");
+        }
+    }
     if (pt->nhdr % 4 == 0) {
         hdr_rec *n = realloc(pt->hdr, (pt->nhdr + 4) * sizeof *n);
         if (n == NULL)
@@ -502,6 +564,9 @@ static void event_init(qc_event *e)
     e->counted = -1;
     e->calls = -1;
     e->delay_ms = 0;
+    e->pause_ms = QC_NO_TIME;
+    e->work_ms = QC_NO_TIME;
+    e->exclusive = -1;
 }
 
 enum field_kind { F_INT64, F_INT, F_LONG, F_DOUBLE, F_BOOL, F_STR, F_OP };
@@ -544,6 +609,9 @@ static const struct field {
     {"calls", F_INT64, offsetof(qc_event, calls)},
     {"delay_ms", F_LONG, offsetof(qc_event, delay_ms)},
     {"group", F_STR, offsetof(qc_event, group)},
+    {"pause_ms", F_DOUBLE, offsetof(qc_event, pause_ms)},
+    {"work_ms", F_DOUBLE, offsetof(qc_event, work_ms)},
+    {"exclusive", F_BOOL, offsetof(qc_event, exclusive)},
 };
 
 static int set_field(part *pt, const struct field *f, json_t *v, qc_event *e, const char **what)

@@ -7,11 +7,13 @@
  *   {"type":"header","seed":42,"scenario":"default","protocol":"...",
  *    "model":"lease","lease_ms":5000,"max_attempts":3,"workers":16,"jobs":20000,
  *    "reaper_interval_ms":500,"recovery_slack_ms":2000,"qchaos":"0.1.0","server":"..."}
- *   {"seq":7,"t":12.345,"type":"invoke","op":"claim","worker":3,"inc":0,"req":55}
+ *   {"seq":7,"t":12.345,"type":"invoke","op":"claim","worker":3,"inc":0,"req":55,
+ *    "pause_ms":200.5}
  *   {"seq":9,"t":13.001,"type":"ok","op":"claim","worker":3,"inc":0,"req":55,
  *    "rows":1,"job":17,"token":"5b1e...","lease_until":1764470000123.0,
  *    "now":1764469995123.0,"attempt":1,"op_key":"17"}
- *   {"seq":10,"type":"effect","job":17,"op_key":"17","token":"..","worker":3,"inc":0,"applied":true}
+ *   {"seq":10,"type":"effect","job":17,"op_key":"17","token":"..","worker":3,"inc":0,"applied":true,
+ *    "work_ms":3}
  *   {"seq":11,"type":"invoke","op":"complete","job":17,"token":"..",...}
  *   {"seq":12,"type":"ok","op":"complete","job":17,"token":"..","rows":1,"now":...,
  *    "counted":true}
@@ -20,6 +22,17 @@
  *   {"seq":15,"type":"fault","fault":"kill_after_claim","job":17,"worker":3,"inc":0}
  *   {"seq":16,"type":"snapshot","job":17,"state":"done","attempt":1,"token":".."}
  *   {"seq":17,"type":"end","drained":true}
+ *
+ * The header's "columns" says which result columns the protocol's steps
+ * return (the loader's reading of each step's last statement, among the
+ * columns the harness reads: README "Which columns each rule needs"):
+ *   "columns":{"claim":["job_id","token","lease_until_ms","now_ms",...],
+ *              "complete":["now_ms"],"renew":[...],"fail":[...],
+ *              "reap":["job_id","token","state","now_ms"],
+ *              "snapshot":["job_id","state","attempt","token","error"],
+ *              "enqueue":["job_id"]}
+ * A step the protocol lacks is absent; other keys are ignored.  A checker
+ * asks qc_run_info_returns before calling a missing column a violation.
  *
  * "seq" is a global order consistent with real time (assigned when an event
  * is appended); "t" is the client's CLOCK_MONOTONIC in milliseconds since the
@@ -115,6 +128,15 @@ typedef struct qc_event {
     long delay_ms;        /* ok enqueue: scheduled this far ahead (ms); 0 */
     const char *group;    /* ok enqueue / ok claim: the job's group key
                              (conversation group, lock); NULL: no group */
+    double pause_ms;      /* invoke claim: the pause (ms) the worker's idle
+                             policy planned before sending it, after an
+                             empty claim; QC_NO_TIME when absent (a first
+                             claim, or a worker whose sleeps qchaos does
+                             not plan: an adapter's own loop) */
+    double work_ms;       /* effect: the work (ms) the worker planned between
+                             the claim's answer and the effect; QC_NO_TIME */
+    int exclusive;        /* note server_count: 1 the server ran only this run's
+                             sessions (qchaos started it), 0 shared, -1 absent */
 } qc_event;
 
 /* Header values the checkers need (from the first line of the ledger). */
@@ -136,6 +158,17 @@ typedef struct qc_run_info {
     double idle_jitter;
     double max_idle_polls_per_s;    /* bounded_idle_polling bounds; 0 unknown */
     long max_idle_pause_ms, max_pickup_ms;
+    int heartbeat;           /* header "heartbeat": 1 workers renew every lease/3
+                                while working, 0 not; -1 unknown */
+    int sink_plain;          /* header "sink": 1 "plain" (every delivery applied),
+                                0 "idempotent" (dedup by op key); -1 unknown */
+    /* Header "columns": per step, the result columns its last statement
+     * mentions among those the harness reads (joined with ","; "" when
+     * the step returns none of them or the protocol has no such step). */
+    int has_columns;         /* 1: the header had "columns"; 0: an older
+                                ledger, the columns are unknown */
+    char enqueue_cols[128], claim_cols[128], complete_cols[128], renew_cols[128],
+        fail_cols[128], reap_cols[128], snapshot_cols[128];
 } qc_run_info;
 
 typedef struct qc_history {
@@ -159,5 +192,11 @@ int qc_history_parse(qc_history *h, const char *text, qc_err *err);
 void qc_history_fini(qc_history *h);
 
 const char *qc_op_name(qc_op op);
+
+/* Whether the run's protocol returns column from step ("reap", "snapshot",
+ * "claim", "complete", "renew", "fail", "enqueue"), by the header's
+ * "columns": 1 yes, 0 no, -1 unknown (a ledger without "columns", or a
+ * step name not listed above). */
+int qc_run_info_returns(const qc_run_info *info, const char *step, const char *column);
 
 #endif

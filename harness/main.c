@@ -1,10 +1,17 @@
 /*
  * main.c - the qchaos command line.  Only this file calls exit.
  *
- *   qchaos run [SCENARIO.ini] [--dsn DSN] [--protocol FILE] [--workers N]
+ *   qchaos run [SCENARIO] [--dsn DSN] [--protocol FILE] [--workers N]
  *              [--jobs N] [--duration S] [--seed N] [--out DIR] [--keep]
+ *              [--force] ...
  *   qchaos audit [--out DIR] LEDGER...
- *   qchaos version | help
+ *   qchaos report DIR [LEDGER...]
+ *   qchaos mutation [--seeds K] ...
+ *   qchaos version | -V | --version | help [COMMAND]
+ *
+ * Each command has its own --help.  getopt_long's own messages are off
+ * (opterr = 0): a bad option is one line from bad_option(), with "qchaos" as
+ * the program name, and exit 2.
  *
  * Exit codes (DESIGN.md): 0 all checkers pass; 1 a violation; 2 usage or
  * input error; 3 a database or service could not be reached or set up;
@@ -23,6 +30,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "cli.h"
 #include "../reports/report.h"
 #include "mutation.h"
 #include "runner.h"
@@ -35,6 +43,10 @@ static void on_signal(int sig)
     (void)sig;
     qc_interrupted = 1;
 }
+
+static const char exit_codes[] =
+    "exit codes: 0 pass, 1 violation, 2 usage or input error,\n"
+    "            3 database or service unreachable, 4 inconclusive\n";
 
 /* SIGINT / SIGTERM set qc_interrupted (no SA_RESTART: a blocking waitpid
  * returns EINTR, so a parent can pass the signal on to its child run). */
@@ -50,29 +62,94 @@ static void catch_signals(void)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: qchaos run [SCENARIO.ini] [options]\n"
+            "usage: qchaos run [SCENARIO] [options]\n"
             "       qchaos audit [--out DIR] [--allow-inconclusive] LEDGER|RUNDIR...\n"
             "       qchaos report [--allow-inconclusive] DIR [LEDGER...]\n"
             "       qchaos mutation [--seeds K] [--out DIR] [--dsn DSN] [--only NAME] [--correct FILE]\n"
-            "       qchaos version\n"
+            "       qchaos version (or -V, --version)\n"
             "\n"
-            "run options:\n"
-            "  --dsn DSN          database to test (libpq conninfo or URI); default: start an\n"
-            "                     ephemeral PostgreSQL with scripts/pg-ephemeral.sh\n"
-            "  --worker-dsn DSN   workers and reaper connect here instead (e.g. your PgBouncer)\n"
-            "  --protocol FILE    protocol (backend) file, overrides the scenario's\n"
-            "  --workers N        worker threads (one connection each)\n"
-            "  --jobs N           jobs to enqueue\n"
-            "  --duration S       chaos phase in seconds (0: until drained)\n"
-            "  --seed N           seed of the workload and fault plan\n"
-            "  --out DIR          output folder (default results/NAME-SEED)\n"
-            "  --keep             keep the queue tables (skip teardown)\n"
-            "  --no-progress      no progress line even on a terminal\n"
-            "  --allow-inconclusive  junit.xml shows INCONCLUSIVE checkers as skipped\n"
-            "  --repeat N         run seeds SEED..SEED+N-1, stop at the first that does not pass\n"
-            "\n"
-            "exit codes: 0 pass, 1 violation, 2 usage or input error,\n"
-            "            3 database or service unreachable, 4 inconclusive\n");
+            "'qchaos COMMAND --help' (or 'qchaos help COMMAND') lists a command's options.\n"
+            "%s",
+            exit_codes);
+}
+
+static void run_help(void)
+{
+    printf("usage: qchaos run [SCENARIO] [options]\n"
+           "\n"
+           "Runs a scenario against a database and audits it.  SCENARIO is a scenario\n"
+           "file, or the name of a bundled one (default, chaos, cases/c01_snapshot_claim)\n"
+           "looked up in %s/scenarios (QCHAOS_HOME sets the data folder).\n"
+           "\n"
+           "options:\n"
+           "  --dsn DSN          database to test (libpq conninfo or URI); default: start an\n"
+           "                     ephemeral PostgreSQL with scripts/pg-ephemeral.sh\n"
+           "  --worker-dsn DSN   workers and reaper connect here instead (e.g. your PgBouncer)\n"
+           "  --protocol FILE    protocol (backend) file, overrides the scenario's\n"
+           "  --workers N        worker threads (one connection each)\n"
+           "  --jobs N           jobs to enqueue\n"
+           "  --duration S       chaos phase in seconds (0: until drained)\n"
+           "  --seed N           seed of the workload and fault plan\n"
+           "  --out DIR          output folder (default results/NAME-SEED)\n"
+           "  --force            write into an output folder that already holds a run\n"
+           "  --keep             keep the queue tables (skip teardown)\n"
+           "  --no-progress      no progress line even on a terminal\n"
+           "  --allow-inconclusive  junit.xml shows INCONCLUSIVE checkers as skipped\n"
+           "  --repeat N         run seeds SEED..SEED+N-1 (folders OUT/seed-S), stop at the\n"
+           "                     first that does not pass\n"
+           "  -h, --help         this help\n"
+           "\n%s",
+           qc_datadir(), exit_codes);
+}
+
+static void audit_help(void)
+{
+    printf("usage: qchaos audit [--out DIR] [--allow-inconclusive] LEDGER|RUNDIR...\n"
+           "\n"
+           "Re-runs the checkers on saved ledgers and prints the verdict table.  Several\n"
+           "ledgers merge by sequence number; a run folder stands for its ledger.jsonl.\n"
+           "\n"
+           "options:\n"
+           "  -o, --out DIR         write results.json and the reports into DIR\n"
+           "  --allow-inconclusive  junit.xml shows INCONCLUSIVE checkers as skipped\n"
+           "  -h, --help            this help\n"
+           "\n%s",
+           exit_codes);
+}
+
+static void report_help(void)
+{
+    printf("usage: qchaos report [--allow-inconclusive] DIR [LEDGER...]\n"
+           "\n"
+           "Re-renders junit.xml, report.md, report.html and plots/ of the run folder DIR\n"
+           "from its results.json and the given ledgers (default DIR/ledger.jsonl).\n"
+           "\n"
+           "options:\n"
+           "  --allow-inconclusive  junit.xml shows INCONCLUSIVE checkers as skipped\n"
+           "  -h, --help            this help\n"
+           "\n"
+           "exit codes: 0 written, 2 input or file error, 3 any other failure\n");
+}
+
+static void mutation_help(void)
+{
+    printf("usage: qchaos mutation [--seeds K] [--out DIR] [--dsn DSN] [--only NAME] [--correct FILE]\n"
+           "\n"
+           "The detection-power self-test: every known-broken protocol and policy runs\n"
+           "against the scenario that exposes it for seeds 1..K, and the correct protocol\n"
+           "against the same scenarios.  Exit 0 only when every mutant is caught in every\n"
+           "seed and nothing false was raised.\n"
+           "\n"
+           "options:\n"
+           "  --seeds K          seeds per mutant (default 3, at most 64)\n"
+           "  --out DIR          output folder (default results/mutation)\n"
+           "  --dsn DSN          database for the runs (scenarios that restart or pause the\n"
+           "                     server get their own); default: an ephemeral PostgreSQL\n"
+           "  --only NAME        only the mutants whose name contains NAME\n"
+           "  --correct FILE     run FILE as the correct protocol on every scenario\n"
+           "  -h, --help         this help\n"
+           "\n%s",
+           exit_codes);
 }
 
 /* How the user called us, for commands we print back ("./qchaos" when run
@@ -98,57 +175,91 @@ static int parse_long_arg(const char *opt, const char *v, long min, long *out)
     return 0;
 }
 
-/* The command line, shell-quoted, with the password of every connection
- * string (--dsn, --worker-dsn) replaced by "***": it goes into the ledger,
- * results.json and every report. */
-static char *join_argv(int argc, char **argv)
+/* Explains the option getopt_long (opterr = 0) refused, in one line with a
+ * hint; c is what it returned ('?' or ':').  Returns 2 (exit code). */
+static int bad_option(const char *cmd, const struct option *opts, int argc, char **argv, int c)
 {
-    size_t n = 1;
-    for (int i = 0; i < argc; i++)
-        n += strlen(argv[i]) * 4 + 16;
-    char *s = malloc(n);
-    char *red = malloc(n);
-    if (!s || !red) {
-        free(s);
-        free(red);
-        return NULL;
-    }
-    s[0] = 0;
-    for (int i = 0; i < argc; i++) {
-        if (i)
-            strcat(s, " ");
-        const char *arg = argv[i];
-        int secret = i > 0 && (!strcmp(argv[i - 1], "--dsn") || !strcmp(argv[i - 1], "--worker-dsn"));
-        if (secret || !strncmp(arg, "--dsn=", 6) || !strncmp(arg, "--worker-dsn=", 13)) {
-            const char *eq = secret ? NULL : strchr(arg, '=');
-            size_t pre = eq ? (size_t)(eq - arg) + 1 : 0;
-            memcpy(red, arg, pre);
-            qc_redact_conninfo(arg + pre, red + pre, n - pre);
-            arg = red;
+    const char *w = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+    char word[128], why[512];
+    if (strncmp(w, "--", 2) != 0) {
+        snprintf(word, sizeof word, "-%c", optopt > 0 && optopt < 128 ? optopt : '?');
+        if (c == ':')
+            snprintf(why, sizeof why, "option '%s' of '%s' needs a value", word, cmd);
+        else
+            snprintf(why, sizeof why, "unknown option '%s' for '%s'", word, cmd);
+    } else {
+        size_t n = strcspn(w + 2, "=");
+        snprintf(word, sizeof word, "%.*s", (int)(n + 2 < 100 ? n + 2 : 100), w);
+        const struct option *exact = NULL;
+        int nprefix = 0;
+        char names[256] = "";
+        for (const struct option *o = opts; o->name; o++) {
+            if (strncmp(o->name, w + 2, n) != 0)
+                continue;
+            if (strlen(o->name) == n)
+                exact = o;
+            if (++nprefix <= 4)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s--%s",
+                         nprefix > 1 ? ", " : "", o->name);
         }
-        int plain = strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                "0123456789-_./=:,@") == strlen(arg);
-        if (plain) {
-            strcat(s, arg);
-        } else {
-            strcat(s, "'");
-            for (const char *p = arg; *p; p++) {
-                if (*p == '\'')
-                    strcat(s, "'\\''");
-                else
-                    strncat(s, p, 1);
-            }
-            strcat(s, "'");
+        if (!exact && nprefix == 1) {
+            for (const struct option *o = opts; o->name; o++)
+                if (!strncmp(o->name, w + 2, n))
+                    exact = o;
         }
+        if (!exact && nprefix > 1)
+            snprintf(why, sizeof why, "option '%s' of '%s' is ambiguous (%s)", word, cmd, names);
+        else if (!exact)
+            snprintf(why, sizeof why, "unknown option '%s' for '%s'", word, cmd);
+        else if (c == ':')
+            snprintf(why, sizeof why, "option '--%s' of '%s' needs a value", exact->name, cmd);
+        else if (exact->has_arg == no_argument && w[n + 2] == '=')
+            snprintf(why, sizeof why, "option '--%s' of '%s' takes no value", exact->name, cmd);
+        else
+            snprintf(why, sizeof why, "bad option '%s' for '%s'", word, cmd);
     }
-    free(red);
-    return s;
+    fprintf(stderr, "qchaos: %s (see 'qchaos %s --help')\n", why, cmd);
+    return 2;
 }
+
+/* 0 when dir holds no earlier run (no ledger.jsonl) or force is set; else
+ * says so and returns 2: a second run would overwrite the first's evidence. */
+static int out_is_free(const char *dir, int force)
+{
+    char p[1100];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/ledger.jsonl", dir);
+    if (force || stat(p, &st) != 0)
+        return 0;
+    fprintf(stderr,
+            "qchaos: output folder '%s' already holds a run (ledger.jsonl); remove it or pass "
+            "--force\n",
+            dir);
+    return 2;
+}
+
+/* The output folder of the run with this seed: --out, or results/NAME-SEED;
+ * with --repeat, OUT/seed-SEED (or results/NAME-SEED). */
+static void run_out_dir(char *dir, size_t n, const char *out, const char *name, uint64_t seed,
+                        long repeat_n)
+{
+    if (out && repeat_n > 0)
+        snprintf(dir, n, "%.900s/seed-%" PRIu64, out, seed);
+    else if (out)
+        snprintf(dir, n, "%s", out);
+    else
+        snprintf(dir, n, "results/%.200s-%" PRIu64, name, seed);
+}
+
+/* The words of `qchaos run` as typed (getopt_long reorders argv), for the
+ * repeat line; freed by main. */
+static char **run_typed;
 
 static int cmd_run(int argc, char **argv)
 {
     enum { O_DSN = 256, O_WORKER_DSN, O_PROTOCOL, O_WORKERS, O_JOBS, O_DURATION, O_SEED, O_OUT, O_KEEP,
-           O_NOPROGRESS, O_ALLOW_INC, O_REPEAT };
+           O_NOPROGRESS, O_ALLOW_INC, O_REPEAT,
+           O_FORCE };
     static const struct option opts[] = {
         {"dsn", required_argument, 0, O_DSN}, {"worker-dsn", required_argument, 0, O_WORKER_DSN},         {"protocol", required_argument, 0, O_PROTOCOL},
         {"workers", required_argument, 0, O_WORKERS}, {"jobs", required_argument, 0, O_JOBS},
@@ -157,12 +268,16 @@ static int cmd_run(int argc, char **argv)
         {"no-progress", no_argument, 0, O_NOPROGRESS}, {"help", no_argument, 0, 'h'},
         {"allow-inconclusive", no_argument, 0, O_ALLOW_INC},
         {"repeat", required_argument, 0, O_REPEAT},
+        {"force", no_argument, 0, O_FORCE},
         {0, 0, 0, 0}};
+    if ((run_typed = calloc((size_t)argc + 1, sizeof *run_typed)) == NULL)
+        return die(3, "out of memory");
+    memcpy(run_typed, argv, (size_t)argc * sizeof *run_typed);
     const char *dsn = NULL, *worker_dsn = NULL, *protocol = NULL, *out = NULL, *seed = NULL, *duration = NULL;
     long workers = -1, jobs = -1, repeat_n = 0;
-    int keep = 0, noprogress = 0, allow_inc = 0, c;
+    int keep = 0, noprogress = 0, allow_inc = 0, force = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case O_DSN: dsn = optarg; break;
         case O_WORKER_DSN: worker_dsn = optarg; break;
@@ -182,8 +297,9 @@ static int cmd_run(int argc, char **argv)
         case O_REPEAT:
             if (parse_long_arg("--repeat", optarg, 1, &repeat_n)) return 2;
             break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case O_FORCE: force = 1; break;
+        case 'h': run_help(); return 0;
+        default: return bad_option("run", opts, argc, argv, c);
         }
     }
     if (argc - optind > 1)
@@ -193,12 +309,13 @@ static int cmd_run(int argc, char **argv)
     memset(&o, 0, sizeof o);
     qc_scenario_defaults(&o.sc);
     qc_err err = {0};
-    char base_dir[1024] = "";
+    char base_dir[1024] = "", scenario[4096];
     if (optind < argc) {
-        if (qc_scenario_load(&o.sc, argv[optind], &err) != 0)
+        if (qc_scenario_find(argv[optind], scenario, sizeof scenario, &err) != 0 ||
+            qc_scenario_load(&o.sc, scenario, &err) != 0)
             return die(qc_err_exit_code(err.code), err.msg);
-        char tmp[1024];
-        snprintf(tmp, sizeof tmp, "%s", argv[optind]);
+        char tmp[4096];
+        snprintf(tmp, sizeof tmp, "%s", scenario);
         snprintf(base_dir, sizeof base_dir, "%s", dirname(tmp));
     }
     if (protocol)
@@ -239,10 +356,7 @@ static int cmd_run(int argc, char **argv)
     }
     if (qc_scenario_validate(&o.sc, &err) != 0)
         return die(2, err.msg);
-    if (out)
-        snprintf(o.out_dir, sizeof o.out_dir, "%s", out);
-    else
-        snprintf(o.out_dir, sizeof o.out_dir, "results/%s-%" PRIu64, o.sc.name, o.sc.seed);
+    run_out_dir(o.out_dir, sizeof o.out_dir, out, o.sc.name, o.sc.seed, repeat_n);
     o.dsn = dsn;
     o.worker_dsn = worker_dsn;
     if (worker_dsn && !dsn)
@@ -251,23 +365,15 @@ static int cmd_run(int argc, char **argv)
     o.allow_inconclusive = allow_inc;
     o.progress = !noprogress && isatty(2);
 
-    /* The exact command that repeats a run: the arguments without --seed,
-     * --out and --repeat, then this run's seed and folder. */
-    char **kept = calloc((size_t)argc + 1, sizeof *kept);
-    int nkept = 0;
-    for (int i = 0; kept && i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--seed") || !strcmp(a, "--out") || !strcmp(a, "--repeat")) {
-            i++;
-            continue;
-        }
-        if (!strncmp(a, "--seed=", 7) || !strncmp(a, "--out=", 6) || !strncmp(a, "--repeat=", 9))
-            continue;
-        kept[nkept++] = argv[i];
+    /* Refused before anything runs: an output folder that holds a run (for
+     * --repeat, any of the seeds' folders). */
+    for (long k = 0; k < (repeat_n > 0 ? repeat_n : 1); k++) {
+        char dir[sizeof o.out_dir];
+        run_out_dir(dir, sizeof dir, out, o.sc.name, o.sc.seed + (uint64_t)k, repeat_n);
+        if (out_is_free(dir, force) != 0)
+            return 2;
     }
-    char *line = kept ? join_argv(nkept, kept) : NULL;
-    free(kept);
-    char *repeat = line ? malloc(strlen(prog_name) + strlen(line) + sizeof o.out_dir + 64) : NULL;
+    char *repeat = NULL;
     catch_signals();
     signal(SIGPIPE, SIG_IGN);
 
@@ -277,23 +383,15 @@ static int cmd_run(int argc, char **argv)
     /* --repeat N: seeds seed .. seed+N-1, stopping at the first run that is
      * not a pass, whose exact command is printed. */
     uint64_t first_seed = o.sc.seed;
-    char base_out[1024];
-    snprintf(base_out, sizeof base_out, "%s", o.out_dir);
     int code = 0;
     long runs = repeat_n > 0 ? repeat_n : 1;
     for (long k = 0; k < runs; k++) {
         o.sc.seed = first_seed + (uint64_t)k;
-        if (repeat_n > 0) {
-            if (out)
-                snprintf(o.out_dir, sizeof o.out_dir, "%.900s/seed-%" PRIu64, base_out,
-                         o.sc.seed);
-            else
-                snprintf(o.out_dir, sizeof o.out_dir, "results/%.200s-%" PRIu64, o.sc.name,
-                         o.sc.seed);
-        }
-        if (repeat)
-            sprintf(repeat, "%s %s --seed %" PRIu64 " --out %s", prog_name, line, o.sc.seed,
-                    o.out_dir);
+        run_out_dir(o.out_dir, sizeof o.out_dir, out, o.sc.name, o.sc.seed, repeat_n);
+        /* The exact command that repeats this run: the words as typed, with
+         * this run's seed and folder, without --repeat. */
+        free(repeat);
+        repeat = qc_cli_repeat_line(prog_name, argc, run_typed, opts, o.sc.seed, o.out_dir);
         o.argv_line = repeat;
         memset(&err, 0, sizeof err);
         code = qc_run(&o, &err);
@@ -311,7 +409,6 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "qchaos: --repeat: seeds %" PRIu64 "..%" PRIu64 " all passed\n", first_seed,
                 first_seed + (uint64_t)repeat_n - 1);
     qc_odbc_global_fini();
-    free(line);
     free(repeat);
     return code;
 }
@@ -329,7 +426,7 @@ static int cmd_mutation(int argc, char **argv)
     long k;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'k':
             if (parse_long_arg("--seeds", optarg, 1, &k)) return 2;
@@ -339,8 +436,8 @@ static int cmd_mutation(int argc, char **argv)
         case 'd': o.dsn = optarg; break;
         case 'n': o.only = optarg; break;
         case 'c': o.correct = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'h': mutation_help(); return 0;
+        default: return bad_option("mutation", opts, argc, argv, c);
         }
     }
     if (optind < argc)
@@ -362,12 +459,12 @@ static int cmd_audit(int argc, char **argv)
     const char *out = NULL;
     int c, allow_inc = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'a': allow_inc = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'h': audit_help(); return 0;
+        default: return bad_option("audit", opts, argc, argv, c);
         }
     }
     if (optind >= argc)
@@ -418,11 +515,11 @@ static int cmd_report(int argc, char **argv)
                                           {0, 0, 0, 0}};
     int allow_inc = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'a': allow_inc = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'h': report_help(); return 0;
+        default: return bad_option("report", opts, argc, argv, c);
         }
     }
     if (optind >= argc)
@@ -451,8 +548,32 @@ static int cmd_report(int argc, char **argv)
     return 0;
 }
 
+/* The help of one command; 0, or 2 for an unknown one. */
+static int command_help(const char *cmd)
+{
+    if (!strcmp(cmd, "run"))
+        run_help();
+    else if (!strcmp(cmd, "audit"))
+        audit_help();
+    else if (!strcmp(cmd, "report"))
+        report_help();
+    else if (!strcmp(cmd, "mutation"))
+        mutation_help();
+    else if (!strcmp(cmd, "version"))
+        printf("usage: qchaos version (or -V, --version)\n");
+    else {
+        fprintf(stderr, "qchaos: unknown command '%s' (see 'qchaos --help')\n", cmd);
+        return 2;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    /* Lines reach a log file in the order they were written, stdout's and
+     * stderr's interleaved (stdout is fully buffered when not a terminal). */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    opterr = 0; /* bad_option() explains, as "qchaos" */
     if (argc > 0 && argv[0] != NULL && strchr(argv[0], '/') != NULL &&
         strlen(argv[0]) < 512 &&
         strspn(argv[0], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+") ==
@@ -463,23 +584,31 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "run"))
-        return cmd_run(argc - 1, argv + 1);
+    int code;
+    if (!strcmp(cmd, "run")) {
+        code = cmd_run(argc - 1, argv + 1);
+        free(run_typed);
+        return code;
+    }
     if (!strcmp(cmd, "audit"))
         return cmd_audit(argc - 1, argv + 1);
     if (!strcmp(cmd, "report"))
         return cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "mutation"))
         return cmd_mutation(argc - 1, argv + 1);
-    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
         printf("qchaos %s\n", QC_VERSION);
         return 0;
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        if (argc > 2)
+            return command_help(argv[2]);
         usage(stdout);
         return 0;
     }
-    fprintf(stderr, "qchaos: unknown command '%s'\n", cmd);
-    usage(stderr);
+    if (cmd[0] == '-')
+        fprintf(stderr, "qchaos: unknown option '%s' (see 'qchaos --help')\n", cmd);
+    else
+        fprintf(stderr, "qchaos: unknown command '%s' (see 'qchaos --help')\n", cmd);
     return 2;
 }

@@ -10,6 +10,7 @@
 #include "runner.h"
 #include "audit.h"
 #include "clock.h"
+#include "lint.h"
 #include "nemesis.h"
 #include "../reports/report.h"
 #include "worker.h"
@@ -150,6 +151,7 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "model", json_string(proto->model));
     if (proto->tested != NULL)
         json_object_set_new(h, "tested_where", json_string(proto->tested));
+    json_object_set_new(h, "columns", qc_lint_columns_json(proto));
     json_object_set_new(h, "server", json_string(server));
     json_object_set_new(h, "workers", json_integer(s->workers));
     json_object_set_new(h, "jobs", json_integer(s->jobs));
@@ -180,6 +182,7 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "max_pickup_ms", json_integer(pickup));
     json_object_set_new(h, "poison_mode", json_string(s->poison_crash ? "crash" : "fail"));
     json_object_set_new(h, "sink", json_string(s->sink_idempotent ? "idempotent" : "plain"));
+    json_object_set_new(h, "heartbeat", json_boolean(s->heartbeat));
     json_object_set_new(h, "pooler", json_string(s->pooler));
     json_t *faults = json_object();
     for (int k = 1; k < QC_FAULT_COUNT; k++) {
@@ -224,9 +227,11 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
         free(group);
         return qc_err_set(err, QC_ENOMEM, "out of memory");
     }
-    char max_att[24], delay[24];
+    char max_att[24], delay[24], lease[24], batch_n[24];
     snprintf(max_att, sizeof max_att, "%ld", s->max_attempts);
     snprintf(delay, sizeof delay, "%ld", delay_ms);
+    snprintf(lease, sizeof lease, "%ld", s->lease_ms);
+    snprintf(batch_n, sizeof batch_n, "%ld", s->batch);
     int rc = 0;
     /* SIGINT / SIGTERM: stop enqueueing; the jobs already in are the run. */
     for (long done = 0; done < count && rc == 0 && !qc_interrupted;) {
@@ -245,7 +250,14 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
                 snprintf(group[i], sizeof group[i], "g%ld", (first_index + done + i) % s->groups);
             qc_params_set(&p, "group_key", group[i][0] ? group[i] : NULL);
             qc_params_set(&p, "max_attempts", max_att);
-            qc_params_set(&p, "delay_ms", delay);
+            qc_params_set(&p, "delay_ms", delay); /* enqueue: how far ahead it is due */
+            /* every step gets every parameter it can know (README
+             * "Parameters"); the enqueuer is worker -1, as in the ledger */
+            qc_params_set(&p, "lease_ms", lease);
+            qc_params_set(&p, "batch", batch_n);
+            qc_params_set(&p, "worker", "w-1.0");
+            qc_params_set(&p, "worker_id", "-1");
+            qc_params_set(&p, "incarnation", "0");
             qc_result r = {0};
             rc = qc_protocol_run(d, c, proto, QC_STEP_ENQUEUE, &p, &r, err);
             const char *id = rc == 0 ? qc_result_get(&r, 0, "job_id") : NULL;
@@ -487,7 +499,7 @@ static int query_matches(const char *server, const char *ours)
 }
 
 static void server_count_record(const qc_driver *d, qc_conn *c, const qc_protocol *proto,
-                                qc_lbuf *lb)
+                                qc_lbuf *lb, int exclusive)
 {
     const qc_step *st = &proto->steps[QC_STEP_CLAIM];
     if (!st->present || st->nstmts < 1)
@@ -527,6 +539,9 @@ static void server_count_record(const qc_driver *d, qc_conn *c, const qc_protoco
     json_object_set_new(e, "note", json_string("server_count"));
     json_object_set_new(e, "op", json_string("claim"));
     json_object_set_new(e, "source", json_string("pg_stat_statements"));
+    /* On a server qchaos did not start, other clients may run the same
+     * statement: only the lower bound of the count can be judged there. */
+    json_object_set_new(e, "exclusive", json_boolean(exclusive));
     json_object_set_new(e, "calls", json_integer(calls));
     qc_ledger_append(lb, e);
 }
@@ -695,6 +710,17 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         code = 2;
         goto out;
     }
+    /* A connection string the client library rejects is an input error
+     * (exit 2), found before any server starts or anything connects. */
+    const char *const given[2][2] = {{"--dsn", o->dsn}, {"--worker-dsn", o->worker_dsn}};
+    for (int i = 0; i < 2 && d->check_conninfo; i++) {
+        if (given[i][1] && (rc = d->check_conninfo(given[i][1], err)) != 0) {
+            qc_err_prefix(err, "%s", given[i][0]);
+            code = rc == QC_EINVAL ? 2 : 3;
+            goto out;
+        }
+    }
+    qc_lint_print(stderr, s, proto); /* what the run will be blind to */
     if ((rc = qc_mkdirs(o->out_dir, err)) != 0) {
         code = 2;
         goto out;
@@ -741,6 +767,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     if (rc != 0)
         goto out;
     qc_lbuf *lb = qc_ledger_buf(ledger);
+    qc_lint_ledger(lb, s, proto);
 
     fprintf(stderr, "qchaos: seed %" PRIu64 ", scenario %s, protocol %s, %ld workers, %ld jobs\n",
             s->seed, s->name, proto->path, s->workers, s->jobs);
@@ -927,7 +954,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         pooler_running = 0;
     }
     if (server_count && ctl && d->is_ok(ctl))
-        server_count_record(d, ctl, proto, lb);
+        server_count_record(d, ctl, proto, lb, eph.running);
     double elapsed = (qc_clock_ms() - start) / 1000.0;
     if (o->progress)
         progress(&sh, elapsed, s->jobs, &last_claims_t, &last_claims, 1);
@@ -1019,7 +1046,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         json_object_set_new(metrics, "command", json_string(o->argv_line));
 
     const char *paths[1] = {ledger_path};
-    code = qc_audit(paths, 1, o->out_dir, metrics, stdout, err);
+    char verdict_line[1024] = "";
+    code = qc_audit_ex(paths, 1, o->out_dir, metrics, stdout, verdict_line, sizeof verdict_line,
+                       err);
     json_decref(metrics);
     if (code == 0 || code == 1 || code == 4) {
         char note[256] = "";
@@ -1047,6 +1076,8 @@ int qc_run(const qc_run_opts *o, qc_err *err)
            o->out_dir);
     if (code == 1 && o->argv_line)
         printf("qchaos: repeat with: %s\n", o->argv_line);
+    if (verdict_line[0])
+        printf("%s\n", verdict_line); /* the last line, whatever came before */
 
 out:
     if (workers && atomic_load(&sh.stop) == 0) {

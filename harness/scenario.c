@@ -9,6 +9,7 @@
 #include "input.h"
 
 #include <ini.h>
+#include <pthread.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -88,11 +89,61 @@ static int parse_bool(const char *v, int *out)
     return 0;
 }
 
+/* Reads the file for inih, counting lines: line is the line the text just
+ * read starts on (inih reads a line longer than its buffer in pieces). */
+typedef struct line_reader {
+    FILE *f;
+    int line, next;
+} line_reader;
+
+static char *read_line(char *str, int num, void *stream)
+{
+    line_reader *r = stream;
+    char *got;
+
+    r->line = r->next;
+    got = fgets(str, num, r->f);
+    if (got != NULL && strchr(got, '\n') != NULL)
+        r->next++;
+    return got;
+}
+
 typedef struct parse_ctx {
     qc_scenario *s;
+    line_reader *rd;
     char msg[512];
     int failed;
 } parse_ctx;
+
+/* Remembers that the file set section.key at line (the latest line wins). */
+static void note_set(qc_scenario *s, const char *section, const char *key, int line)
+{
+    char full[48];
+    int i;
+
+    snprintf(full, sizeof full, "%s.%s", section, key);
+    for (i = 0; i < s->nset; i++) {
+        if (strcmp(s->set[i].key, full) == 0) {
+            s->set[i].line = line;
+            return;
+        }
+    }
+    if (s->nset < (int)(sizeof s->set / sizeof s->set[0])) {
+        snprintf(s->set[s->nset].key, sizeof s->set[s->nset].key, "%s", full);
+        s->set[s->nset++].line = line;
+    }
+}
+
+int qc_scenario_set_line(const qc_scenario *s, const char *section, const char *key)
+{
+    char full[48];
+
+    snprintf(full, sizeof full, "%s.%s", section, key);
+    for (int i = 0; i < s->nset; i++)
+        if (strcmp(s->set[i].key, full) == 0)
+            return s->set[i].line;
+    return 0;
+}
 
 __attribute__((format(printf, 2, 3))) static int fail(parse_ctx *c, const char *fmt, ...)
 {
@@ -180,6 +231,7 @@ static int handler(void *user, const char *section, const char *name, const char
     qc_scenario *s = c->s;
     if (c->failed)
         return 0;
+    note_set(s, section, name, c->rd->line);
     if (!strcmp(section, "scenario")) {
         if (!strcmp(name, "name")) {
             snprintf(s->name, sizeof s->name, "%s", value);
@@ -370,8 +422,9 @@ int qc_scenario_load(qc_scenario *s, const char *path, qc_err *err)
             err->code = QC_EINVAL;
         return QC_EINVAL;
     }
-    parse_ctx c = {.s = s};
-    int line = ini_parse_file(f, handler, &c);
+    line_reader rd = {.f = f, .line = 1, .next = 1};
+    parse_ctx c = {.s = s, .rd = &rd};
+    int line = ini_parse_stream(read_line, &rd, handler, &c);
     fclose(f);
     if (line < 0)
         return qc_err_set(err, QC_EIO, "cannot read scenario file '%s'", path);
@@ -447,25 +500,78 @@ int qc_scenario_own_server(const qc_scenario *s)
     return strcmp(s->pooler, "none") != 0 || s->restart_at_s > 0 || s->pause_at_s > 0;
 }
 
+/* Whether dir holds scripts/ (what every data folder has). */
+static int has_scripts(const char *dir)
+{
+    char p[PATH_MAX * 2];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/scripts", dir);
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static char exe_datadir[PATH_MAX];
+static pthread_once_t exe_datadir_once = PTHREAD_ONCE_INIT;
+
+/* Finds the data folder from the executable's own path: its folder (the
+ * checkout: ./qchaos next to scripts/), else ../share/qchaos (an install
+ * under any PREFIX: PREFIX/bin/qchaos, PREFIX/share/qchaos).  Leaves
+ * exe_datadir empty when neither holds scripts/. */
+static void find_exe_datadir(void)
+{
+    char exe[PATH_MAX], buf[PATH_MAX + 32];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return;
+    *slash = 0;
+    if (has_scripts(exe)) {
+        snprintf(exe_datadir, sizeof exe_datadir, "%s", exe);
+        return;
+    }
+    snprintf(buf, sizeof buf, "%s/../share/qchaos", exe);
+    char real[PATH_MAX];
+    if (has_scripts(buf) && realpath(buf, real))
+        snprintf(exe_datadir, sizeof exe_datadir, "%s", real);
+}
+
 const char *qc_datadir(void)
 {
-    static char dir[PATH_MAX];
     const char *env = getenv("QCHAOS_HOME");
     if (env && *env)
         return env;
-    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 32);
-    if (n > 0) {
-        dir[n] = 0;
-        char *slash = strrchr(dir, '/');
-        if (slash) {
-            strcpy(slash, "/scripts");
-            if (access(dir, R_OK) == 0) {
-                *slash = 0;
-                return dir;
-            }
+    pthread_once(&exe_datadir_once, find_exe_datadir);
+    return exe_datadir[0] ? exe_datadir : QC_DATADIR;
+}
+
+int qc_scenario_find(const char *name, char *out, size_t n, qc_err *err)
+{
+    char buf[PATH_MAX * 2];
+    const char *dd = qc_datadir();
+    size_t len = strlen(name);
+    int has_ini = len >= 4 && !strcmp(name + len - 4, ".ini");
+    if (!name[0])
+        return qc_err_set(err, QC_EINVAL, "empty scenario name");
+    /* as given (relative to the current folder), then under the data
+     * folder: DATADIR/NAME, DATADIR/scenarios/NAME, DATADIR/scenarios/NAME.ini */
+    if (name[0] == '/' || exists(name)) {
+        snprintf(out, n, "%s", name);
+        return 0;
+    }
+    static const char *const sub[] = {"", "scenarios/", "scenarios/"};
+    for (int i = 0; i < (has_ini ? 2 : 3); i++) {
+        snprintf(buf, sizeof buf, "%s/%s%s%s", dd, sub[i], name, i == 2 ? ".ini" : "");
+        if (exists(buf)) {
+            tidy_path(buf, out, n);
+            return 0;
         }
     }
-    return QC_DATADIR;
+    return qc_err_set(err, QC_EINVAL,
+                      "scenario '%s' not found (looked in the current folder and in %s/scenarios; "
+                      "the data folder is set by QCHAOS_HOME)",
+                      name, dd);
 }
 
 int qc_scenario_resolve(const char *name, const char *base_dir, char *out, size_t n, qc_err *err)

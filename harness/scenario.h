@@ -89,6 +89,14 @@ typedef struct qc_scenario {
     char expect[512];        /* policy mutants: checkers that must FAIL (qchaos mutation) */
     uint64_t seed;
     int seed_set;
+    /* Keys the scenario file(s) set, for load-time remarks (lint.c): the
+     * latest line that set each "section.key"; keys past the 96th
+     * are not remembered. */
+    struct {
+        char key[48];
+        int line;
+    } set[96];
+    int nset;
 } qc_scenario;
 
 /* Fills s with the built-in defaults (16 workers, 20000 jobs, lease 5000 ms,
@@ -98,6 +106,11 @@ void qc_scenario_defaults(qc_scenario *s);
 /* Parses path over s (keys not in the file keep their current values).
  * Errors: QC_EINVAL "path:line: ...", QC_EIO when the file cannot be read. */
 int qc_scenario_load(qc_scenario *s, const char *path, qc_err *err);
+
+/* The line of the scenario file that set key in [section] (the latest
+ * such line), or 0 when the file did not set it (a default, or a CLI
+ * option).  Thread-safe on a scenario nobody writes. */
+int qc_scenario_set_line(const qc_scenario *s, const char *section, const char *key);
 
 /* Resolves a protocol path given on the CLI or in a file: as given when it
  * exists, else relative to base_dir (may be NULL), else under the data folder
@@ -109,9 +122,20 @@ int qc_scenario_resolve(const char *name, const char *base_dir, char *out, size_
  * QC_EINVAL naming the key and the file. */
 int qc_scenario_validate(const qc_scenario *s, qc_err *err);
 
-/* The folder holding backends/, scenarios/ and scripts/ (QCHAOS_HOME, else
- * the folder of /proc/self/exe when it has scripts/, else QC_DATADIR). */
+/* The folder holding backends/, scenarios/ and scripts/: QCHAOS_HOME when
+ * set and not empty; else the executable's folder when it has scripts/ (a
+ * checkout); else the executable's ../share/qchaos when that has scripts/
+ * (an install under any PREFIX); else QC_DATADIR (PREFIX/share/qchaos of the
+ * build).  The string is static or the environment's; do not free it.
+ * Thread-safe (the executable's folder is looked up once). */
 const char *qc_datadir(void);
+
+/* Finds the scenario file a user named: as given when it exists (relative
+ * to the current folder, or absolute), else DATADIR/NAME, DATADIR/scenarios/
+ * NAME, and DATADIR/scenarios/NAME.ini (so "default", "scenarios/default.ini"
+ * and "cases/c01_snapshot_claim" work from any folder).  Writes the path into
+ * out (size n).  Errors: QC_EINVAL "scenario 'x' not found (looked in ...)". */
+int qc_scenario_find(const char *name, char *out, size_t n, qc_err *err);
 
 /* 1 when the scenario needs an ephemeral server of its own whatever --dsn
  * says: it restarts or pauses the server, or puts PgBouncer in front. */

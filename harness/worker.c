@@ -186,6 +186,13 @@ static int request(qc_worker *w, qc_step_id step, const qc_params *in, int64_t j
     *req = atomic_fetch_add(&sh->next_req, 1);
     json_t *e = event(w, "invoke", op, *req);
     set_job(e, job, token);
+    if (step == QC_STEP_CLAIM && w->planned_pause_ms >= 0) {
+        /* The idle policy's own pause: the pause rule of
+         * bounded_idle_polling judges it, not the measured gap, which a
+         * starved thread stretches. */
+        json_object_set_new(e, "pause_ms", json_real(w->planned_pause_ms));
+        w->planned_pause_ms = -1;
+    }
     qc_ledger_append(w->lb, e);
 
     qc_err err = {0};
@@ -248,6 +255,35 @@ static void set_time(json_t *e, const char *key, const char *v)
         json_object_set_new(e, key, json_real(t));
 }
 
+/* Text of the parameters every step of an actor gets, whatever the step:
+ * who sends it and the scenario's values (README "Parameters"). */
+typedef struct actor_params {
+    char worker[40], worker_id[16], incarnation[16], lease[24], batch[24], delay[24],
+        max_att[24];
+} actor_params;
+
+/* Binds w's identity and the scenario's lease_ms, batch, delay_ms (the
+ * retry delay of fail) and max_attempts into p; b holds the text and must
+ * outlive p. */
+static void bind_actor(const qc_worker *w, actor_params *b, qc_params *p)
+{
+    const qc_scenario *sc = w->sh->sc;
+    snprintf(b->worker, sizeof b->worker, "w%d.%d", w->id, w->inc);
+    snprintf(b->worker_id, sizeof b->worker_id, "%d", w->id);
+    snprintf(b->incarnation, sizeof b->incarnation, "%d", w->inc);
+    snprintf(b->lease, sizeof b->lease, "%ld", sc->lease_ms);
+    snprintf(b->batch, sizeof b->batch, "%ld", sc->batch);
+    snprintf(b->delay, sizeof b->delay, "%ld", sc->retry_delay_ms);
+    snprintf(b->max_att, sizeof b->max_att, "%ld", sc->max_attempts);
+    qc_params_set(p, "worker", b->worker);
+    qc_params_set(p, "worker_id", b->worker_id);
+    qc_params_set(p, "incarnation", b->incarnation);
+    qc_params_set(p, "lease_ms", b->lease);
+    qc_params_set(p, "batch", b->batch);
+    qc_params_set(p, "delay_ms", b->delay);
+    qc_params_set(p, "max_attempts", b->max_att);
+}
+
 typedef struct claimed {
     int64_t job;
     char token[128];
@@ -260,14 +296,12 @@ typedef struct claimed {
 static int do_claim(qc_worker *w, claimed *out, int max)
 {
     qc_shared *sh = w->sh;
-    char batch[16], lease[24], name[32];
+    char batch[16];
+    actor_params ap;
     snprintf(batch, sizeof batch, "%d", max);
-    snprintf(lease, sizeof lease, "%ld", sh->sc->lease_ms);
-    snprintf(name, sizeof name, "w%d.%d", w->id, w->inc);
     qc_params p = {0};
+    bind_actor(w, &ap, &p);
     qc_params_set(&p, "batch", batch);
-    qc_params_set(&p, "lease_ms", lease);
-    qc_params_set(&p, "worker", name);
     qc_result r = {0};
     int64_t req;
     if (sh->txn_model) {
@@ -348,6 +382,10 @@ static void do_effect(qc_worker *w, const claimed *c)
     if (c->op_key[0])
         json_object_set_new(e, "op_key", json_string(c->op_key));
     json_object_set_new(e, "applied", json_boolean(applied));
+    /* What the worker meant to spend before the effect: a delivery that
+     * came after its lease ran out although the plan fitted the lease was
+     * late because the thread was starved (effects_once). */
+    json_object_set_new(e, "work_ms", json_real(w->planned_work_ms));
     qc_ledger_append(w->lb, e);
 }
 
@@ -408,15 +446,13 @@ static void die_and_restart(qc_worker *w)
 static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *error, int discard)
 {
     qc_shared *sh = w->sh;
-    char job[32], lease[24], delay[24];
+    char job[32];
+    actor_params ap;
     snprintf(job, sizeof job, "%" PRId64, c->job);
-    snprintf(lease, sizeof lease, "%ld", sh->sc->lease_ms);
-    snprintf(delay, sizeof delay, "%ld", sh->sc->retry_delay_ms);
     qc_params p = {0};
+    bind_actor(w, &ap, &p);
     qc_params_set(&p, "job_id", job);
     qc_params_set(&p, "token", c->token);
-    qc_params_set(&p, "lease_ms", lease);
-    qc_params_set(&p, "delay_ms", delay);
     qc_params_set(&p, "error", error);
     qc_params_set(&p, "op_key", c->op_key[0] ? c->op_key : NULL);
     qc_result r = {0};
@@ -506,6 +542,7 @@ static int work(qc_worker *w, claimed *c)
 {
     const qc_scenario *sc = w->sh->sc;
     double left = (double)qc_rng_range(&w->rng, sc->work_ms_min, sc->work_ms_max);
+    w->planned_work_ms = left;
     double every = (double)sc->lease_ms / 3.0;
     while (left > 0) {
         double chunk = (sc->heartbeat && left > every) ? every : left;
@@ -605,6 +642,7 @@ static void idle_pause(qc_worker *w)
         d = (double)sc->idle_cap_ms;
     d *= 1.0 + sc->idle_jitter * (2.0 * qc_rng_unit(&w->rng) - 1.0);
     w->idle_step++;
+    w->planned_pause_ms = (double)(int64_t)(d * 100.0) / 100.0;
     qc_clock_sleep_until_stop(d, &w->sh->stop);
 }
 
@@ -669,6 +707,8 @@ static void *reaper_main(void *arg)
         if (ensure_conn(w) != 0)
             break;
         qc_params p = {0};
+        actor_params ap;
+        bind_actor(w, &ap, &p);
         qc_result r = {0};
         int64_t req;
         if (request(w, QC_STEP_REAP, &p, INT64_MIN, NULL, &r, &req) != 0)
@@ -717,6 +757,7 @@ int qc_worker_start(qc_worker *w, qc_shared *sh, int id)
     w->sh = sh;
     w->conn = NULL;
     w->idle_step = 0;
+    w->planned_pause_ms = -1;
     qc_rng_init(&w->rng, sh->sc->seed, (uint64_t)(id + 2));
     w->lb = qc_ledger_buf(sh->ledger);
     if (!w->lb)

@@ -89,6 +89,8 @@ typedef struct qc_worker {
     qc_lbuf *lb;
     pthread_t thread;
     long idle_step;  /* consecutive empty claims (backoff exponent) */
+    double planned_pause_ms; /* the idle pause before the next claim (ledger "pause_ms"), -1 none */
+    double planned_work_ms;  /* the work drawn for the job in hand (ledger effect "work_ms") */
     int in_txn;      /* transaction model: the claim's transaction is open */
     qc_conn_slot slot; /* conn, published for qc_worker_cancel */
     atomic_int exited; /* the thread has left its loop (join will not block) */

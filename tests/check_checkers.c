@@ -39,13 +39,13 @@
 static const char *const ec_overlap =
     HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
            "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,'job':17,"
-           "'token':'a','now':1000,'lease_until':6000}\n"
+           "'token':'a','now':1000.5,'lease_until':6000.5}\n"
            "{'seq':3,'t':100,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"
            "{'seq':4,'t':101,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,'job':17,"
-           "'token':'b','now':2000,'lease_until':7000}\n"
+           "'token':'b','now':2000.5,'lease_until':7000.5}\n"
            "{'seq':5,'t':200,'type':'invoke','op':'claim','worker':4,'inc':0,'req':3}\n"
            "{'seq':6,'t':201,'type':'ok','op':'claim','worker':4,'inc':0,'req':3,'rows':1,'job':18,"
-           "'token':'c','now':2100,'lease_until':7100}\n";
+           "'token':'c','now':2100.5,'lease_until':7100.5}\n";
 
 START_TEST(test_exclusive_claim_overlapping_leases_fail)
 {
@@ -69,12 +69,12 @@ START_TEST(test_exclusive_claim_reclaim_after_expiry_passes)
 
     run(qc_check_exclusive_claim,
         HEADER "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a',"
-               "'now':1000,'lease_until':6000}\n"
+               "'now':1000.5,'lease_until':6000.5}\n"
                /* exactly at lease_until: the first lease is over (half-open) */
                "{'seq':2,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'token':'b',"
-               "'now':6000,'lease_until':11000}\n"
+               "'now':6000.5,'lease_until':11000.5}\n"
                "{'seq':3,'type':'ok','op':'claim','worker':4,'rows':1,'job':17,'token':'c',"
-               "'now':12000,'lease_until':17000}\n",
+               "'now':12000.5,'lease_until':17000.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.opportunities, 3);
@@ -91,12 +91,12 @@ START_TEST(test_exclusive_claim_fail_then_reclaim_passes)
         HEADER
         "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'req':1}\n"
         "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,"
-        "'token':'a','now':1000,'lease_until':6000}\n"
+        "'token':'a','now':1000.5,'lease_until':6000.5}\n"
         "{'seq':3,'t':10,'type':'invoke','op':'fail','worker':3,'req':2,'job':17,'token':'a'}\n"
         "{'seq':4,'t':12,'type':'ok','op':'fail','worker':3,'req':2,'job':17,'token':'a',"
-        "'rows':1,'now':1010}\n"
+        "'rows':1,'now':1010.5}\n"
         "{'seq':5,'t':13,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
-        "'token':'b','now':1020,'lease_until':6020}\n",
+        "'token':'b','now':1020.5,'lease_until':6020.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.opportunities, 2);
@@ -113,7 +113,7 @@ END_TEST
     HEADER                                                                                         \
     "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'req':1}\n"                            \
     "{'seq':2,'t':10,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,"               \
-    "'token':'a','now':1000,'lease_until':6000}\n"                                                 \
+    "'token':'a','now':1000.5,'lease_until':6000.5}\n"                                                 \
     "{'seq':3,'t':510,'type':'invoke','op':'fail','worker':3,'req':2,'job':17,"                \
     "'token':'a'}\n"
 
@@ -126,7 +126,7 @@ START_TEST(test_exclusive_claim_reclaim_after_complete_lower_bound_passes)
         "{'seq':4,'t':515,'type':'ok','op':'fail','worker':3,'req':2,'job':17,'token':'a',"
         "'rows':1}\n"
         "{'seq':5,'t':520,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
-        "'token':'b','now':1600,'lease_until':6600}\n",
+        "'token':'b','now':1600.5,'lease_until':6600.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.opportunities, 2);
@@ -141,7 +141,7 @@ START_TEST(test_exclusive_claim_reclaim_before_complete_lower_bound_fails)
     run(qc_check_exclusive_claim,
         RELEASE_NO_NOW_PREFIX
         "{'seq':4,'t':511,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
-        "'token':'b','now':1400,'lease_until':6400}\n"
+        "'token':'b','now':1400.5,'lease_until':6400.5}\n"
         "{'seq':5,'t':515,'type':'ok','op':'fail','worker':3,'req':2,'job':17,'token':'a',"
         "'rows':1}\n",
         &c);
@@ -162,7 +162,7 @@ START_TEST(test_exclusive_claim_info_complete_then_reclaim_passes)
         "{'seq':4,'t':2000,'type':'info','op':'complete','worker':3,'req':2,'job':17,"
         "'token':'a','error':'connection lost'}\n"
         "{'seq':5,'t':2100,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
-        "'token':'b','now':1600,'lease_until':6600}\n",
+        "'token':'b','now':1600.5,'lease_until':6600.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.nviolations, 0);
@@ -178,7 +178,7 @@ START_TEST(test_exclusive_claim_unanswered_complete_then_reclaim_passes)
     run(qc_check_exclusive_claim,
         RELEASE_NO_NOW_PREFIX
         "{'seq':4,'t':2100,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
-        "'token':'b','now':1600,'lease_until':6600}\n",
+        "'token':'b','now':1600.5,'lease_until':6600.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     free(c.v);
@@ -192,9 +192,9 @@ START_TEST(test_exclusive_claim_zero_row_release_keeps_lease_fails)
     run(qc_check_exclusive_claim,
         RELEASE_NO_NOW_PREFIX
         "{'seq':4,'t':515,'type':'ok','op':'fail','worker':3,'req':2,'job':17,'token':'a',"
-        "'rows':0,'now':1500}\n"
+        "'rows':0,'now':1500.5}\n"
         "{'seq':5,'t':520,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
-        "'token':'b','now':1600,'lease_until':6600}\n",
+        "'token':'b','now':1600.5,'lease_until':6600.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ASSERT_VIOLATION(&c, 0, 17, 2, 5);
@@ -205,11 +205,11 @@ END_TEST
 #define RENEW_PREFIX                                                                               \
     HEADER                                                                                         \
     "{'seq':1,'t':1,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,"                \
-    "'token':'a','now':1000,'lease_until':6000}\n"                                                 \
+    "'token':'a','now':1000.5,'lease_until':6000.5}\n"                                                 \
     "{'seq':2,'t':3000,'type':'invoke','op':'renew','worker':3,'req':2,'job':17,"                  \
     "'token':'a'}\n"                                                                               \
     "{'seq':3,'t':3001,'type':'ok','op':'renew','worker':3,'req':2,'job':17,'token':'a',"          \
-    "'rows':1,'now':4000,'lease_until':9000}\n"
+    "'rows':1,'now':4000.5,'lease_until':9000.5}\n"
 
 START_TEST(test_exclusive_claim_reclaim_within_renewed_lease_fails)
 {
@@ -217,7 +217,7 @@ START_TEST(test_exclusive_claim_reclaim_within_renewed_lease_fails)
 
     run(qc_check_exclusive_claim,
         RENEW_PREFIX "{'seq':4,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
-                     "'token':'b','now':8000,'lease_until':13000}\n",
+                     "'token':'b','now':8000.5,'lease_until':13000.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.opportunities, 2);
@@ -234,7 +234,7 @@ START_TEST(test_exclusive_claim_reclaim_after_renewed_lease_passes)
 
     run(qc_check_exclusive_claim,
         RENEW_PREFIX "{'seq':4,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':17,"
-                     "'token':'b','now':9500,'lease_until':14500}\n",
+                     "'token':'b','now':9500.5,'lease_until':14500.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.nviolations, 0);
@@ -248,13 +248,13 @@ START_TEST(test_exclusive_claim_rotated_token_fail_ends_lease_passes)
 
     run(qc_check_exclusive_claim,
         HEADER "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a',"
-               "'now':1000,'lease_until':6000}\n"
+               "'now':1000.5,'lease_until':6000.5}\n"
                "{'seq':2,'type':'ok','op':'renew','worker':3,'job':17,'token':'a','new_token':'b',"
-               "'rows':1,'now':2000,'lease_until':7000}\n"
+               "'rows':1,'now':2000.5,'lease_until':7000.5}\n"
                "{'seq':3,'type':'ok','op':'fail','worker':3,'job':17,'token':'b','rows':1,"
-               "'now':3000}\n"
+               "'now':3000.5}\n"
                "{'seq':4,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'token':'c',"
-               "'now':3500,'lease_until':8500}\n",
+               "'now':3500.5,'lease_until':8500.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.opportunities, 2);
@@ -272,18 +272,18 @@ START_TEST(test_exclusive_claim_rotated_token_ends_only_its_lease_fails)
         HEADER
         "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'req':1}\n"
         "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,"
-        "'token':'a','now':1000,'lease_until':6000}\n"
+        "'token':'a','now':1000.5,'lease_until':6000.5}\n"
         "{'seq':3,'t':99,'type':'invoke','op':'claim','worker':9,'req':2}\n"
         "{'seq':4,'t':100,'type':'ok','op':'claim','worker':9,'req':2,'rows':1,'job':17,"
-        "'token':'c','now':2000,'lease_until':7000}\n"
+        "'token':'c','now':2000.5,'lease_until':7000.5}\n"
         "{'seq':5,'t':150,'type':'ok','op':'renew','worker':3,'req':3,'job':17,'token':'a',"
-        "'new_token':'b','rows':1,'now':2500,'lease_until':7500}\n"
+        "'new_token':'b','rows':1,'now':2500.5,'lease_until':7500.5}\n"
         "{'seq':6,'t':200,'type':'invoke','op':'fail','worker':3,'req':4,'job':17,"
         "'token':'b'}\n"
         "{'seq':7,'t':201,'type':'ok','op':'fail','worker':3,'req':4,'job':17,'token':'b',"
-        "'rows':1,'now':3000}\n"
+        "'rows':1,'now':3000.5}\n"
         "{'seq':8,'t':300,'type':'ok','op':'claim','worker':4,'req':5,'rows':1,'job':17,"
-        "'token':'d','now':3500,'lease_until':8500}\n",
+        "'token':'d','now':3500.5,'lease_until':8500.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.opportunities, 3);
@@ -302,11 +302,11 @@ START_TEST(test_exclusive_claim_tokenless_fail_then_reclaim_passes)
     qc_check c;
 
     run(qc_check_exclusive_claim,
-        HEADER "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'now':1000,"
-               "'lease_until':6000}\n"
-               "{'seq':2,'type':'ok','op':'fail','worker':3,'job':17,'rows':1,'now':2000}\n"
-               "{'seq':3,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'now':2500,"
-               "'lease_until':7500}\n",
+        HEADER "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'now':1000.5,"
+               "'lease_until':6000.5}\n"
+               "{'seq':2,'type':'ok','op':'fail','worker':3,'job':17,'rows':1,'now':2000.5}\n"
+               "{'seq':3,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'now':2500.5,"
+               "'lease_until':7500.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.opportunities, 2);
@@ -320,10 +320,10 @@ START_TEST(test_exclusive_claim_reap_of_live_lease_then_reclaim_fails)
 
     run(qc_check_exclusive_claim,
         HEADER "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a',"
-               "'now':1000,'lease_until':6000}\n"
-               "{'seq':2,'type':'ok','op':'reap','worker':-1,'rows':1,'job':17,'now':1500}\n"
+               "'now':1000.5,'lease_until':6000.5}\n"
+               "{'seq':2,'type':'ok','op':'reap','worker':-1,'rows':1,'job':17,'now':1500.5}\n"
                "{'seq':3,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'token':'b',"
-               "'now':2000,'lease_until':7000}\n",
+               "'now':2000.5,'lease_until':7000.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.nviolations, 1);
@@ -340,13 +340,13 @@ START_TEST(test_exclusive_claim_renew_after_lapse_passes)
 
     run(qc_check_exclusive_claim,
         HEADER "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a',"
-               "'now':1000,'lease_until':2000}\n"
+               "'now':1000.5,'lease_until':2000.5}\n"
                "{'seq':2,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'token':'b',"
-               "'now':3000,'lease_until':8000}\n"
+               "'now':3000.5,'lease_until':8000.5}\n"
                "{'seq':3,'type':'ok','op':'complete','worker':9,'job':17,'token':'b','rows':1,"
-               "'now':3500}\n"
+               "'now':3500.5}\n"
                "{'seq':4,'type':'ok','op':'renew','worker':3,'job':17,'token':'a','rows':1,"
-               "'now':4000,'lease_until':9000}\n",
+               "'now':4000.5,'lease_until':9000.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     free(c.v);
@@ -359,11 +359,11 @@ START_TEST(test_exclusive_claim_renew_after_lapse_into_live_lease_fails)
 
     run(qc_check_exclusive_claim,
         HEADER "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a',"
-               "'now':1000,'lease_until':2000}\n"
+               "'now':1000.5,'lease_until':2000.5}\n"
                "{'seq':2,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'token':'b',"
-               "'now':3000,'lease_until':8000}\n"
+               "'now':3000.5,'lease_until':8000.5}\n"
                "{'seq':3,'type':'ok','op':'renew','worker':3,'job':17,'token':'a','rows':1,"
-               "'now':4000,'lease_until':9000}\n",
+               "'now':4000.5,'lease_until':9000.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.nviolations, 1);
@@ -371,6 +371,27 @@ START_TEST(test_exclusive_claim_renew_after_lapse_into_live_lease_fails)
     ck_assert_str_eq(c.v[0].msg, "job 17 claimed by worker 9 (seq 2, lease until +5000 ms) and "
                                  "by worker 3 (seq 1, renewed at seq 3, +1000 ms) while the first "
                                  "lease was live");
+    free(c.v);
+}
+END_TEST
+
+/* Coarse clock (issue 11): the claims report whole seconds (now truncated)
+ * while lease_until is exact.  Worker 9's claim ran at server 6000.8,
+ * after the first lease's end at 6000.3, but reports 6000: within the
+ * clock's resolution, so no overlap is proven. */
+START_TEST(test_exclusive_claim_whole_second_claim_clock_passes)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'req':1}\n"
+               "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,"
+               "'token':'a','now':1000,'lease_until':6000.3}\n"
+               "{'seq':3,'t':5100,'type':'invoke','op':'claim','worker':9,'req':2}\n"
+               "{'seq':4,'t':5101,'type':'ok','op':'claim','worker':9,'req':2,'rows':1,'job':17,"
+               "'token':'b','now':6000,'lease_until':11000.8}\n",
+        &c);
+    ck_assert_msg(c.verdict == QC_PASS, "%s", c.nstored > 0 ? c.v[0].msg : c.summary);
     free(c.v);
 }
 END_TEST
@@ -414,18 +435,18 @@ START_TEST(test_double_complete_two_acked_completes_fail)
     run(qc_check_double_complete,
         HEADER
         "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'aaaaaaaaaaaa',"
-        "'now':1000,'lease_until':6000}\n"
+        "'now':1000.5,'lease_until':6000.5}\n"
         "{'seq':2,'type':'invoke','op':'complete','worker':3,'req':2,'job':17,"
         "'token':'aaaaaaaaaaaa'}\n"
         "{'seq':3,'type':'ok','op':'complete','worker':3,'req':2,'job':17,"
-        "'token':'aaaaaaaaaaaa','rows':1,'now':2000}\n"
+        "'token':'aaaaaaaaaaaa','rows':1,'now':2000.5}\n"
         "{'seq':4,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'token':'b',"
-        "'now':7000,'lease_until':12000}\n"
+        "'now':7000.5,'lease_until':12000.5}\n"
         "{'seq':5,'type':'invoke','op':'complete','worker':9,'req':5,'job':17,'token':'b'}\n"
         /* no job or token on the answer: both come from its invoke */
-        "{'seq':6,'type':'ok','op':'complete','worker':9,'req':5,'rows':1,'now':7500}\n"
+        "{'seq':6,'type':'ok','op':'complete','worker':9,'req':5,'rows':1,'now':7500.5}\n"
         "{'seq':7,'type':'ok','op':'complete','worker':4,'req':9,'job':18,'token':'c',"
-        "'rows':1,'now':7600}\n",
+        "'rows':1,'now':7600.5}\n",
         &c);
     ck_assert_str_eq(c.name, "double_complete");
     ck_assert_int_eq(c.verdict, QC_FAIL);
@@ -462,7 +483,7 @@ START_TEST(test_double_complete_no_completes_inconclusive)
 
     run(qc_check_double_complete,
         HEADER "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a',"
-               "'now':1000,'lease_until':6000}\n",
+               "'now':1000.5,'lease_until':6000.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
     ck_assert_int_eq(c.opportunities, 0);
@@ -483,9 +504,9 @@ START_TEST(test_no_lost_jobs_unfinished_missing_and_unknown_jobs_fail)
                "{'seq':4,'type':'ok','op':'enqueue','worker':0,'req':3,'rows':1,'job':3}\n"
                "{'seq':5,'type':'ok','op':'enqueue','worker':0,'req':4,'rows':1,'job':4}\n"
                "{'seq':6,'type':'ok','op':'claim','worker':3,'rows':1,'job':2,'token':'a',"
-               "'now':1000,'lease_until':6000}\n"
+               "'now':1000.5,'lease_until':6000.5}\n"
                "{'seq':7,'type':'ok','op':'claim','worker':3,'rows':1,'job':3,'token':'b',"
-               "'now':1000,'lease_until':6000}\n"
+               "'now':1000.5,'lease_until':6000.5}\n"
                "{'seq':8,'type':'fault','fault':'kill_after_claim','job':3,'worker':3,'inc':0}\n"
                "{'seq':9,'type':'snapshot','job':1,'state':'done','attempt':1}\n"
                "{'seq':10,'type':'snapshot','job':2,'state':'inflight','attempt':1,'token':'a'}\n"
@@ -645,11 +666,11 @@ START_TEST(test_acked_durable_acked_job_not_done_fails)
 
     run(qc_check_acked_durable,
         HEADER "{'seq':1,'type':'ok','op':'complete','worker':3,'job':17,'token':'a','rows':1,"
-               "'now':2000}\n"
+               "'now':2000.5}\n"
                "{'seq':2,'type':'ok','op':'complete','worker':4,'job':18,'token':'b','rows':1,"
-               "'now':2100}\n"
+               "'now':2100.5}\n"
                "{'seq':3,'type':'ok','op':'complete','worker':5,'job':19,'token':'c','rows':1,"
-               "'now':2200}\n"
+               "'now':2200.5}\n"
                "{'seq':4,'type':'snapshot','job':17,'state':'ready'}\n"
                "{'seq':5,'type':'snapshot','job':18,'state':'done'}\n",
         &c);
@@ -886,14 +907,14 @@ END_TEST
 #define EC_DONE_BODY                                                                               \
     "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"                    \
     "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,'job':17,"        \
-    "'token':'a','now':1000,'lease_until':6000}\n"                                                 \
+    "'token':'a','now':1000.5,'lease_until':6000.5}\n"                                                 \
     "{'seq':3,'t':5,'type':'invoke','op':'complete','worker':3,'inc':0,'req':2,'job':17,"          \
     "'token':'a'}\n"                                                                               \
     "{'seq':4,'t':6,'type':'ok','op':'complete','worker':3,'inc':0,'req':2,'job':17,"              \
-    "'token':'a','rows':1,'now':1005}\n"                                                           \
+    "'token':'a','rows':1,'now':1005.5}\n"                                                           \
     "{'seq':5,'t':10,'type':'invoke','op':'claim','worker':9,'inc':0,'req':3}\n"                   \
     "{'seq':6,'t':11,'type':'ok','op':'claim','worker':9,'inc':0,'req':3,'rows':1,'job':17,"       \
-    "'token':'b','now':1010,'lease_until':6010}\n"
+    "'token':'b','now':1010.5,'lease_until':6010.5}\n"
 
 START_TEST(test_exclusive_claim_claimed_again_after_done_fails)
 {
@@ -903,7 +924,7 @@ START_TEST(test_exclusive_claim_claimed_again_after_done_fails)
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.nviolations, 1);
     ck_assert_int_eq(c.opportunities, 3); /* 2 leases + 1 completed job watched */
-    ASSERT_VIOLATION(&c, 0, 17, 3, 4, 5, 6);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 3, 4, 5, 6);
     ck_assert_str_eq(c.v[0].msg, "job 17 claimed again by worker 9 (req 3, sent at seq 5) after "
                                  "its complete by worker 3 was acknowledged with rows 1 at seq 4");
     free(c.v);
@@ -921,22 +942,21 @@ START_TEST(test_exclusive_claim_claim_answered_while_completing_fails)
     run(qc_check_exclusive_claim,
         HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
                "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,"
-               "'job':17,'token':'a','now':1000,'lease_until':6000}\n"
+               "'job':17,'token':'a','now':1000.5,'lease_until':6000.5}\n"
                "{'seq':3,'t':4,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"
                "{'seq':4,'t':5,'type':'invoke','op':'complete','worker':3,'inc':0,'req':3,"
                "'job':17,'token':'a'}\n"
                "{'seq':5,'t':6,'type':'ok','op':'complete','worker':3,'inc':0,'req':3,'job':17,"
-               "'token':'a','rows':1,'now':1005}\n"
+               "'token':'a','rows':1,'now':1005.5}\n"
                "{'seq':6,'t':60,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,"
                "'job':17,'token':'b'}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.nviolations, 1);
-    ASSERT_VIOLATION(&c, 0, 17, 3, 4, 5, 6);
-    ck_assert_str_eq(c.v[0].msg, "job 17 claimed by worker 9 (req 2, answered at seq 6) while its "
-                                 "complete by worker 3 was in flight (sent at seq 4, acknowledged "
-                                 "with rows 1 at seq 5): the job was handed out again as it was "
-                                 "being completed");
+    ASSERT_VIOLATION(&c, 0, 17, 2, 3, 4, 5, 6);
+    ck_assert_str_eq(c.v[0].msg, "job 17 claimed by worker 9 (sent at seq 3, after worker 3's claim "
+                                 "seq 2 was answered; answered at seq 6) while worker 3's complete "
+                                 "was in flight (sent at seq 4, acknowledged with rows 1 at seq 5)");
     free(c.v);
 }
 END_TEST
@@ -951,18 +971,18 @@ START_TEST(test_exclusive_claim_stale_complete_after_reclaim_fails)
     run(qc_check_exclusive_claim,
         HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
                "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,"
-               "'job':17,'token':'a','now':1000,'lease_until':1100}\n"
+               "'job':17,'token':'a','now':1000.5,'lease_until':1100.5}\n"
                "{'seq':3,'t':200,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"
                "{'seq':4,'t':201,'type':'invoke','op':'complete','worker':3,'inc':0,'req':3,"
                "'job':17,'token':'a'}\n"
                "{'seq':5,'t':202,'type':'ok','op':'complete','worker':3,'inc':0,'req':3,'job':17,"
-               "'token':'a','rows':1,'now':1200}\n"
+               "'token':'a','rows':1,'now':1200.5}\n"
                "{'seq':6,'t':203,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,"
-               "'job':17,'token':'b','now':1150,'lease_until':6150}\n",
+               "'job':17,'token':'b','now':1150.5,'lease_until':6150.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.nviolations, 1);
-    ASSERT_VIOLATION(&c, 0, 17, 3, 4, 5, 6);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 3, 4, 5, 6);
     free(c.v);
 }
 END_TEST
@@ -977,17 +997,70 @@ START_TEST(test_exclusive_claim_complete_time_earlier_than_claim_passes)
     run(qc_check_exclusive_claim,
         HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
                "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,"
-               "'job':17,'token':'a','now':1000.7,'lease_until':6000}\n"
+               "'job':17,'token':'a','now':1000.7,'lease_until':6000.5}\n"
                "{'seq':3,'t':5,'type':'invoke','op':'complete','worker':3,'inc':0,'req':2,"
                "'job':17,'token':'a'}\n"
                "{'seq':4,'t':6,'type':'ok','op':'complete','worker':3,'inc':0,'req':2,'job':17,"
-               "'token':'a','rows':1,'now':1000}\n"
+               "'token':'a','rows':1,'now':1000.5}\n"
                "{'seq':5,'t':7,'type':'invoke','op':'claim','worker':3,'inc':0,'req':3}\n"
                "{'seq':6,'t':8,'type':'ok','op':'claim','worker':3,'inc':0,'req':3,'rows':1,"
-               "'job':18,'token':'b','now':1001,'lease_until':6001}\n",
+               "'job':18,'token':'b','now':1001.5,'lease_until':6001.5}\n",
         &c);
     ck_assert_msg(c.verdict == QC_PASS, "%s", c.nviolations > 0 ? c.v[0].msg : c.summary);
     free(c.v);
+}
+END_TEST
+
+/* Issue 11, job 15770: a starved client.  Worker 45's claim ran on the
+ * server at 683269.6 (lease until 688269.5) but its answer reached the
+ * ledger 5.9 s later (seq 40); meanwhile the lease expired, the reaper took
+ * the job back (688333.6), worker 33 claimed and completed it, and worker
+ * 45's stale complete was refused.  The server times prove there was no
+ * double lease: no checker may call it a violation. */
+#define STARVED_CLAIM_LEDGER                                                                       \
+    "{'type':'header','seed':13,'lease_ms':5000,'max_attempts':3,'reaper_interval_ms':500,"       \
+    "'recovery_slack_ms':2000,'batch':1}\n"                                                        \
+    "{'seq':1,'t':0,'type':'ok','op':'enqueue','worker':-1,'job':15770}\n"                         \
+    "{'seq':10,'t':100,'type':'invoke','op':'claim','worker':45,'inc':0,'req':1}\n"                \
+    "{'seq':20,'t':5200,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':2}\n"                \
+    "{'seq':21,'t':5210,'type':'ok','op':'reap','worker':-1,'inc':0,'req':2,'rows':1,"             \
+    "'job':15770,'state':'ready','now':688333.6}\n"                                                \
+    "{'seq':22,'t':5300,'type':'invoke','op':'claim','worker':33,'inc':0,'req':3}\n"               \
+    "{'seq':23,'t':5310,'type':'ok','op':'claim','worker':33,'inc':0,'req':3,'rows':1,"            \
+    "'job':15770,'token':'b','now':688400.1,'lease_until':693400.1,'attempt':2,'op_key':'15770'}\n" \
+    "{'seq':24,'t':5311,'type':'effect','worker':33,'inc':0,'job':15770,'token':'b',"              \
+    "'op_key':'15770','applied':true}\n"                                                           \
+    "{'seq':30,'t':5320,'type':'invoke','op':'complete','worker':33,'inc':0,'req':4,"              \
+    "'job':15770,'token':'b'}\n"                                                                   \
+    "{'seq':31,'t':5330,'type':'ok','op':'complete','worker':33,'inc':0,'req':4,'job':15770,"      \
+    "'token':'b','rows':1,'now':688420.5,'counted':true}\n"                                        \
+    "{'seq':40,'t':6000,'type':'ok','op':'claim','worker':45,'inc':0,'req':1,'rows':1,"            \
+    "'job':15770,'token':'a','now':683269.6,'lease_until':688269.5,'attempt':1,'op_key':'15770'}\n" \
+    "{'seq':41,'t':6001,'type':'effect','worker':45,'inc':0,'job':15770,'token':'a',"              \
+    "'op_key':'15770','applied':false}\n"                                                          \
+    "{'seq':42,'t':6002,'type':'invoke','op':'complete','worker':45,'inc':0,'req':5,"              \
+    "'job':15770,'token':'a'}\n"                                                                   \
+    "{'seq':43,'t':6010,'type':'ok','op':'complete','worker':45,'inc':0,'req':5,'job':15770,"      \
+    "'token':'a','rows':0,'counted':false}\n"                                                      \
+    "{'seq':50,'t':7000,'type':'snapshot','job':15770,'state':'done','attempt':2}\n"               \
+    "{'seq':51,'t':7001,'type':'end','drained':true}\n"
+
+START_TEST(test_all_checkers_starved_claim_answer_no_violation)
+{
+    qc_history h;
+    qc_check *c = NULL;
+    size_t n = 0;
+
+    memset(&h, 0, sizeof h);
+    load(&h, STARVED_CLAIM_LEDGER);
+    ck_assert_int_eq(qc_check_all(&h, &c, &n), 0);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(c[i].nviolations == 0, "%s: %s", c[i].name,
+                      c[i].nstored > 0 ? c[i].v[0].msg : c[i].summary);
+    ck_assert_str_eq(c[0].name, "exclusive_claim");
+    ck_assert_int_eq(c[0].verdict, QC_PASS);
+    qc_checks_free(c, n);
+    qc_history_fini(&h);
 }
 END_TEST
 
@@ -1005,7 +1078,7 @@ START_TEST(test_exclusive_claim_txn_model_claimed_again_after_done_fails)
     ck_assert_str_eq(c[0].name, "exclusive_claim");
     ck_assert_int_eq(c[0].verdict, QC_FAIL);
     ck_assert_int_eq(c[0].opportunities, 1);
-    ASSERT_VIOLATION(&c[0], 0, 17, 3, 4, 5, 6);
+    ASSERT_VIOLATION(&c[0], 0, 17, 2, 3, 4, 5, 6);
     qc_checks_free(c, n);
     qc_history_fini(&h);
 }
@@ -1048,25 +1121,25 @@ START_TEST(test_exclusive_claim_reclaim_not_after_ack_passes)
                /* job 18: 0-row complete, then claimed again */
                "{'seq':7,'t':300,'type':'invoke','op':'claim','worker':4,'inc':0,'req':4}\n"
                "{'seq':8,'t':301,'type':'ok','op':'claim','worker':4,'inc':0,'req':4,'rows':1,"
-               "'job':18,'token':'c','now':1300,'lease_until':1400}\n"
+               "'job':18,'token':'c','now':1300.5,'lease_until':1400.5}\n"
                "{'seq':9,'t':500,'type':'invoke','op':'complete','worker':4,'inc':0,'req':5,"
                "'job':18,'token':'c'}\n"
                "{'seq':10,'t':501,'type':'ok','op':'complete','worker':4,'inc':0,'req':5,'job':18,"
-               "'token':'c','rows':0,'now':1500}\n"
+               "'token':'c','rows':0,'now':1500.5}\n"
                "{'seq':11,'t':502,'type':'invoke','op':'claim','worker':5,'inc':0,'req':6}\n"
                "{'seq':12,'t':503,'type':'ok','op':'claim','worker':5,'inc':0,'req':6,'rows':1,"
-               "'job':18,'token':'d','now':1600,'lease_until':6600}\n"
+               "'job':18,'token':'d','now':1600.5,'lease_until':6600.5}\n"
                /* job 19: complete answer lost, then claimed again */
                "{'seq':13,'t':600,'type':'invoke','op':'claim','worker':6,'inc':0,'req':7}\n"
                "{'seq':14,'t':601,'type':'ok','op':'claim','worker':6,'inc':0,'req':7,'rows':1,"
-               "'job':19,'token':'e','now':1700,'lease_until':1800}\n"
+               "'job':19,'token':'e','now':1700.5,'lease_until':1800.5}\n"
                "{'seq':15,'t':700,'type':'invoke','op':'complete','worker':6,'inc':0,'req':8,"
                "'job':19,'token':'e'}\n"
                "{'seq':16,'t':701,'type':'info','op':'complete','worker':6,'inc':0,'req':8,"
                "'job':19,'token':'e','error':'lost'}\n"
                "{'seq':17,'t':9000,'type':'invoke','op':'claim','worker':7,'inc':0,'req':9}\n"
                "{'seq':18,'t':9001,'type':'ok','op':'claim','worker':7,'inc':0,'req':9,'rows':1,"
-               "'job':19,'token':'f','now':12000,'lease_until':17000}\n",
+               "'job':19,'token':'f','now':12000.5,'lease_until':17000.5}\n",
         &c);
     ck_assert_msg(c.verdict == QC_PASS, "%s", c.nviolations > 0 ? c.v[0].msg : c.summary);
     ck_assert_int_eq(c.nviolations, 0);
@@ -1104,6 +1177,8 @@ static Suite *checkers_suite(void)
     tcase_add_test(tc, test_exclusive_claim_stale_complete_after_reclaim_fails);
     tcase_add_test(tc, test_exclusive_claim_complete_time_earlier_than_claim_passes);
     tcase_add_test(tc, test_exclusive_claim_txn_model_claimed_again_after_done_fails);
+    tcase_add_test(tc, test_all_checkers_starved_claim_answer_no_violation);
+    tcase_add_test(tc, test_exclusive_claim_whole_second_claim_clock_passes);
     tcase_add_test(tc, test_exclusive_claim_txn_model_no_reclaim_passes);
     tcase_add_test(tc, test_exclusive_claim_reclaim_not_after_ack_passes);
     suite_add_tcase(s, tc);

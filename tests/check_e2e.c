@@ -288,6 +288,77 @@ START_TEST(test_e2e_password_never_written)
 }
 END_TEST
 
+/* Issue 18: every step gets :worker, :worker_id, :incarnation, :lease_ms
+ * ...: a protocol whose complete / fail fence on locked_by = :worker and
+ * whose renew fences on 'w' || :worker_id || '.' || :incarnation runs and
+ * passes, through worker restarts (kill_after_claim: new incarnations) and
+ * heartbeats (renew). */
+START_TEST(test_e2e_protocol_fencing_on_worker_passes)
+{
+    static const char *const scen[] = {"kill_after_claim", "slow_work"};
+    for (size_t k = 0; k < 2; k++) {
+        char cmd[2048], dir[512];
+        char *err = NULL;
+        snprintf(dir, sizeof dir, "%s/fence-%s", outdir, scen[k]);
+        snprintf(cmd, sizeof cmd,
+                 "./qchaos run scenarios/%s.ini --protocol tests/protocols/fence_on_worker.sql "
+                 "--dsn '%s' --jobs %d --seed 1 --out %s --no-progress",
+                 scen[k], dsn, k == 0 ? 400 : 24, dir);
+        int code = run(cmd, &err);
+        ck_assert_msg(code == 0, "%s: exit %d: %s", scen[k], code, err);
+        ck_assert_msg(strstr(err, "no value for parameter") == NULL, "%s", err);
+        free(err);
+        json_t *r = load_results(dir);
+        for (size_t i = 0; i < sizeof core / sizeof *core; i++)
+            ck_assert_msg(!strcmp(verdict(r, core[i]), "PASS"), "%s: %s is %s", scen[k],
+                          core[i], verdict(r, core[i]));
+        json_decref(r);
+        /* the fenced steps really ran: acknowledged renews (slow_work) and
+         * completes by restarted incarnations (kill_after_claim) */
+        snprintf(cmd, sizeof cmd,
+                 "grep '\"type\":\"ok\",\"op\":\"%s\"' %s/ledger.jsonl | grep -q '%s'",
+                 k == 0 ? "complete" : "renew", dir,
+                 k == 0 ? "\"inc\":[1-9].*\"rows\":1" : "\"rows\":1");
+        ck_assert_msg(run(cmd, NULL) == 0, "%s: no acknowledged fenced %s", scen[k],
+                      k == 0 ? "complete by a restarted worker" : "renew");
+    }
+}
+END_TEST
+
+/* Issue 18: a scenario value the protocol never reads is a warning naming
+ * file:line and a ledger note; a missing column a judged rule needs is a
+ * note; the header's "columns" says what each step returns. */
+START_TEST(test_e2e_unused_value_and_missing_column_named)
+{
+    char cmd[2048], dir[512];
+    char *err = NULL;
+    snprintf(dir, sizeof dir, "%s/blind", outdir);
+    snprintf(cmd, sizeof cmd,
+             "./qchaos run scenarios/default.ini --protocol tests/protocols/blind_spots.sql "
+             "--dsn '%s' --jobs 100 --workers 4 --seed 1 --out %s --no-progress",
+             dsn, dir);
+    int code = run(cmd, &err);
+    ck_assert_msg(code == 0, "exit %d: %s", code, err);
+    ck_assert_msg(strstr(err, "qchaos: warning: scenarios/default.ini:20: max_attempts = 3 is set "
+                              "but tests/protocols/blind_spots.sql never reads :max_attempts "
+                              "(its enqueue ignores it)\n") != NULL,
+                  "%s", err);
+    ck_assert_msg(strstr(err, "qchaos: note: tests/protocols/blind_spots.sql: reap returns no "
+                              "now_ms: no_early_reap ") != NULL,
+                  "%s", err);
+    free(err);
+    snprintf(cmd, sizeof cmd,
+             "grep -q '\"note\":\"unused scenario value\",\"key\":\"max_attempts\",.*"
+             "\"parameter\":\"max_attempts\"' %s/ledger.jsonl",
+             dir);
+    ck_assert_int_eq(run(cmd, NULL), 0);
+    snprintf(cmd, sizeof cmd,
+             "head -n1 %s/ledger.jsonl | grep -q '\"reap\":\\[\"job_id\",\"token\",\"state\"\\]'",
+             dir);
+    ck_assert_int_eq(run(cmd, NULL), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("e2e");
@@ -308,6 +379,11 @@ static Suite *suite(void)
         tcase_add_test(live, test_e2e_select_then_update_mutant_fails_with_jobs_named);
         tcase_add_test(live, test_e2e_password_never_written);
         suite_add_tcase(s, live);
+        TCase *fence = tcase_create("worker_params");
+        tcase_set_timeout(fence, 300);
+        tcase_add_test(fence, test_e2e_protocol_fencing_on_worker_passes);
+        tcase_add_test(fence, test_e2e_unused_value_and_missing_column_named);
+        suite_add_tcase(s, fence);
     }
     return s;
 }

@@ -10,7 +10,10 @@
  * and the job ids and ledger seqs of the evidence.
  *
  * Ledgers are written with ' for " so that they read as JSON Lines; load()
- * turns them back into JSON.
+ * turns them back into JSON.  Server times carry a fraction of a ms where a
+ * rule compares them: a ledger whose times are all whole seconds shows a
+ * clock of one-second resolution, and the rules then allow that margin
+ * (qc__clock_resolution).
  */
 #include <check.h>
 #include <stdint.h>
@@ -32,11 +35,11 @@
     "{'type':'header','seed':7,'lease_ms':5000,'max_attempts':3,'reaper_interval_ms':500,"         \
     "'recovery_slack_ms':2000,'batch':2}\n"
 
-/* Worker 3 claims job 17 (token a, lease server 1000..6000). */
+/* Worker 3 claims job 17 (token a, lease server 1000.25..6000.25). */
 #define CLAIM_17_A                                                                                 \
     "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"                    \
     "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,'job':17,"        \
-    "'token':'a','now':1000,'lease_until':6000}\n"
+    "'token':'a','now':1000.25,'lease_until':6000.25}\n"
 
 /* ---- stale_token_rejected --------------------------------------------- */
 
@@ -65,10 +68,10 @@ START_TEST(test_stale_token_rejected_old_token_accepted_after_reclaim_fails)
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.opportunities, 1);
     ck_assert_int_eq(c.nviolations, 1);
-    ASSERT_VIOLATION(&c, 0, 17, 2, 5, 6, 7);
-    ck_assert_str_eq(c.v[0].msg, "job 17: complete with token a (from claim seq 2), superseded at "
-                                 "seq 5 (claim by worker 9), was accepted with rows 1 (invoked "
-                                 "seq 6, answered seq 7)");
+    ASSERT_VIOLATION(&c, 0, 17, 2, 4, 5, 6, 7);
+    ck_assert_str_eq(c.v[0].msg, "job 17: complete by worker 3 with token a (from claim seq 2), "
+                                 "superseded at seq 5 (claim by worker 9, sent seq 4), was accepted "
+                                 "with rows 1 (invoked seq 6, answered seq 7)");
     free(c.v);
 }
 END_TEST
@@ -111,7 +114,7 @@ START_TEST(test_stale_token_rejected_rotated_token_accepted_fails)
     ck_assert_int_eq(c.opportunities, 1);
     ck_assert_int_eq(c.nviolations, 1);
     ASSERT_VIOLATION(&c, 0, 17, 2, 4, 5, 6);
-    ASSERT_MSG_HAS(&c, 0, "fail with token a");
+    ASSERT_MSG_HAS(&c, 0, "fail by worker 3 with token a");
     ASSERT_MSG_HAS(&c, 0, "superseded at seq 4 (renew that rotated it)");
     free(c.v);
 }
@@ -144,22 +147,25 @@ START_TEST(test_stale_token_rejected_token_given_out_again_passes)
 {
     qc_check c;
 
-    /* Token a is superseded by b, then a claim hands out a again: a complete
-     * with a after that is judged against the newest origin, not stale. */
+    /* Token a is superseded by worker 9's claim (b), then worker 4's claim
+     * hands out a again: worker 4's complete with a is its own, not stale;
+     * worker 9's late complete with b is stale (worker 4 claimed since)
+     * and was refused. */
     run(qc_check_stale_token_rejected,
         HEADER CLAIM_17_A
-        "{'seq':3,'t':7000,'type':'ok','op':'claim','worker':9,'req':2,'rows':1,'job':17,"
+        "{'seq':3,'t':6990,'type':'invoke','op':'claim','worker':9,'req':2}\n"
+        "{'seq':4,'t':7000,'type':'ok','op':'claim','worker':9,'req':2,'rows':1,'job':17,"
         "'token':'b','now':8000,'lease_until':13000}\n"
-        "{'seq':4,'t':14000,'type':'ok','op':'claim','worker':4,'req':3,'rows':1,'job':17,"
+        "{'seq':5,'t':13990,'type':'invoke','op':'claim','worker':4,'req':3}\n"
+        "{'seq':6,'t':14000,'type':'ok','op':'claim','worker':4,'req':3,'rows':1,'job':17,"
         "'token':'a','now':15000,'lease_until':20000}\n"
-        "{'seq':5,'t':14010,'type':'invoke','op':'complete','worker':4,'req':4,'job':17,"
+        "{'seq':7,'t':14010,'type':'invoke','op':'complete','worker':4,'req':4,'job':17,"
         "'token':'a'}\n"
-        "{'seq':6,'t':14011,'type':'ok','op':'complete','worker':4,'req':4,'job':17,"
+        "{'seq':8,'t':14011,'type':'ok','op':'complete','worker':4,'req':4,'job':17,"
         "'token':'a','rows':1}\n"
-        /* worker 9's late complete with b is stale again (superseded at 4) */
-        "{'seq':7,'t':14020,'type':'invoke','op':'complete','worker':9,'req':5,'job':17,"
+        "{'seq':9,'t':14020,'type':'invoke','op':'complete','worker':9,'req':5,'job':17,"
         "'token':'b'}\n"
-        "{'seq':8,'t':14021,'type':'ok','op':'complete','worker':9,'req':5,'job':17,"
+        "{'seq':10,'t':14021,'type':'ok','op':'complete','worker':9,'req':5,'job':17,"
         "'token':'b','rows':0}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
@@ -169,18 +175,19 @@ START_TEST(test_stale_token_rejected_token_given_out_again_passes)
 }
 END_TEST
 
-START_TEST(test_stale_token_rejected_token_given_out_again_in_flight_not_judged)
+START_TEST(test_stale_token_rejected_token_derived_from_job_accepted_fails)
 {
     qc_check c;
 
-    /* Worker 3's complete with a is sent (seq 5) after b superseded a, but
-     * a claim handing out a again is sent (seq 6) before the complete is
-     * answered (seq 8): the complete may have run while a was valid. */
+    /* Issue 18: the protocol hands every claim of job 17 the same token a
+     * (derived from the job).  Worker 9 claimed the job since worker 3 did
+     * (sent seq 3, after worker 3's claim was answered at seq 2): worker
+     * 3's complete is stale whatever its token says, and it was accepted. */
     run(qc_check_stale_token_rejected,
         HEADER CLAIM_17_A
         "{'seq':3,'t':7000,'type':'invoke','op':'claim','worker':9,'req':2}\n"
         "{'seq':4,'t':7001,'type':'ok','op':'claim','worker':9,'req':2,'rows':1,'job':17,"
-        "'token':'b','now':8000,'lease_until':13000}\n"
+        "'token':'a','now':8000,'lease_until':13000}\n"
         "{'seq':5,'t':14000,'type':'invoke','op':'complete','worker':3,'req':3,'job':17,"
         "'token':'a'}\n"
         "{'seq':6,'t':14000,'type':'invoke','op':'claim','worker':4,'req':4}\n"
@@ -189,9 +196,36 @@ START_TEST(test_stale_token_rejected_token_given_out_again_in_flight_not_judged)
         "{'seq':8,'t':14002,'type':'ok','op':'complete','worker':3,'req':3,'job':17,"
         "'token':'a','rows':1}\n",
         &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 3, 4, 5, 8);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_stale_token_rejected_starved_superseding_claim_not_judged)
+{
+    qc_check c;
+
+    /* Worker 9's claim was sent (seq 1) before worker 3's claim was
+     * answered (seq 3): with a starved client it may have run first (its
+     * lease expired, the job was recovered, then worker 3 claimed it), so
+     * worker 3's complete proves nothing. */
+    run(qc_check_stale_token_rejected,
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':9,'inc':0,'req':1}\n"
+               "{'seq':2,'t':1,'type':'invoke','op':'claim','worker':3,'inc':0,'req':2}\n"
+               "{'seq':3,'t':6000,'type':'ok','op':'claim','worker':3,'inc':0,'req':2,'rows':1,"
+               "'job':17,'token':'a','now':7000,'lease_until':12000}\n"
+               "{'seq':4,'t':6001,'type':'ok','op':'claim','worker':9,'inc':0,'req':1,'rows':1,"
+               "'job':17,'token':'b','now':1000,'lease_until':6000}\n"
+               "{'seq':5,'t':6010,'type':'invoke','op':'complete','worker':3,'inc':0,'req':3,"
+               "'job':17,'token':'a'}\n"
+               "{'seq':6,'t':6011,'type':'ok','op':'complete','worker':3,'inc':0,'req':3,"
+               "'job':17,'token':'a','rows':1}\n",
+        &c);
     ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
     ck_assert_int_eq(c.opportunities, 0);
-    ck_assert_int_eq(c.nviolations, 0);
     free(c.v);
 }
 END_TEST
@@ -315,6 +349,76 @@ START_TEST(test_effects_once_two_applied_effects_fail)
 }
 END_TEST
 
+/* Plain sink, heartbeat on (slow_work.ini): worker 3 claims job 17 (lease
+ * 1000.25 .. 2000.25 on a server 1000 ms ahead of the client), plans 1500
+ * ms of work renewing every lease/3, but its thread is starved: no renew
+ * goes out, the lease runs out, worker 9 claims the job at 2500.5 and runs
+ * it; worker 3's late effect is applied too.  The queue did nothing wrong
+ * and the plan fitted: the re-run is excused (issue 11). */
+#define PLAIN_RERUN(hb, w3_work)                                                                   \
+    "{'type':'header','seed':7,'lease_ms':1000,'sink':'plain','heartbeat':" hb "}\n"              \
+    "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"                    \
+    "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,'job':17,"        \
+    "'token':'a','now':1000.25,'lease_until':2000.25,'op_key':'17'}\n"                             \
+    "{'seq':3,'t':1499,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"                 \
+    "{'seq':4,'t':1500,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,'job':17,"     \
+    "'token':'b','now':2500.5,'lease_until':3500.5,'op_key':'17'}\n"                               \
+    "{'seq':5,'t':1600,'type':'effect','worker':9,'inc':0,'job':17,'token':'b','op_key':'17',"     \
+    "'applied':true,'work_ms':100}\n"                                                              \
+    "{'seq':6,'t':4000,'type':'effect','worker':3,'inc':0,'job':17,'token':'a','op_key':'17',"     \
+    "'applied':true,'work_ms':" w3_work "}\n"                                                      \
+    "{'seq':7,'t':4100,'type':'invoke','op':'renew','worker':3,'inc':0,'req':3,'job':17,"          \
+    "'token':'a'}\n"
+
+START_TEST(test_effects_once_starved_worker_rerun_excused_passes)
+{
+    qc_check c;
+
+    run(qc_check_effects_once, PLAIN_RERUN("true", "1500"), &c);
+    ck_assert_msg(c.nviolations == 0, "%s", c.nstored > 0 ? c.v[0].msg : c.summary);
+    ck_assert_msg(strstr(c.summary, "1 re-runs excused") != NULL, "%s", c.summary);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_effects_once_no_heartbeat_plan_lapses_fails)
+{
+    qc_check c;
+
+    /* The same, but the worker does not renew (policy mutant no_heartbeat)
+     * and planned 1500 ms of work on a 1000 ms lease: its plan let the
+     * lease lapse, the job ran twice. */
+    run(qc_check_effects_once, PLAIN_RERUN("false", "1500"), &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_effects_once_rerun_within_live_lease_fails)
+{
+    qc_check c;
+
+    /* Worker 9's claim ran at server 1500.5, inside worker 3's lease (until
+     * 2000.25): the queue handed out a live job; no excuse. */
+    run(qc_check_effects_once,
+        "{'type':'header','seed':7,'lease_ms':1000,'sink':'plain','heartbeat':true}\n"
+        "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
+        "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,'job':17,"
+        "'token':'a','now':1000.25,'lease_until':2000.25,'op_key':'17'}\n"
+        "{'seq':3,'t':499,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"
+        "{'seq':4,'t':500,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,'job':17,"
+        "'token':'b','now':1500.5,'lease_until':2500.5,'op_key':'17'}\n"
+        "{'seq':5,'t':600,'type':'effect','worker':9,'inc':0,'job':17,'token':'b','op_key':'17',"
+        "'applied':true,'work_ms':100}\n"
+        "{'seq':6,'t':700,'type':'effect','worker':3,'inc':0,'job':17,'token':'a','op_key':'17',"
+        "'applied':true,'work_ms':500}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_effects_once_stable_key_redelivery_deduplicated_passes)
 {
     qc_check c;
@@ -378,61 +482,135 @@ END_TEST
 
 /* ---- recovery --------------------------------------------------------- */
 
-/* Worker 3 is killed after claiming job 17 at t 100 (seq 3); worker 9
- * claims it again (seq 5): at t 7600, exactly at the bound, or at t 7600.5,
- * half a millisecond beyond it. */
+/* Worker 3 is killed after claiming job 17 at t 100 (seq 3).  Its lease
+ * (server 1000.25 .. 6000.25, claim answered at client t 1) has expired on
+ * the client's clock by t 5001; with the 2000 ms slack, a reap pass sent
+ * after about t 7001 must give the job back. */
 #define KILL_PREFIX                                                                                \
     HEADER                                                                                         \
     CLAIM_17_A                                                                                     \
     "{'seq':3,'t':100,'type':'fault','fault':'kill_after_claim','job':17,'token':'a',"             \
     "'worker':3,'inc':0}\n"                                                                        \
-    "{'seq':4,'t':7590,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"
+    "{'seq':4,'t':5500,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':8}\n"                 \
+    "{'seq':5,'t':5501,'type':'ok','op':'reap','worker':-1,'inc':0,'req':8,'rows':0}\n"
 
-static const char *const kill_reclaimed_at_bound =
-    KILL_PREFIX "{'seq':5,'t':7600,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,"
-                "'job':17,'token':'b','now':8600,'lease_until':13600}\n"
-                "{'seq':6,'type':'snapshot','job':17,'state':'done'}\n";
+/* ... the pass at t 7600 returns it, worker 9 claims it. */
+static const char *const kill_reaped =
+    KILL_PREFIX "{'seq':6,'t':7600,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':9}\n"
+                "{'seq':7,'t':7601,'type':'ok','op':'reap','worker':-1,'inc':0,'req':9,'rows':1,"
+                "'job':17,'token':'a','state':'ready','now':8601.5}\n"
+                "{'seq':8,'t':7610,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"
+                "{'seq':9,'t':7611,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,"
+                "'job':17,'token':'b','now':8611.5,'lease_until':13611.5}\n"
+                "{'seq':10,'type':'snapshot','job':17,'state':'done'}\n";
 
-static const char *const kill_reclaimed_beyond_bound =
-    KILL_PREFIX "{'seq':5,'t':7600.5,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,"
-                "'job':17,'token':'b','now':8600,'lease_until':13600}\n"
-                "{'seq':6,'type':'snapshot','job':17,'state':'done'}\n";
-
-START_TEST(test_recovery_kill_after_claim_exactly_at_bound_passes)
+START_TEST(test_recovery_kill_after_claim_reaped_after_expiry_passes)
 {
     qc_history h;
     qc_check c;
     double ms[4];
 
-    run(qc_check_recovery, kill_reclaimed_at_bound, &c);
+    run(qc_check_recovery, kill_reaped, &c);
     ck_assert_str_eq(c.name, "recovery");
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.opportunities, 1);
     ck_assert_int_eq(c.nviolations, 0);
-    ck_assert_str_eq(c.summary, "1 faults: 1 recovered in min 7500 / median 7500 / p95 7500 / max "
-                                "7500 ms, 0 at an unknown time, 0 never, 0 not in a snapshot; "
-                                "bound 7500 ms");
+    ck_assert_str_eq(c.summary, "1 faults: 1 claimable again in min 7501 / median 7501 / p95 7501 "
+                                "/ max 7501 ms, 0 at an unknown time, 0 never, 0 not in a "
+                                "snapshot; 1 reap passes and claims judged after a lease expired "
+                                "(slack 2000 ms)");
     free(c.v);
     memset(&h, 0, sizeof h);
-    load(&h, kill_reclaimed_at_bound);
+    load(&h, kill_reaped);
     ck_assert_uint_eq(qc_recovery_times(&h, ms, 4), 1);
-    ck_assert(ms[0] == 7500.0);
+    ck_assert(ms[0] == 7501.0);
     qc_history_fini(&h);
 }
 END_TEST
 
-START_TEST(test_recovery_kill_after_claim_just_beyond_bound_fails)
+START_TEST(test_recovery_reap_pass_after_expiry_misses_job_fails)
 {
     qc_check c;
 
-    run(qc_check_recovery, kill_reclaimed_beyond_bound, &c);
+    /* The pass sent at t 7600, after the lease expired and the slack
+     * passed, returned job 18 but not job 17. */
+    run(qc_check_recovery,
+        KILL_PREFIX "{'seq':6,'t':7600,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':9}\n"
+                    "{'seq':7,'t':7601,'type':'ok','op':'reap','worker':-1,'inc':0,'req':9,"
+                    "'rows':1,'job':18,'token':'q','state':'ready','now':8601.5}\n"
+                    "{'seq':10,'type':'snapshot','job':17,'state':'inflight'}\n",
+        &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
-    ck_assert_int_eq(c.opportunities, 1);
-    ck_assert_int_eq(c.nviolations, 1);
-    ASSERT_VIOLATION(&c, 0, 17, 3, 5);
-    ck_assert_str_eq(c.v[0].msg, "job 17: kill_after_claim at seq 3 was recovered by claim seq 5 "
-                                 "after 7500.5 ms, beyond the bound of 7500 ms (lease 5000 + "
-                                 "reaper 500 + slack 2000)");
+    ck_assert_int_eq(c.nviolations, 2); /* the missed pass, and never recovered */
+    ASSERT_VIOLATION(&c, 0, 17, 2, 3, 6, 7);
+    ASSERT_MSG_HAS(&c, 0, "the reap pass sent at seq 6");
+    ASSERT_MSG_HAS(&c, 0, "returned 1 jobs but not this one");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_recovery_starved_reaper_late_passes)
+{
+    qc_check c;
+
+    /* A starved harness: the reaper's next pass is sent only at t 30000,
+     * 25 s after the lease expired; it returns the job at once.  The queue
+     * did its part: no violation, only a long recovery time. */
+    run(qc_check_recovery,
+        KILL_PREFIX "{'seq':6,'t':30000,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':9}\n"
+                    "{'seq':7,'t':30001,'type':'ok','op':'reap','worker':-1,'inc':0,'req':9,"
+                    "'rows':1,'job':17,'token':'a','state':'ready','now':31001.5}\n"
+                    "{'seq':10,'type':'snapshot','job':17,'state':'done'}\n",
+        &c);
+    ck_assert_msg(c.verdict == QC_PASS, "%s", c.nstored > 0 ? c.v[0].msg : c.summary);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_recovery_pass_with_owner_request_in_flight_not_judged)
+{
+    qc_check c;
+
+    /* Job 17's stalled owner wakes and sends its renew (seq 6) before the
+     * pass sent at t 7600 is answered: the row may have been held by that
+     * request, so the pass proves nothing. */
+    run(qc_check_recovery,
+        HEADER CLAIM_17_A
+        "{'seq':3,'t':100,'type':'fault','fault':'stall_beyond_lease','job':17,'token':'a',"
+        "'worker':3,'inc':0,'until_t':7599}\n"
+        "{'seq':4,'t':7600,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':9}\n"
+        "{'seq':6,'t':7600,'type':'invoke','op':'renew','worker':3,'inc':0,'req':2,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':7,'t':7601,'type':'ok','op':'reap','worker':-1,'inc':0,'req':9,'rows':0}\n"
+        "{'seq':8,'t':7602,'type':'ok','op':'renew','worker':3,'inc':0,'req':2,'job':17,"
+        "'token':'a','rows':0}\n"
+        "{'seq':10,'type':'snapshot','job':17,'state':'done'}\n",
+        &c);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_recovery_no_reaper_empty_claim_after_expiry_fails)
+{
+    qc_check c;
+
+    /* No reaper in the ledger: the claim must take expired leases.
+     * Worker 9's claim sent at t 8000 (after the expiry and the slack)
+     * found nothing while job 17 lay abandoned. */
+    run(qc_check_recovery,
+        HEADER CLAIM_17_A
+        "{'seq':3,'t':100,'type':'fault','fault':'kill_after_claim','job':17,'token':'a',"
+        "'worker':3,'inc':0}\n"
+        "{'seq':4,'t':6000,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"
+        "{'seq':5,'t':6001,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':0}\n"
+        "{'seq':6,'t':8000,'type':'invoke','op':'claim','worker':9,'inc':0,'req':3}\n"
+        "{'seq':7,'t':8001,'type':'ok','op':'claim','worker':9,'inc':0,'req':3,'rows':0}\n"
+        "{'seq':10,'type':'snapshot','job':17,'state':'inflight'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 3, 6, 7);
+    ASSERT_MSG_HAS(&c, 0, "found nothing");
     free(c.v);
 }
 END_TEST
@@ -462,10 +640,11 @@ START_TEST(test_recovery_never_recovered_and_not_done_fails)
     ck_assert_int_eq(c.nviolations, 1);
     ASSERT_VIOLATION(&c, 0, 17, 3, 10);
     ck_assert_str_eq(c.v[0].msg, "job 17: kill_after_effect at seq 3 was never recovered (no "
-                                 "later claim or dead reap) and the job is inflight in the final "
+                                 "later claim or reap) and the job is inflight in the final "
                                  "snapshot (seq 10)");
     ck_assert_str_eq(c.summary, "3 faults: no recovery time measured, 1 at an unknown time, 1 "
-                                "never, 1 not in a snapshot; bound 7500 ms");
+                                "never, 1 not in a snapshot; 0 reap passes and claims judged "
+                                "after a lease expired (slack 2000 ms)");
     free(c.v);
 }
 END_TEST
@@ -543,7 +722,8 @@ START_TEST(test_recovery_poison_fail_mode_not_judged_inconclusive)
     ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
     ck_assert_int_eq(c.opportunities, 0);
     ck_assert_str_eq(c.summary, "0 faults: no recovery time measured, 0 at an unknown time, 0 "
-                                "never, 0 not in a snapshot; bound 7500 ms");
+                                "never, 0 not in a snapshot; 0 reap passes and claims judged "
+                                "after a lease expired (slack 2000 ms)");
     free(c.v);
 }
 END_TEST
@@ -653,6 +833,32 @@ START_TEST(test_bounded_failure_too_many_claims_not_dead_no_error_fails)
 }
 END_TEST
 
+START_TEST(test_bounded_failure_snapshot_without_error_column_not_judged)
+{
+    qc_check c;
+
+    /* Issue 18: the protocol's snapshot returns no 'error' column (the
+     * ledger header's "columns" says so): a dead poison job without an
+     * error is not a violation; the rule says it was not judged.  The same
+     * job with the column declared is a violation. */
+    run(qc_check_bounded_failure,
+        "{'type':'header','seed':7,'max_attempts':3,'columns':{'snapshot':['job_id','state',"
+        "'attempt','token']}}\n" POISON_17_THRICE
+        "{'seq':90,'type':'snapshot','job':17,'state':'dead'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_msg(strstr(c.summary, "error rule NOT JUDGED") != NULL, "%s", c.summary);
+    free(c.v);
+    run(qc_check_bounded_failure,
+        "{'type':'header','seed':7,'max_attempts':3,'columns':{'snapshot':['job_id','state',"
+        "'attempt','token','error']}}\n" POISON_17_THRICE
+        "{'seq':90,'type':'snapshot','job':17,'state':'dead'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_bounded_failure_unknown_max_attempts_judges_snapshot_only)
 {
     qc_check c;
@@ -693,7 +899,7 @@ END_TEST
     "{'seq':3,'t':3000,'type':'invoke','op':'renew','worker':3,'req':2,'job':17,"                  \
     "'token':'a'}\n"                                                                               \
     "{'seq':4,'t':3002,'type':'ok','op':'renew','worker':3,'req':2,'job':17,'token':'a',"          \
-    "'rows':1,'lease_until':9000,'now':4000}\n"
+    "'rows':1,'lease_until':9000.25,'now':4000.25}\n"
 
 START_TEST(test_no_early_reap_reap_before_renewed_lease_end_fails)
 {
@@ -702,15 +908,16 @@ START_TEST(test_no_early_reap_reap_before_renewed_lease_end_fails)
     run(qc_check_no_early_reap,
         RENEWED_17 "{'seq':5,'t':5000,'type':'invoke','op':'reap','worker':-1,'req':9}\n"
                    "{'seq':6,'t':5001,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"
-                   "'job':17,'token':'a','state':'ready','now':8000}\n",
+                   "'job':17,'token':'a','state':'ready','now':6000.5}\n",
         &c);
     ck_assert_str_eq(c.name, "no_early_reap");
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.opportunities, 2); /* the renew and the reap */
     ck_assert_int_eq(c.nviolations, 1);
     ASSERT_VIOLATION(&c, 0, 17, 2, 4, 6);
-    ck_assert_str_eq(c.v[0].msg, "job 17: reaped with token a at seq 6 (server +7000 ms) while its "
-                                 "lease ran until +8000 ms (renew seq 4): 1000 ms early");
+    ck_assert_str_eq(c.v[0].msg, "job 17: reaped with token a at seq 6 (server +5001 ms at the "
+                                 "latest) while its lease ran until +8000 ms (renew seq 4): 2999 ms "
+                                 "early");
     free(c.v);
 }
 END_TEST
@@ -719,23 +926,24 @@ START_TEST(test_no_early_reap_reap_at_lease_end_passes)
 {
     qc_check c;
 
-    /* Job 17: the reap at 9000 is exactly at the renewed lease's end.
+    /* Job 17: the reap at 9000.25 is exactly at the renewed lease's end.
      * Job 18: the renew answered (seq 13) after the reap was sent (seq 12)
-     * may have run after it, so the reap at 16000 is judged against the
-     * claim's lease until 15000 only. */
+     * may have run after it, so the reap at 15002.5 is judged against the
+     * claim's lease until 15000.25 only.  Server times run 1000 ms ahead
+     * of the client's throughout (a consistent clock). */
     run(qc_check_no_early_reap,
-        RENEWED_17 "{'seq':5,'t':5000,'type':'invoke','op':'reap','worker':-1,'req':9}\n"
-                   "{'seq':6,'t':5001,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"
-                   "'job':17,'token':'a','state':'ready','now':9000}\n"
+        RENEWED_17 "{'seq':5,'t':8000,'type':'invoke','op':'reap','worker':-1,'req':9}\n"
+                   "{'seq':6,'t':8001,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"
+                   "'job':17,'token':'a','state':'ready','now':9000.25}\n"
                    "{'seq':10,'t':9000,'type':'ok','op':'claim','worker':4,'req':10,'rows':1,"
-                   "'job':18,'token':'x','now':10000,'lease_until':15000}\n"
-                   "{'seq':11,'t':9001,'type':'invoke','op':'renew','worker':4,'req':11,"
+                   "'job':18,'token':'x','now':10000.25,'lease_until':15000.25}\n"
+                   "{'seq':11,'t':14000,'type':'invoke','op':'renew','worker':4,'req':11,"
                    "'job':18,'token':'x'}\n"
-                   "{'seq':12,'t':9002,'type':'invoke','op':'reap','worker':-1,'req':12}\n"
-                   "{'seq':13,'t':9003,'type':'ok','op':'renew','worker':4,'req':11,'job':18,"
-                   "'token':'x','rows':1,'lease_until':20000,'now':12000}\n"
-                   "{'seq':14,'t':9004,'type':'ok','op':'reap','worker':-1,'req':12,'rows':1,"
-                   "'job':18,'token':'x','state':'ready','now':16000}\n",
+                   "{'seq':12,'t':14001,'type':'invoke','op':'reap','worker':-1,'req':12}\n"
+                   "{'seq':13,'t':14002,'type':'ok','op':'renew','worker':4,'req':11,'job':18,"
+                   "'token':'x','rows':1,'lease_until':20000.25,'now':15001.25}\n"
+                   "{'seq':14,'t':14003,'type':'ok','op':'reap','worker':-1,'req':12,'rows':1,"
+                   "'job':18,'token':'x','state':'ready','now':15002.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.nviolations, 0);
@@ -851,6 +1059,88 @@ START_TEST(test_no_early_reap_complete_refused_after_lease_end_passes)
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.opportunities, 1);
     ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_early_reap_tokenless_reap_without_time_fails)
+{
+    qc_check c;
+
+    /* Issue 18: a reap that returns only the job id (no token, no now_ms).
+     * The lease it took is job 17's only one; the reap was answered at
+     * client t 501, so it ran by server 1000.25 + 501 (+ margin), long
+     * before the lease's end at 6000.25. */
+    run(qc_check_no_early_reap,
+        HEADER CLAIM_17_A "{'seq':3,'t':500,'type':'invoke','op':'reap','worker':-1,'req':9}\n"
+                          "{'seq':4,'t':501,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"
+                          "'job':17}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 4);
+    ASSERT_MSG_HAS(&c, 0, "reaped with no token at seq 4");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_early_reap_reap_rule_unjudged_says_so)
+{
+    qc_check c;
+
+    /* Neither the claim nor the reap carries a server time: the reap rule
+     * cannot judge, and the summary says so (never a silent pass). */
+    run(qc_check_no_early_reap,
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
+               "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,"
+               "'job':17,'token':'a'}\n"
+               "{'seq':3,'t':500,'type':'invoke','op':'reap','worker':-1,'req':9}\n"
+               "{'seq':4,'t':501,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"
+               "'job':17}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_msg(strstr(c.summary, "reap rule NOT JUDGED") != NULL, "%s", c.summary);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_early_reap_whole_second_reap_clock_passes)
+{
+    qc_check c;
+
+    /* The reap reports whole seconds (its clock truncated): at server
+     * 6000.9 it says 6000, before the lease's end at 6000.25, but every
+     * reap time is a whole second, so a second of margin is allowed. */
+    run(qc_check_no_early_reap,
+        HEADER CLAIM_17_A "{'seq':3,'t':5000,'type':'invoke','op':'reap','worker':-1,'req':9}\n"
+                          "{'seq':4,'t':5001,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"
+                          "'job':17,'token':'a','now':6000}\n",
+        &c);
+    ck_assert_msg(c.verdict == QC_PASS, "%s", c.nstored > 0 ? c.v[0].msg : c.summary);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_early_reap_server_clock_step_not_judged)
+{
+    qc_check c;
+
+    /* The server's clock stepped 3 s forward after the claim: by its own
+     * clock the lease expired at client t ~2000, the reap at server 6500.5
+     * was right, and the owner's complete at t 2600 was rightly refused.
+     * The anchor bound (claim at server 1000.25, client 0) would call the
+     * refusal early: the step is seen and the owner rule not judged. */
+    run(qc_check_no_early_reap,
+        HEADER CLAIM_17_A "{'seq':3,'t':2500,'type':'invoke','op':'reap','worker':-1,'req':9}\n"
+                          "{'seq':4,'t':2501,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"
+                          "'job':17,'token':'a','now':6500.5}\n"
+                          "{'seq':5,'t':2600,'type':'invoke','op':'complete','worker':3,'inc':0,"
+                          "'req':2,'job':17,'token':'a'}\n"
+                          "{'seq':6,'t':2601,'type':'ok','op':'complete','worker':3,'inc':0,"
+                          "'req':2,'job':17,'token':'a','rows':0}\n",
+        &c);
+    ck_assert_msg(c.nviolations == 0, "%s", c.nstored > 0 ? c.v[0].msg : c.summary);
+    ck_assert_msg(strstr(c.summary, "stepped") != NULL, "%s", c.summary);
     free(c.v);
 }
 END_TEST
@@ -1046,7 +1336,8 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_stale_token_rejected_rotated_token_accepted_fails);
     tcase_add_test(tc, test_stale_token_rejected_sent_before_superseding_claim_not_judged);
     tcase_add_test(tc, test_stale_token_rejected_token_given_out_again_passes);
-    tcase_add_test(tc, test_stale_token_rejected_token_given_out_again_in_flight_not_judged);
+    tcase_add_test(tc, test_stale_token_rejected_token_derived_from_job_accepted_fails);
+    tcase_add_test(tc, test_stale_token_rejected_starved_superseding_claim_not_judged);
     tcase_add_test(tc, test_stale_token_rejected_no_stale_requests_inconclusive);
     suite_add_tcase(s, tc);
 
@@ -1060,6 +1351,9 @@ static Suite *faults_suite(void)
     tc = tcase_create("effects_once");
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_effects_once_two_applied_effects_fail);
+    tcase_add_test(tc, test_effects_once_starved_worker_rerun_excused_passes);
+    tcase_add_test(tc, test_effects_once_no_heartbeat_plan_lapses_fails);
+    tcase_add_test(tc, test_effects_once_rerun_within_live_lease_fails);
     tcase_add_test(tc, test_effects_once_stable_key_redelivery_deduplicated_passes);
     tcase_add_test(tc, test_effects_once_single_deliveries_inconclusive);
     tcase_add_test(tc, test_effects_once_fault_or_unknown_outcome_single_delivery_passes);
@@ -1067,8 +1361,11 @@ static Suite *faults_suite(void)
 
     tc = tcase_create("recovery");
     tcase_set_timeout(tc, 10);
-    tcase_add_test(tc, test_recovery_kill_after_claim_exactly_at_bound_passes);
-    tcase_add_test(tc, test_recovery_kill_after_claim_just_beyond_bound_fails);
+    tcase_add_test(tc, test_recovery_kill_after_claim_reaped_after_expiry_passes);
+    tcase_add_test(tc, test_recovery_reap_pass_after_expiry_misses_job_fails);
+    tcase_add_test(tc, test_recovery_starved_reaper_late_passes);
+    tcase_add_test(tc, test_recovery_pass_with_owner_request_in_flight_not_judged);
+    tcase_add_test(tc, test_recovery_no_reaper_empty_claim_after_expiry_fails);
     tcase_add_test(tc, test_recovery_never_recovered_and_not_done_fails);
     tcase_add_test(tc, test_recovery_stall_completed_by_other_token_passes);
     tcase_add_test(tc, test_recovery_poison_crash_reaped_dead_passes);
@@ -1081,6 +1378,7 @@ static Suite *faults_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_bounded_failure_claimed_max_attempts_dead_with_error_passes);
     tcase_add_test(tc, test_bounded_failure_too_many_claims_not_dead_no_error_fails);
+    tcase_add_test(tc, test_bounded_failure_snapshot_without_error_column_not_judged);
     tcase_add_test(tc, test_bounded_failure_unknown_max_attempts_judges_snapshot_only);
     tcase_add_test(tc, test_bounded_failure_no_poison_jobs_inconclusive);
     suite_add_tcase(s, tc);
@@ -1094,6 +1392,10 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_no_early_reap_lost_ack_retry_refused_passes);
     tcase_add_test(tc, test_no_early_reap_complete_refused_after_lease_end_passes);
     tcase_add_test(tc, test_no_early_reap_no_leases_inconclusive);
+    tcase_add_test(tc, test_no_early_reap_tokenless_reap_without_time_fails);
+    tcase_add_test(tc, test_no_early_reap_reap_rule_unjudged_says_so);
+    tcase_add_test(tc, test_no_early_reap_whole_second_reap_clock_passes);
+    tcase_add_test(tc, test_no_early_reap_server_clock_step_not_judged);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("batch_bound");

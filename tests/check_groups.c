@@ -36,9 +36,9 @@ START_TEST(test_history_group_field_parsed_absent_null)
     load(&h, HEADER "{'seq':1,'type':'ok','op':'enqueue','worker':-1,'job':1,'group':'g1'}\n"
                     "{'seq':2,'type':'ok','op':'enqueue','worker':-1,'job':2}\n"
                     "{'seq':3,'type':'ok','op':'claim','worker':3,'rows':1,'job':1,"
-                    "'token':'a','now':1000,'lease_until':6000,'group':'g1'}\n"
+                    "'token':'a','now':1000.5,'lease_until':6000.5,'group':'g1'}\n"
                     "{'seq':4,'type':'ok','op':'claim','worker':3,'rows':1,'job':2,"
-                    "'token':'b','now':1000,'lease_until':6000,'group':null}\n");
+                    "'token':'b','now':1000.5,'lease_until':6000.5,'group':null}\n");
     ck_assert_uint_eq(h.n, 4);
     ck_assert_str_eq(h.ev[0].group, "g1");
     ck_assert_ptr_null(h.ev[1].group);
@@ -87,12 +87,12 @@ END_TEST
     "{'seq':3,'type':'ok','op':'enqueue','worker':-1,'job':19,'group':'g2'}\n"                     \
     "{'seq':4,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"                    \
     "{'seq':5,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,'job':17,"        \
-    "'token':'a','now':1000,'lease_until':6000,'group':'g1'}\n"                                    \
+    "'token':'a','now':1000.5,'lease_until':6000.5,'group':'g1'}\n"                                    \
     "{'seq':6,'t':100,'type':'invoke','op':'claim','worker':9,'inc':0,'req':2}\n"                  \
     "{'seq':7,'t':101,'type':'ok','op':'claim','worker':9,'inc':0,'req':2,'rows':1,'job':18,"      \
-    "'token':'b','now':2000,'lease_until':7000,'group':'g1'}\n"                                    \
+    "'token':'b','now':2000.5,'lease_until':7000.5,'group':'g1'}\n"                                    \
     "{'seq':8,'t':200,'type':'ok','op':'claim','worker':4,'inc':0,'req':3,'rows':1,'job':19,"      \
-    "'token':'c','now':2100,'lease_until':7100,'group':'g2'}\n"
+    "'token':'c','now':2100.5,'lease_until':7100.5,'group':'g2'}\n"
 
 START_TEST(test_group_exclusive_two_jobs_leased_at_once_fail)
 {
@@ -120,9 +120,9 @@ START_TEST(test_group_exclusive_group_from_claims_only_fail)
 
     run(qc_check_group_exclusive,
         HEADER "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a',"
-               "'now':1000,'lease_until':6000,'group':'g1'}\n"
+               "'now':1000.5,'lease_until':6000.5,'group':'g1'}\n"
                "{'seq':2,'type':'ok','op':'claim','worker':9,'rows':1,'job':18,'token':'b',"
-               "'now':5999,'lease_until':10999,'group':'g1'}\n",
+               "'now':5999.5,'lease_until':10999.5,'group':'g1'}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.nviolations, 1);
@@ -138,11 +138,11 @@ END_TEST
     "{'seq':1,'type':'ok','op':'enqueue','worker':-1,'job':17,'group':'g1'}\n"                     \
     "{'seq':2,'type':'ok','op':'enqueue','worker':-1,'job':18,'group':'g1'}\n"                     \
     "{'seq':3,'t':1,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,"                \
-    "'token':'a','now':1000,'lease_until':6000,'group':'g1'}\n"                                    \
+    "'token':'a','now':1000.5,'lease_until':6000.5,'group':'g1'}\n"                                    \
     "{'seq':4,'t':10,'type':'invoke','op':'complete','worker':3,'req':2,'job':17,"                 \
     "'token':'a'}\n"                                                                               \
     "{'seq':5,'t':11,'type':'ok','op':'complete','worker':3,'req':2,'job':17,'token':'a',"         \
-    "'rows':1,'now':2000}\n"
+    "'rows':1,'now':2000.5}\n"
 
 START_TEST(test_group_exclusive_claim_after_acked_complete_passes)
 {
@@ -150,7 +150,7 @@ START_TEST(test_group_exclusive_claim_after_acked_complete_passes)
 
     run(qc_check_group_exclusive,
         GE_COMPLETE_PREFIX "{'seq':6,'t':12,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,"
-                           "'job':18,'token':'b','now':2000,'lease_until':7000,'group':'g1'}\n",
+                           "'job':18,'token':'b','now':2000.5,'lease_until':7000.5,'group':'g1'}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.opportunities, 2);
@@ -165,7 +165,7 @@ START_TEST(test_group_exclusive_claim_before_acked_complete_fail)
 
     run(qc_check_group_exclusive,
         GE_COMPLETE_PREFIX "{'seq':6,'t':12,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,"
-                           "'job':18,'token':'b','now':1999,'lease_until':6999,'group':'g1'}\n",
+                           "'job':18,'token':'b','now':1999.5,'lease_until':6999.5,'group':'g1'}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.nviolations, 1);
@@ -186,13 +186,13 @@ START_TEST(test_group_exclusive_claim_after_info_complete_passes)
                "{'seq':2,'type':'ok','op':'enqueue','worker':-1,'job':18,'group':'g1'}\n"
                "{'seq':3,'t':0,'type':'invoke','op':'claim','worker':3,'req':1}\n"
                "{'seq':4,'t':10,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,"
-               "'token':'a','now':1000,'lease_until':6000,'group':'g1'}\n"
+               "'token':'a','now':1000.5,'lease_until':6000.5,'group':'g1'}\n"
                "{'seq':5,'t':510,'type':'invoke','op':'complete','worker':3,'req':2,'job':17,"
                "'token':'a'}\n"
                "{'seq':6,'t':2000,'type':'info','op':'complete','worker':3,'req':2,'job':17,"
                "'token':'a','error':'connection lost'}\n"
                "{'seq':7,'t':2100,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':18,"
-               "'token':'b','now':1600,'lease_until':6600,'group':'g1'}\n",
+               "'token':'b','now':1600.5,'lease_until':6600.5,'group':'g1'}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.opportunities, 2);
@@ -206,9 +206,9 @@ START_TEST(test_group_exclusive_claim_after_expiry_passes)
 
     run(qc_check_group_exclusive,
         HEADER "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a',"
-               "'now':1000,'lease_until':6000,'group':'g1'}\n"
+               "'now':1000.5,'lease_until':6000.5,'group':'g1'}\n"
                "{'seq':2,'type':'ok','op':'claim','worker':9,'rows':1,'job':18,'token':'b',"
-               "'now':6000,'lease_until':11000,'group':'g1'}\n",
+               "'now':6000.5,'lease_until':11000.5,'group':'g1'}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.opportunities, 2);
@@ -227,17 +227,17 @@ START_TEST(test_group_exclusive_two_groups_interleaved_passes)
                "{'seq':3,'type':'ok','op':'enqueue','worker':-1,'job':3,'group':'g1'}\n"
                "{'seq':4,'type':'ok','op':'enqueue','worker':-1,'job':4,'group':'g2'}\n"
                "{'seq':5,'type':'ok','op':'claim','worker':3,'rows':1,'job':1,'token':'a',"
-               "'now':1000,'lease_until':6000,'group':'g1'}\n"
+               "'now':1000.5,'lease_until':6000.5,'group':'g1'}\n"
                "{'seq':6,'type':'ok','op':'claim','worker':4,'rows':1,'job':2,'token':'b',"
-               "'now':1100,'lease_until':6100,'group':'g2'}\n"
+               "'now':1100.5,'lease_until':6100.5,'group':'g2'}\n"
                "{'seq':7,'type':'ok','op':'complete','worker':3,'job':1,'token':'a','rows':1,"
-               "'now':2000}\n"
+               "'now':2000.5}\n"
                "{'seq':8,'type':'ok','op':'claim','worker':3,'rows':1,'job':3,'token':'c',"
-               "'now':2050,'lease_until':7050,'group':'g1'}\n"
+               "'now':2050.5,'lease_until':7050.5,'group':'g1'}\n"
                "{'seq':9,'type':'ok','op':'complete','worker':4,'job':2,'token':'b','rows':1,"
-               "'now':2100}\n"
+               "'now':2100.5}\n"
                "{'seq':10,'type':'ok','op':'claim','worker':4,'rows':1,'job':4,'token':'d',"
-               "'now':2150,'lease_until':7150,'group':'g2'}\n",
+               "'now':2150.5,'lease_until':7150.5,'group':'g2'}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.opportunities, 4);
@@ -256,13 +256,13 @@ START_TEST(test_group_exclusive_renew_extends_over_next_claim_fail)
         HEADER "{'seq':1,'type':'ok','op':'enqueue','worker':-1,'job':17,'group':'g1'}\n"
                "{'seq':2,'type':'ok','op':'enqueue','worker':-1,'job':18,'group':'g1'}\n"
                "{'seq':3,'t':1,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,"
-               "'token':'a','now':1000,'lease_until':6000,'group':'g1'}\n"
+               "'token':'a','now':1000.5,'lease_until':6000.5,'group':'g1'}\n"
                "{'seq':4,'t':3000,'type':'invoke','op':'renew','worker':3,'req':2,'job':17,"
                "'token':'a'}\n"
                "{'seq':5,'t':3001,'type':'ok','op':'renew','worker':3,'req':2,'job':17,"
-               "'token':'a','rows':1,'now':4000,'lease_until':9000}\n"
+               "'token':'a','rows':1,'now':4000.5,'lease_until':9000.5}\n"
                "{'seq':6,'type':'ok','op':'claim','worker':9,'req':3,'rows':1,'job':18,"
-               "'token':'b','now':8000,'lease_until':13000,'group':'g1'}\n",
+               "'token':'b','now':8000.5,'lease_until':13000.5,'group':'g1'}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.opportunities, 2);
@@ -282,9 +282,9 @@ START_TEST(test_group_exclusive_same_job_overlap_passes)
 
     run(qc_check_group_exclusive,
         HEADER "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a',"
-               "'now':1000,'lease_until':6000,'group':'g1'}\n"
+               "'now':1000.5,'lease_until':6000.5,'group':'g1'}\n"
                "{'seq':2,'type':'ok','op':'claim','worker':9,'rows':1,'job':17,'token':'b',"
-               "'now':2000,'lease_until':7000,'group':'g1'}\n",
+               "'now':2000.5,'lease_until':7000.5,'group':'g1'}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.opportunities, 2);
@@ -300,14 +300,14 @@ START_TEST(test_group_exclusive_three_overlapping_jobs_each_pair_once_fail)
 
     run(qc_check_group_exclusive,
         HEADER "{'seq':1,'type':'ok','op':'claim','worker':1,'rows':1,'job':1,'token':'a',"
-               "'now':1000,'lease_until':6000,'group':'g'}\n"
+               "'now':1000.5,'lease_until':6000.5,'group':'g'}\n"
                "{'seq':2,'type':'ok','op':'claim','worker':2,'rows':1,'job':2,'token':'b',"
-               "'now':1100,'lease_until':6100,'group':'g'}\n"
+               "'now':1100.5,'lease_until':6100.5,'group':'g'}\n"
                /* renewed after a lapse: a second segment of the same lease */
                "{'seq':3,'type':'ok','op':'claim','worker':3,'rows':1,'job':3,'token':'c',"
-               "'now':1200,'lease_until':1300,'group':'g'}\n"
+               "'now':1200.5,'lease_until':1300.5,'group':'g'}\n"
                "{'seq':4,'type':'ok','op':'renew','worker':3,'job':3,'token':'c','rows':1,"
-               "'now':1400,'lease_until':6400}\n",
+               "'now':1400.5,'lease_until':6400.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.opportunities, 3);
@@ -325,9 +325,9 @@ START_TEST(test_group_exclusive_no_grouped_jobs_inconclusive)
 
     run(qc_check_group_exclusive,
         HEADER "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a',"
-               "'now':1000,'lease_until':6000}\n"
+               "'now':1000.5,'lease_until':6000.5}\n"
                "{'seq':2,'type':'ok','op':'claim','worker':9,'rows':1,'job':18,'token':'b',"
-               "'now':2000,'lease_until':7000}\n",
+               "'now':2000.5,'lease_until':7000.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
     ck_assert_int_eq(c.opportunities, 0);
@@ -362,12 +362,12 @@ END_TEST
 /* Job 2 (enqueued second) completes at server time 3000, job 1 at 3500. */
 #define GO_INVERTED_BODY                                                                           \
     GO_ENQUEUE_12                                                                                  \
-    "{'seq':3,'type':'ok','op':'claim','worker':3,'rows':1,'job':1,'token':'a','now':1000,"        \
-    "'lease_until':6000,'group':'g1'}\n"                                                           \
-    "{'seq':4,'type':'ok','op':'claim','worker':4,'rows':1,'job':2,'token':'b','now':1100,"        \
-    "'lease_until':6100,'group':'g1'}\n"                                                           \
-    "{'seq':5,'type':'ok','op':'complete','worker':4,'job':2,'token':'b','rows':1,'now':3000}\n"   \
-    "{'seq':6,'type':'ok','op':'complete','worker':3,'job':1,'token':'a','rows':1,'now':3500}\n"   \
+    "{'seq':3,'type':'ok','op':'claim','worker':3,'rows':1,'job':1,'token':'a','now':1000.5,"        \
+    "'lease_until':6000.5,'group':'g1'}\n"                                                           \
+    "{'seq':4,'type':'ok','op':'claim','worker':4,'rows':1,'job':2,'token':'b','now':1100.5,"        \
+    "'lease_until':6100.5,'group':'g1'}\n"                                                           \
+    "{'seq':5,'type':'ok','op':'complete','worker':4,'job':2,'token':'b','rows':1,'now':3000.5}\n"   \
+    "{'seq':6,'type':'ok','op':'complete','worker':3,'job':1,'token':'a','rows':1,'now':3500.5}\n"   \
     "{'seq':7,'type':'snapshot','job':1,'state':'done'}\n"                                         \
     "{'seq':8,'type':'snapshot','job':2,'state':'done'}\n"
 
@@ -395,9 +395,9 @@ START_TEST(test_group_order_in_enqueue_order_passes)
     run(qc_check_group_order,
         HEADER GO_ENQUEUE_12
         "{'seq':3,'type':'ok','op':'enqueue','worker':-1,'job':3,'group':'g1'}\n"
-        "{'seq':4,'type':'ok','op':'complete','worker':4,'job':1,'token':'a','rows':1,'now':3000}\n"
-        "{'seq':5,'type':'ok','op':'complete','worker':3,'job':2,'token':'b','rows':1,'now':3500}\n"
-        "{'seq':6,'type':'ok','op':'complete','worker':3,'job':3,'token':'c','rows':1,'now':4000}"
+        "{'seq':4,'type':'ok','op':'complete','worker':4,'job':1,'token':'a','rows':1,'now':3000.5}\n"
+        "{'seq':5,'type':'ok','op':'complete','worker':3,'job':2,'token':'b','rows':1,'now':3500.5}\n"
+        "{'seq':6,'type':'ok','op':'complete','worker':3,'job':3,'token':'c','rows':1,'now':4000.5}"
         "\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
@@ -464,11 +464,11 @@ START_TEST(test_group_order_lost_ack_earlier_job_passes)
         "{'seq':4,'t':20,'type':'info','op':'complete','worker':3,'req':1,'job':1,'token':'a',"
         "'error':'connection lost'}\n"
         "{'seq':5,'type':'ok','op':'complete','worker':4,'job':2,'token':'b','rows':1,"
-        "'now':3000}\n"
+        "'now':3000.5}\n"
         "{'seq':6,'t':30,'type':'invoke','op':'complete','worker':3,'req':2,'job':1,"
         "'token':'a'}\n"
         "{'seq':7,'t':31,'type':'ok','op':'complete','worker':3,'req':2,'job':1,'token':'a',"
-        "'rows':1,'now':3500}\n"
+        "'rows':1,'now':3500.5}\n"
         "{'seq':8,'type':'snapshot','job':1,'state':'done'}\n"
         "{'seq':9,'type':'snapshot','job':2,'state':'done'}\n",
         &c);
@@ -486,7 +486,7 @@ START_TEST(test_group_order_earlier_job_never_completed_fail)
     run(qc_check_group_order,
         HEADER GO_ENQUEUE_12
         "{'seq':3,'type':'ok','op':'complete','worker':4,'job':2,'token':'b','rows':1,"
-        "'now':3000}\n"
+        "'now':3000.5}\n"
         "{'seq':4,'type':'snapshot','job':1,'state':'ready'}\n"
         "{'seq':5,'type':'snapshot','job':2,'state':'done'}\n",
         &c);
@@ -511,9 +511,9 @@ START_TEST(test_group_order_earlier_job_dead_passes)
         "{'seq':3,'type':'ok','op':'enqueue','worker':-1,'job':3,'group':'g1'}\n"
         "{'seq':4,'type':'ok','op':'fail','worker':3,'job':1,'token':'a','rows':1}\n"
         "{'seq':5,'type':'ok','op':'complete','worker':4,'job':2,'token':'b','rows':1,"
-        "'now':3000}\n"
+        "'now':3000.5}\n"
         "{'seq':6,'type':'ok','op':'complete','worker':4,'job':3,'token':'c','rows':1,"
-        "'now':4000}\n"
+        "'now':4000.5}\n"
         "{'seq':7,'type':'snapshot','job':1,'state':'dead'}\n"
         "{'seq':8,'type':'snapshot','job':2,'state':'done'}\n"
         "{'seq':9,'type':'snapshot','job':3,'state':'done'}\n",
@@ -535,10 +535,10 @@ START_TEST(test_group_order_two_groups_interleaved_passes)
                "{'seq':2,'type':'ok','op':'enqueue','worker':-1,'job':2,'group':'g2'}\n"
                "{'seq':3,'type':'ok','op':'enqueue','worker':-1,'job':3,'group':'g1'}\n"
                "{'seq':4,'type':'ok','op':'enqueue','worker':-1,'job':4,'group':'g2'}\n"
-               "{'seq':5,'type':'ok','op':'complete','worker':1,'job':2,'rows':1,'now':1000}\n"
-               "{'seq':6,'type':'ok','op':'complete','worker':2,'job':1,'rows':1,'now':2000}\n"
-               "{'seq':7,'type':'ok','op':'complete','worker':1,'job':4,'rows':1,'now':3000}\n"
-               "{'seq':8,'type':'ok','op':'complete','worker':2,'job':3,'rows':1,'now':4000}\n",
+               "{'seq':5,'type':'ok','op':'complete','worker':1,'job':2,'rows':1,'now':1000.5}\n"
+               "{'seq':6,'type':'ok','op':'complete','worker':2,'job':1,'rows':1,'now':2000.5}\n"
+               "{'seq':7,'type':'ok','op':'complete','worker':1,'job':4,'rows':1,'now':3000.5}\n"
+               "{'seq':8,'type':'ok','op':'complete','worker':2,'job':3,'rows':1,'now':4000.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.opportunities, 2);
@@ -558,9 +558,9 @@ START_TEST(test_group_order_overtaken_by_non_adjacent_job_fail)
         HEADER GO_ENQUEUE_12
         "{'seq':3,'type':'ok','op':'enqueue','worker':-1,'job':3,'group':'g1'}\n"
         "{'seq':4,'type':'invoke','op':'complete','worker':3,'req':1,'job':1}\n"
-        "{'seq':5,'type':'ok','op':'complete','worker':3,'req':1,'job':1,'rows':1,'now':5000}\n"
+        "{'seq':5,'type':'ok','op':'complete','worker':3,'req':1,'job':1,'rows':1,'now':5000.5}\n"
         "{'seq':6,'type':'ok','op':'complete','worker':4,'job':2,'rows':1}\n"
-        "{'seq':7,'type':'ok','op':'complete','worker':5,'job':3,'rows':1,'now':3000}\n",
+        "{'seq':7,'type':'ok','op':'complete','worker':5,'job':3,'rows':1,'now':3000.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.opportunities, 2);
@@ -581,8 +581,8 @@ START_TEST(test_group_order_concurrent_enqueues_not_judged_inconclusive)
                "{'seq':2,'type':'invoke','op':'enqueue','worker':1,'req':1}\n"
                "{'seq':3,'type':'ok','op':'enqueue','worker':0,'req':1,'job':1,'group':'g1'}\n"
                "{'seq':4,'type':'ok','op':'enqueue','worker':1,'req':1,'job':2,'group':'g1'}\n"
-               "{'seq':5,'type':'ok','op':'complete','worker':4,'job':2,'rows':1,'now':3000}\n"
-               "{'seq':6,'type':'ok','op':'complete','worker':3,'job':1,'rows':1,'now':3500}\n",
+               "{'seq':5,'type':'ok','op':'complete','worker':4,'job':2,'rows':1,'now':3000.5}\n"
+               "{'seq':6,'type':'ok','op':'complete','worker':3,'job':1,'rows':1,'now':3500.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
     ck_assert_int_eq(c.opportunities, 0);
@@ -598,8 +598,8 @@ START_TEST(test_group_order_no_grouped_jobs_inconclusive)
     run(qc_check_group_order,
         HEADER "{'seq':1,'type':'ok','op':'enqueue','worker':-1,'job':1}\n"
                "{'seq':2,'type':'ok','op':'enqueue','worker':-1,'job':2}\n"
-               "{'seq':3,'type':'ok','op':'complete','worker':4,'job':2,'rows':1,'now':3000}\n"
-               "{'seq':4,'type':'ok','op':'complete','worker':3,'job':1,'rows':1,'now':3500}\n",
+               "{'seq':3,'type':'ok','op':'complete','worker':4,'job':2,'rows':1,'now':3000.5}\n"
+               "{'seq':4,'type':'ok','op':'complete','worker':3,'job':1,'rows':1,'now':3500.5}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
     ck_assert_int_eq(c.opportunities, 0);

@@ -197,6 +197,49 @@ START_TEST(test_history_parse_header_missing_numbers_defaults)
 }
 END_TEST
 
+/* Issue 18: the header says which optional columns the protocol returns,
+ * so a checker can tell "not returned" from "not there". */
+START_TEST(test_history_parse_header_columns_per_step)
+{
+    qc_history h;
+    qc_err err;
+
+    ck_assert_int_eq(parse(&h,
+                           "{'type':'header','seed':7,'columns':{"
+                           "'reap':['job_id','token'],'snapshot':['job_id','state','attempt',"
+                           "'token','error'],'claim':['job_id','token','now_ms'],"
+                           "'complete':[],'monitor':['ready'],'future_step':['x']}}\n",
+                           &err),
+                     0);
+    ck_assert_int_eq(h.info.has_columns, 1);
+    ck_assert_str_eq(h.info.reap_cols, "job_id,token");
+    ck_assert_str_eq(h.info.snapshot_cols, "job_id,state,attempt,token,error");
+    ck_assert_str_eq(h.info.complete_cols, "");
+    ck_assert_str_eq(h.info.renew_cols, ""); /* no renew step */
+    ck_assert_int_eq(qc_run_info_returns(&h.info, "reap", "now_ms"), 0);
+    ck_assert_int_eq(qc_run_info_returns(&h.info, "reap", "token"), 1);
+    ck_assert_int_eq(qc_run_info_returns(&h.info, "reap", "job"), 0); /* whole names */
+    ck_assert_int_eq(qc_run_info_returns(&h.info, "snapshot", "error"), 1);
+    ck_assert_int_eq(qc_run_info_returns(&h.info, "complete", "now_ms"), 0);
+    ck_assert_int_eq(qc_run_info_returns(&h.info, "monitor", "ready"), -1); /* not kept */
+    qc_history_fini(&h);
+
+    /* a ledger from before "columns": unknown, never "not returned" */
+    ck_assert_int_eq(parse(&h, "{'type':'header','seed':7}\n", &err), 0);
+    ck_assert_int_eq(h.info.has_columns, 0);
+    ck_assert_int_eq(qc_run_info_returns(&h.info, "reap", "now_ms"), -1);
+    qc_history_fini(&h);
+
+    ck_assert_int_eq(parse(&h, "{'type':'header','seed':7,'columns':['reap']}\n", &err),
+                     QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, "columns") != NULL, "%s", err.msg);
+    qc_history_fini(&h);
+    ck_assert_int_eq(parse(&h, "{'type':'header','seed':7,'columns':{'reap':[1]}}\n", &err),
+                     QC_EINVAL);
+    qc_history_fini(&h);
+}
+END_TEST
+
 START_TEST(test_history_parse_uint64_seed_kept)
 {
     qc_history h;
@@ -707,6 +750,7 @@ static Suite *history_suite(void)
     tcase_add_test(tc, test_history_parse_header_fields_filled);
     tcase_add_test(tc, test_history_parse_header_missing_numbers_defaults);
     tcase_add_test(tc, test_history_parse_uint64_seed_kept);
+    tcase_add_test(tc, test_history_parse_header_columns_per_step);
     tcase_add_test(tc, test_history_load_seed_mismatch_einval);
     suite_add_tcase(s, tc);
 

@@ -508,6 +508,96 @@ START_TEST(test_step_name_known_and_out_of_range)
 }
 END_TEST
 
+/* Issue 18: the loader says which of the columns the harness reads each
+ * step's last statement returns, so a missing optional column is known. */
+START_TEST(test_columns_detected_per_step)
+{
+    char buf[256];
+    qc_protocol *p = parse_ok(VALID "-- name: reap\n"
+                                    "UPDATE qc_t SET state = 'ready' WHERE state = 'inflight'\n"
+                                    "RETURNING id AS job_id, 't' AS token;\n"
+                                    "-- name: renew\n"
+                                    "SELECT 1 AS now_ms;\n"
+                                    "SELECT 2 AS rows, 3 AS lease_until_ms;\n",
+                              QC_PARAM_DOLLAR);
+
+    ck_assert_int_eq(qc_protocol_returns(p, QC_STEP_REAP, "token"), 1);
+    ck_assert_int_eq(qc_protocol_returns(p, QC_STEP_REAP, "now_ms"), 0);
+    ck_assert_int_eq(qc_protocol_returns(p, QC_STEP_REAP, "state"), 1); /* "SET state": text */
+    ck_assert_int_eq(qc_protocol_returns(p, QC_STEP_SNAPSHOT, "error"), 0);
+    ck_assert_int_eq(qc_protocol_returns(p, QC_STEP_FAIL, "now_ms"), 0); /* absent step */
+    ck_assert_uint_eq(qc_protocol_columns(p, QC_STEP_REAP, buf, sizeof buf), 3);
+    ck_assert_str_eq(buf, "job_id,token,state");
+    ck_assert_uint_eq(qc_protocol_columns(p, QC_STEP_SNAPSHOT, buf, sizeof buf), 4);
+    ck_assert_str_eq(buf, "job_id,state,attempt,token");
+    ck_assert_uint_eq(qc_protocol_columns(p, QC_STEP_CLAIM, buf, sizeof buf), 7);
+    ck_assert_str_eq(buf, "job_id,token,lease_until_ms,now_ms,attempt,op_key,payload");
+    /* the last statement only: renew's now_ms is in its first */
+    ck_assert_uint_eq(qc_protocol_columns(p, QC_STEP_RENEW, buf, sizeof buf), 2);
+    ck_assert_str_eq(buf, "rows,lease_until_ms");
+    ck_assert_uint_eq(qc_protocol_columns(p, QC_STEP_FAIL, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "");
+    ck_assert_uint_eq(qc_protocol_columns(p, QC_STEP_REAP, buf, 10), 1); /* what fits */
+    ck_assert_str_eq(buf, "job_id");
+    qc_protocol_destroy(p);
+
+    /* the reference protocol returns every column a rule needs */
+    ck_assert_int_eq(qc_protocol_load("backends/postgres/skip_locked.sql", QC_PARAM_DOLLAR, &p,
+                                      NULL),
+                     0);
+    size_t n, k;
+    const qc_column_need *need = qc_protocol_column_needs(&n);
+    ck_assert_uint_gt(n, 5);
+    for (k = 0; k < n; k++)
+        ck_assert_msg(qc_protocol_returns(p, need[k].step, need[k].column), "%s %s",
+                      qc_step_name(need[k].step), need[k].column);
+    ck_assert_uint_eq(qc_protocol_columns(p, QC_STEP_REAP, buf, sizeof buf), 4);
+    ck_assert_str_eq(buf, "job_id,token,state,now_ms");
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+START_TEST(test_reads_names_parameters_of_any_statement)
+{
+    qc_protocol *p = parse_ok(VALID "-- name: renew\n"
+                                    "SELECT 1 AS x;\n"
+                                    "UPDATE qc_t SET state = 'inflight' WHERE id = :job_id AND "
+                                    ":lease_ms > 0;\n",
+                              QC_PARAM_DOLLAR);
+
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_RENEW, "lease_ms"), 1);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_RENEW, "job_id"), 1);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_RENEW, "token"), 0);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_ENQUEUE, "max_attempts"), 0);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_REAP, "lease_ms"), 0); /* absent step */
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+/* Issue 18: :worker, :worker_id, :incarnation are parameters of every
+ * step; an overlay whose complete, renew and fail fence on the lease holder
+ * loads (it used to be refused for :worker_id, and stopped with exit 2 at
+ * its first complete for :worker). */
+START_TEST(test_overlay_fencing_on_worker_loads)
+{
+    qc_protocol *p = NULL;
+    qc_err err = {0};
+
+    ck_assert_msg(qc_protocol_load("tests/protocols/fence_on_worker.sql", QC_PARAM_DOLLAR, &p,
+                                   &err) == 0,
+                  "%s", err.msg);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_COMPLETE, "worker"), 1);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_FAIL, "worker"), 1);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_RENEW, "worker_id"), 1);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_RENEW, "incarnation"), 1);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_REAP, "lease_ms"), 1);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_CLAIM, "worker"), 1); /* the base's */
+    ck_assert_ptr_nonnull(strstr(p->steps[QC_STEP_CLAIM].file, "skip_locked.sql"));
+    qc_protocol_destroy(p);
+    ck_assert_ptr_nonnull(strstr(QC_PARAM_NAMES, " worker_id incarnation "));
+}
+END_TEST
+
 /* ---- load_errors ------------------------------------------------------ */
 
 START_TEST(test_load_unknown_step_einval)
@@ -526,10 +616,46 @@ START_TEST(test_load_duplicate_step_einval)
 }
 END_TEST
 
-START_TEST(test_load_unknown_header_key_einval)
+/* Issue 18: "-- word: text" in a header is a comment unless word is a
+ * documented key; a lowercase word one or two letters from a key is a
+ * typo and still an error. */
+START_TEST(test_load_header_comment_word_colon_is_comment)
 {
-    expect_error("-- qchaos protocol\n-- see http://example.com\n-- flavour: vanilla\n" VALID, 3,
-                 "unknown header key 'flavour' (expected engine, model, description, expect, scenario, base, tested)", 0);
+    qc_protocol *p = parse_ok("-- qchaos protocol\n-- see http://example.com\n"
+                              "-- flavour: vanilla\n-- note: this protocol ignores groups\n"
+                              "-- Author: Jane Doe\n-- TODO: fix the reaper\n"
+                              "-- Engine: postgres\n" VALID,
+                              QC_PARAM_DOLLAR);
+
+    ck_assert_str_eq(p->engine, "postgres");
+    ck_assert_str_eq(p->description, "unit test fixture");
+    ck_assert_int_eq(p->steps[QC_STEP_SETUP].present, 1);
+    qc_protocol_destroy(p);
+    /* right after "-- name:" too: prose is a comment, not an option */
+    p = parse_ok(VALID "-- name: renew\n-- note: token-checked\n-- autocommit: yes\nSELECT 1;\n",
+                 QC_PARAM_DOLLAR);
+    ck_assert_int_eq(p->steps[QC_STEP_RENEW].autocommit, 1);
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+START_TEST(test_load_header_key_typo_einval_did_you_mean)
+{
+    expect_error("-- qchaos protocol\n-- engin: postgres\n" VALID, 2,
+                 "unknown header key 'engin' (did you mean 'engine'?)", 0);
+    expect_error("-- modle: lease\n" VALID, 1,
+                 "unknown header key 'modle' (did you mean 'model'?)", 0);
+    expect_error("-- descripton: x\n" VALID, 1,
+                 "unknown header key 'descripton' (did you mean 'description'?)", 0);
+    expect_error("-- bsae: ../x.sql\n" VALID, 1,
+                 "unknown header key 'bsae' (did you mean 'base'?)", 0);
+    expect_error("-- nmae: claim\n" VALID, 1,
+                 "unknown header key 'nmae' (did you mean 'name'?)", 0);
+    /* a documented key where it does not belong stays an error */
+    expect_error("-- autocommit: yes\n" VALID, 1,
+                 "unknown header key 'autocommit' (expected engine, model, description, expect, "
+                 "scenario, base, tested)",
+                 0);
 }
 END_TEST
 
@@ -581,8 +707,8 @@ START_TEST(test_load_unknown_parameter_einval)
                  " WHERE id = :job_id AND token = :tokn;\n",
                  3,
                  "unknown parameter :tokn in step 'complete' (expected one of job_id, token, "
-                 "lease_ms, worker, batch, payload, group_key, error, delay_ms, max_attempts, "
-                 "pid, op_key)",
+                 "lease_ms, worker, worker_id, incarnation, batch, payload, group_key, error, "
+                 "delay_ms, max_attempts, pid, op_key)",
                  0);
     expect_error("-- name: fail\n"
                  "SELECT id AS base FROM t;\n"
@@ -669,8 +795,10 @@ END_TEST
 
 START_TEST(test_load_unknown_option_einval)
 {
-    expect_error(VALID "-- name: renew\n-- isolation: serializable\nSELECT 1;\n", VALID_LINES + 2,
-                 "unknown option 'isolation' for step 'renew' (expected autocommit, split)", 0);
+    expect_error(VALID "-- name: renew\n-- autocomit: yes\nSELECT 1;\n", VALID_LINES + 2,
+                 "unknown option 'autocomit' for step 'renew' (did you mean 'autocommit'?)", 0);
+    expect_error(VALID "-- name: renew\n-- engine: postgres\nSELECT 1;\n", VALID_LINES + 2,
+                 "unknown option 'engine' for step 'renew' (expected autocommit, split)", 0);
     expect_error(VALID "-- name: renew\nSELECT 1;\n-- autocommit: yes\nSELECT 2;\n",
                  VALID_LINES + 3, "option 'autocommit' must come right after '-- name: renew'", 0);
 }
@@ -1658,11 +1786,15 @@ static Suite *protocol_suite(int live)
     tcase_add_test(tc, test_split_later_statement_uses_earlier_column);
     tcase_add_test(tc, test_load_file_reads_and_missing_is_eio);
     tcase_add_test(tc, test_step_name_known_and_out_of_range);
+    tcase_add_test(tc, test_columns_detected_per_step);
+    tcase_add_test(tc, test_reads_names_parameters_of_any_statement);
+    tcase_add_test(tc, test_overlay_fencing_on_worker_loads);
 
     tc = tcase(s, "load_errors", 5);
     tcase_add_test(tc, test_load_unknown_step_einval);
     tcase_add_test(tc, test_load_duplicate_step_einval);
-    tcase_add_test(tc, test_load_unknown_header_key_einval);
+    tcase_add_test(tc, test_load_header_comment_word_colon_is_comment);
+    tcase_add_test(tc, test_load_header_key_typo_einval_did_you_mean);
     tcase_add_test(tc, test_load_bad_engine_and_model_einval);
     tcase_add_test(tc, test_load_missing_required_step_einval);
     tcase_add_test(tc, test_load_missing_required_column_einval);

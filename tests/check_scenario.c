@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../harness/lint.h"
 #include "../harness/scenario.h"
 
 static char path[256];
@@ -207,6 +208,187 @@ START_TEST(test_scenario_resolve_missing_protocol_rejected)
 }
 END_TEST
 
+/* ---- lint: unused scenario values, missing columns (issue 18) --------- */
+
+/* A protocol whose enqueue ignores :max_attempts and whose reap returns no
+ * now_ms; fail reads :delay_ms, claim :batch and :lease_ms. */
+#define LINT_PROTO                                                                                \
+    "-- name: setup\nCREATE TABLE t (id int);\n-- name: teardown\nDROP TABLE t;\n"                \
+    "-- name: enqueue\nINSERT INTO t VALUES (1) RETURNING id AS job_id, :payload AS p;\n"        \
+    "-- name: claim\nSELECT id AS job_id, 't' AS token, 0 AS lease_until_ms, 0 AS now_ms,\n"      \
+    " 1 AS attempt, '' AS op_key, '' AS payload FROM t LIMIT :batch OFFSET :lease_ms;\n"          \
+    "-- name: complete\nUPDATE t SET id = 0 WHERE id = :job_id;\n"                                \
+    "-- name: fail\nUPDATE t SET id = :delay_ms WHERE id = :job_id;\n"                            \
+    "-- name: reap\nUPDATE t SET id = 2 RETURNING id AS job_id, 't' AS token, 'ready' AS state;\n" \
+    "-- name: snapshot\nSELECT id AS job_id, 'done' AS state, 1 AS attempt, '' AS token, '' AS "  \
+    "error FROM t;\n"
+
+static qc_protocol *lint_proto(const char *text)
+{
+    qc_protocol *p = NULL;
+    qc_err err = {0};
+    ck_assert_msg(qc_protocol_parse("backends/y.sql", text, QC_PARAM_DOLLAR, &p, &err) == 0,
+                  "%s", err.msg);
+    return p;
+}
+
+/* What qc_lint_print writes, in a malloc'd string. */
+static char *lint_text(const qc_scenario *s, const qc_protocol *p, int *lines)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    *lines = qc_lint_print(f, s, p);
+    fclose(f);
+    return buf;
+}
+
+START_TEST(test_lint_unused_value_warned_with_file_line)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    qc_unused u[8];
+    int lines;
+    qc_protocol *p = lint_proto(LINT_PROTO);
+
+    ck_assert_int_eq(load("[scenario]\nname = x\n; a comment\n[workload]\nbatch = 4\n"
+                          "[lease]\nlease_ms = 900\n\nmax_attempts = 10\nretry_delay_ms = 5\n",
+                          &s, &err),
+                     0);
+    ck_assert_int_eq(qc_scenario_set_line(&s, "lease", "max_attempts"), 9);
+    ck_assert_int_eq(qc_scenario_set_line(&s, "workload", "batch"), 5);
+    ck_assert_int_eq(qc_scenario_set_line(&s, "workload", "jobs"), 0); /* a default */
+    ck_assert_int_eq(qc_lint_unused(&s, p, u, 8), 1);
+    ck_assert_str_eq(u[0].key, "max_attempts");
+    ck_assert_str_eq(u[0].param, "max_attempts");
+    ck_assert_str_eq(u[0].steps, "enqueue");
+    ck_assert_int_eq(u[0].line, 9);
+    ck_assert_int_eq(u[0].value, 10);
+    char *text = lint_text(&s, p, &lines);
+    char want[512];
+    snprintf(want, sizeof want,
+             "qchaos: warning: %s:9: max_attempts = 10 is set but backends/y.sql never reads "
+             ":max_attempts (its enqueue ignores it)\n",
+             path);
+    ck_assert_msg(strncmp(text, want, strlen(want)) == 0, "got '%s'", text);
+    free(text);
+    qc_protocol_destroy(p);
+
+    /* read in another step it is bound in (fail): not unused */
+    p = lint_proto(LINT_PROTO "-- name: renew\nSELECT :max_attempts AS rows;\n");
+    ck_assert_int_eq(qc_lint_unused(&s, p, u, 8), 0);
+    qc_protocol_destroy(p);
+
+    /* not set by the file: nothing to say, whatever the protocol reads */
+    ck_assert_int_eq(load("[workload]\njobs = 5\n", &s, &err), 0);
+    p = lint_proto(LINT_PROTO);
+    ck_assert_int_eq(qc_lint_unused(&s, p, u, 8), 0);
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+START_TEST(test_lint_every_mapped_key_and_transaction_model)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    qc_unused u[8];
+    /* reads nothing the scenario feeds; has renew, no fail */
+    static const char bare[] =
+        "-- name: setup\nCREATE TABLE t (id int);\n-- name: teardown\nDROP TABLE t;\n"
+        "-- name: enqueue\nINSERT INTO t VALUES (1) RETURNING id AS job_id;\n"
+        "-- name: claim\nSELECT id AS job_id, 't' AS token, 0 AS lease_until_ms, 0 AS now_ms,\n"
+        " 1 AS attempt, '' AS op_key, '' AS payload FROM t;\n"
+        "-- name: complete\nUPDATE t SET id = 0 WHERE id = :job_id;\n"
+        "-- name: renew\nUPDATE t SET id = 0 WHERE id = :job_id;\n"
+        "-- name: snapshot\nSELECT id AS job_id, 'done' AS state, 1 AS attempt, '' AS token "
+        "FROM t;\n";
+    qc_protocol *p = lint_proto(bare);
+
+    ck_assert_int_eq(load("[workload]\nbatch = 2\ngroups = 3\npayload_bytes = 8\n"
+                          "[lease]\nmax_attempts = 4\nlease_ms = 700\nretry_delay_ms = 9\n",
+                          &s, &err),
+                     0);
+    ck_assert_int_eq(qc_lint_unused(&s, p, u, 8), 6);
+    ck_assert_str_eq(u[0].key, "max_attempts");
+    ck_assert_str_eq(u[1].key, "lease_ms");
+    ck_assert_str_eq(u[1].steps, "claim and renew");
+    ck_assert_str_eq(u[2].key, "retry_delay_ms");
+    ck_assert_str_eq(u[2].param, "delay_ms");
+    ck_assert_str_eq(u[3].key, "batch");
+    ck_assert_str_eq(u[4].param, "group_key");
+    ck_assert_str_eq(u[5].param, "payload");
+    int lines;
+    char *text = lint_text(&s, p, &lines);
+    ck_assert_msg(strstr(text, "never reads :lease_ms (its claim and renew ignore it)") != NULL,
+                  "%s", text);
+    ck_assert_msg(strstr(text, "never reads :delay_ms (it has no fail step)") != NULL, "%s",
+                  text);
+    free(text);
+    qc_protocol_destroy(p);
+
+    /* transaction model: no lease, batch always 1 */
+    char txn[2048];
+    snprintf(txn, sizeof txn, "-- model: transaction\n%s", bare);
+    p = lint_proto(txn);
+    ck_assert_int_eq(qc_lint_unused(&s, p, u, 8), 4);
+    ck_assert_str_eq(u[1].key, "retry_delay_ms");
+    qc_protocol_destroy(p);
+
+    /* groups = 0: no group key to store */
+    ck_assert_int_eq(load("[workload]\ngroups = 0\n", &s, &err), 0);
+    p = lint_proto(bare);
+    ck_assert_int_eq(qc_lint_unused(&s, p, u, 8), 0);
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+START_TEST(test_lint_missing_column_noted_for_judged_checkers_only)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    int lines;
+    qc_protocol *p = lint_proto(LINT_PROTO);
+
+    ck_assert_int_eq(load("[checks]\njudge = no_early_reap, no_lost_jobs\n", &s, &err), 0);
+    char *text = lint_text(&s, p, &lines);
+    /* reap returns no now_ms (no_early_reap); complete and fail return no
+     * now_ms, but exclusive_claim and group_order are not judged */
+    ck_assert_int_eq(lines, 1);
+    ck_assert_str_eq(text, "qchaos: note: backends/y.sql: reap returns no now_ms: no_early_reap "
+                           "judges its reap rule by the client's clock bound only\n");
+    free(text);
+
+    ck_assert_int_eq(load("[checks]\njudge = bounded_failure\n", &s, &err), 0);
+    text = lint_text(&s, p, &lines);
+    ck_assert_int_eq(lines, 0); /* the snapshot returns error */
+    free(text);
+
+    ck_assert_int_eq(load("[run]\nseed = 1\n", &s, &err), 0); /* every checker judged */
+    text = lint_text(&s, p, &lines);
+    ck_assert_int_eq(lines, 3); /* reap now_ms, complete now_ms, fail now_ms */
+    ck_assert_msg(strstr(text, "complete returns no now_ms: exclusive_claim and group_exclusive "
+                               "end a lease at a lower bound") != NULL &&
+                      strstr(text, "; group_order orders completions") != NULL,
+                  "%s", text);
+    free(text);
+    qc_protocol_destroy(p);
+
+    json_t *cols = NULL;
+    p = lint_proto(LINT_PROTO);
+    cols = qc_lint_columns_json(p);
+    char *dump = json_dumps(cols, JSON_COMPACT | JSON_SORT_KEYS);
+    ck_assert_str_eq(dump, "{\"claim\":[\"job_id\",\"token\",\"lease_until_ms\",\"now_ms\","
+                           "\"attempt\",\"op_key\",\"payload\"],\"complete\":[],"
+                           "\"enqueue\":[\"job_id\"],\"fail\":[],"
+                           "\"reap\":[\"job_id\",\"token\",\"state\"],"
+                           "\"snapshot\":[\"job_id\",\"state\",\"attempt\",\"token\",\"error\"]}");
+    free(dump);
+    json_decref(cols);
+    qc_protocol_destroy(p);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("scenario");
@@ -223,6 +405,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_scenario_fifo_and_device_refused_without_blocking);
     tcase_add_test(tc, test_scenario_validate_cap_below_base_rejected);
     tcase_add_test(tc, test_scenario_resolve_missing_protocol_rejected);
+    tcase_add_test(tc, test_lint_unused_value_warned_with_file_line);
+    tcase_add_test(tc, test_lint_every_mapped_key_and_transaction_model);
+    tcase_add_test(tc, test_lint_missing_column_noted_for_judged_checkers_only);
     suite_add_tcase(s, tc);
     return s;
 }
