@@ -10,7 +10,10 @@
  * before any thread starts).
  *
  * Thread safety: a qc_conn belongs to one thread at a time.  Different
- * connections may be used from different threads concurrently.
+ * connections may be used from different threads concurrently.  The one
+ * exception is cancel, which another thread may call while the owner is
+ * inside exec / begin / commit / rollback (never concurrently with close or
+ * abort of the same connection: the caller keeps the connection alive).
  */
 #ifndef QC_DRIVER_H
 #define QC_DRIVER_H
@@ -82,16 +85,33 @@ typedef struct qc_driver {
     /* Whether the connection is still usable (after QC_EDB it is). */
     int (*is_ok)(qc_conn *c);
 
-    /* Sets a per-connection option.  pg: "prepare" = "on" | "off" (off runs
+    /* Sets a per-connection option.  "prepare" = "on" | "off" (off runs
      * every statement unnamed, as transaction-mode poolers such as PgBouncer
      * < 1.21 require: a named statement prepared on one server backend is
-     * not there on the next).  Errors: QC_EINVAL for an unknown key. */
+     * not there on the next).  "statement_timeout_ms" = N (0 = none): the
+     * server cancels any statement running longer than N ms, which then
+     * fails with QC_EDB (pg: SET statement_timeout, SQLSTATE 57014; odbc:
+     * MariaDB max_statement_time, others SQL_ATTR_QUERY_TIMEOUT rounded up
+     * to whole seconds).  Errors: QC_EINVAL for an unknown key or a bad
+     * value, QC_EDB / QC_ECONN when the server refuses the setting. */
     int (*set_option)(qc_conn *c, const char *key, const char *value, qc_err *err);
 
     /* The server-side session id (PostgreSQL backend pid), 0 when unknown.
      * The nemesis uses the protocol's server_pid step instead where it has
      * one, since behind a pooler this is the pooler's view. */
     int (*backend_pid)(qc_conn *c);
+
+    /* Asks the server to cancel the statement c is running now (pg:
+     * PQcancel with the PGcancel made at open; odbc: SQLCancel on the
+     * statement handle being executed).  Safe to call from any thread while
+     * the owner is blocked in a call on c; does nothing when c runs no
+     * statement, and a statement sent after it is not cancelled.  The
+     * cancelled call returns QC_EDB (the statement failed; in a transaction
+     * the transaction is aborted).  Blocks for the round trip to the server
+     * (a new connection for the request).  Returns 0 when the request was
+     * delivered or there was nothing to cancel, QC_ECONN when the server
+     * could not be reached.  Never prints; accepts NULL. */
+    int (*cancel)(qc_conn *c);
 
     /* Checks a connection string without connecting, so that a malformed
      * one is an input error before anything runs.  NULL when the driver has

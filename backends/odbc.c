@@ -100,6 +100,13 @@ struct qc_conn {
     char where[160];        /* "host:port" for messages */
     char dbms_name[64];
     char dbms_ver[64];
+    long timeout_s;         /* SQL_ATTR_QUERY_TIMEOUT for new handles, 0 = none */
+    /* cancel: the handle being executed (SQL_NULL_HSTMT between calls),
+     * published by the owner under cur_mu so another thread's cancel never
+     * sees a freed handle.  Held only to publish / clear it and across the
+     * cancel request itself, never across the owner's statement. */
+    pthread_mutex_t cur_mu;
+    SQLHSTMT cur;
 };
 
 /* ---- global environment ------------------------------------------------ */
@@ -493,6 +500,23 @@ static int collect(qc_conn *c, SQLHSTMT h, qc_result *out, qc_err *err)
 
 /* ---- statements -------------------------------------------------------- */
 
+/* Applies c->timeout_s to a new statement handle (best effort: a driver
+ * that does not support it leaves statements unbounded). */
+static void set_query_timeout(qc_conn *c, SQLHSTMT h)
+{
+    if (c->timeout_s > 0)
+        SQLSetStmtAttr(h, SQL_ATTR_QUERY_TIMEOUT, (SQLPOINTER)(uintptr_t)c->timeout_s,
+                       SQL_IS_UINTEGER);
+}
+
+/* Publishes (h) or clears (SQL_NULL_HSTMT) the handle being executed. */
+static void set_current(qc_conn *c, SQLHSTMT h)
+{
+    pthread_mutex_lock(&c->cur_mu);
+    c->cur = h;
+    pthread_mutex_unlock(&c->cur_mu);
+}
+
 /* Makes sure statement id has a handle prepared with sql; returns it. */
 static int ensure_prepared(qc_conn *c, int id, const char *sql, SQLHSTMT *out, qc_err *err)
 {
@@ -530,6 +554,7 @@ static int ensure_prepared(qc_conn *c, int id, const char *sql, SQLHSTMT *out, q
         free(copy);
         return map_error(c, SQL_HANDLE_DBC, c->dbc, err);
     }
+    set_query_timeout(c, h);
     r = SQLPrepare(h, (SQLCHAR *)copy, SQL_NTS);
     if (!SQL_SUCCEEDED(r)) {
         int rc = map_error(c, SQL_HANDLE_STMT, h, err);
@@ -566,6 +591,7 @@ static int odbc_exec(qc_conn *c, int stmt_id, int prepare, const char *sql, int 
             rc = map_error(c, SQL_HANDLE_DBC, c->dbc, err);
             goto out;
         }
+        set_query_timeout(c, h);
     } else if ((rc = ensure_prepared(c, stmt_id, sql, &h, err)) != 0) {
         h = SQL_NULL_HSTMT;
         goto out;
@@ -583,6 +609,7 @@ static int odbc_exec(qc_conn *c, int stmt_id, int prepare, const char *sql, int 
             goto out;
         }
     }
+    set_current(c, h);
     r = direct ? SQLExecDirect(h, (SQLCHAR *)sql, SQL_NTS) : SQLExecute(h);
     if (r == SQL_NO_DATA) {
         /* ODBC 3: a searched UPDATE / DELETE that touched no row. */
@@ -592,6 +619,7 @@ static int odbc_exec(qc_conn *c, int stmt_id, int prepare, const char *sql, int 
     } else {
         rc = collect(c, h, out, err);
     }
+    set_current(c, SQL_NULL_HSTMT);
 out:
     if (h != SQL_NULL_HSTMT) {
         if (direct) {
@@ -713,6 +741,7 @@ static void release(qc_conn *c)
         memset(c->password, 0, strlen(c->password));
         free(c->password);
     }
+    pthread_mutex_destroy(&c->cur_mu);
     free(c);
 }
 
@@ -931,6 +960,8 @@ static int connect_to(const char *conninfo, int probe, qc_conn **out, qc_err *er
         return qc_err_set(err, QC_ENOMEM, "out of memory opening a connection");
     c->sock_fd = -1;
     c->dbc = SQL_NULL_HDBC;
+    c->cur = SQL_NULL_HSTMT;
+    pthread_mutex_init(&c->cur_mu, NULL);
     describe_target(conninfo, c->where, sizeof c->where, &server_port);
     if ((conn_get(conninfo, "Pwd", pwd, sizeof pwd) ||
          conn_get(conninfo, "Password", pwd, sizeof pwd)) &&
@@ -1084,7 +1115,68 @@ static int odbc_set_option(qc_conn *c, const char *key, const char *value, qc_er
         c->no_prepare = value != NULL && strcmp(value, "off") == 0;
         return 0;
     }
+    if (strcmp(key, "statement_timeout_ms") == 0) {
+        char *end = NULL, sql[80];
+        long ms = value ? strtol(value, &end, 10) : -1;
+        qc_result r = {0};
+        int rc;
+
+        if (value == NULL || *value == '\0' || *end != '\0' || ms < 0 || ms > 2147483647L)
+            return qc_err_set(err, QC_EINVAL, "odbc driver: statement_timeout_ms must be 0.."
+                              "2147483647, got '%s'", value ? value : "");
+        if (c->dbms != DBMS_MARIADB) {
+            /* whole seconds, rounded up: 1 ms must not mean "none" */
+            c->timeout_s = (ms + 999) / 1000;
+            return 0;
+        }
+        /* MariaDB's own limit (seconds, fractions allowed; 0 = none) is
+         * what Connector/ODBC would use for SQL_ATTR_QUERY_TIMEOUT too;
+         * setting it once covers every statement of the session. */
+        /* SET takes no placeholder: the value is a number we printed */
+        snprintf(sql, sizeof sql, "SET SESSION max_statement_time = %ld.%03ld", ms / 1000,
+                 ms % 1000);
+        rc = odbc_exec(c, -1, 0, sql, 0, NULL, &r, err);
+        qc_result_clear(&r);
+        return rc;
+    }
     return qc_err_set(err, QC_EINVAL, "odbc driver: unknown option '%s'", key);
+}
+
+/* MariaDB / MySQL: KILL QUERY from a fresh connection, which works whatever
+ * the connector does with SQLCancel from another thread; elsewhere
+ * SQLCancel on the handle (SQL Server and psqlODBC send the server's
+ * cancel request).  Called with c->cur_mu held. */
+static int cancel_current(qc_conn *c)
+{
+    qc_conn *k = NULL;
+    qc_result r = {0};
+    qc_err ignored;
+    char id[32];
+    const char *params[1] = {id};
+    int rc;
+
+    if (c->dbms != DBMS_MARIADB || c->session <= 0)
+        return SQL_SUCCEEDED(SQLCancel(c->cur)) ? 0 : QC_ECONN;
+    if (connect_to(c->conninfo, 0, &k, &ignored) != 0)
+        return QC_ECONN;
+    snprintf(id, sizeof id, "%ld", c->session);
+    rc = odbc_exec(k, -1, 0, "KILL QUERY ?", 1, params, &r, &ignored) == 0 ? 0 : QC_ECONN;
+    qc_result_clear(&r);
+    release(k);
+    return rc;
+}
+
+static int odbc_cancel(qc_conn *c)
+{
+    int rc = 0;
+
+    if (c == NULL)
+        return 0;
+    pthread_mutex_lock(&c->cur_mu);
+    if (c->cur != SQL_NULL_HSTMT)
+        rc = cancel_current(c);
+    pthread_mutex_unlock(&c->cur_mu);
+    return rc;
 }
 
 static int odbc_backend_pid(qc_conn *c)
@@ -1106,4 +1198,5 @@ const qc_driver qc_driver_odbc = {
     .is_ok = odbc_is_ok,
     .set_option = odbc_set_option,
     .backend_pid = odbc_backend_pid,
+    .cancel = odbc_cancel,
 };

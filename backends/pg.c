@@ -41,6 +41,7 @@ struct qc_conn {
     int npreps;
     int renames; /* counter for fresh names when an id changes text */
     int no_prepare; /* 1: unnamed statements only (transaction-mode poolers) */
+    PGcancel *cancel; /* made at open; PQcancel on it is thread-safe */
 };
 
 static void notice_ignore(void *arg, const char *message)
@@ -66,6 +67,8 @@ static void free_conn(qc_conn *c)
 
     if (c == NULL)
         return;
+    if (c->cancel != NULL)
+        PQfreeCancel(c->cancel);
     for (i = 0; i < c->npreps; i++)
         free(c->preps[i].sql);
     free(c->preps);
@@ -128,6 +131,9 @@ static int pg_open(const char *conninfo, qc_conn **out, qc_err *err)
         rc = qc_err_set(err, QC_ECONN, "%s", msg);
         goto out;
     }
+    /* Made now, while only this thread knows c: cancel reads it from other
+     * threads later.  NULL (out of memory) only means cancel does nothing. */
+    c->cancel = PQgetCancel(c->pg);
     *out = c;
     c = NULL;
 out:
@@ -405,12 +411,36 @@ static int pg_set_option(qc_conn *c, const char *key, const char *value, qc_err 
         c->no_prepare = !strcmp(value, "off");
         return 0;
     }
+    if (!strcmp(key, "statement_timeout_ms")) {
+        char *end = NULL, cmd[64];
+        long ms = value ? strtol(value, &end, 10) : -1;
+        qc_result r = {0};
+        int rc;
+
+        if (value == NULL || *value == '\0' || *end != '\0' || ms < 0 || ms > 2147483647L)
+            return qc_err_set(err, QC_EINVAL, "pg driver: statement_timeout_ms must be 0.."
+                              "2147483647, got '%s'", value ? value : "");
+        snprintf(cmd, sizeof cmd, "SET statement_timeout = %ld", ms);
+        rc = finish(c, PQexec(c->pg, cmd), &r, err);
+        qc_result_clear(&r);
+        return rc;
+    }
     return qc_err_set(err, QC_EINVAL, "pg driver: unknown option '%s'", key);
 }
 
 static int pg_backend_pid(qc_conn *c)
 {
     return c ? PQbackendPID(c->pg) : 0;
+}
+
+static int pg_cancel(qc_conn *c)
+{
+    char buf[256];
+
+    if (c == NULL || c->cancel == NULL)
+        return 0;
+    /* PQcancel only reads the PGcancel: safe beside the owner's PQexec*. */
+    return PQcancel(c->cancel, buf, (int)sizeof buf) ? 0 : QC_ECONN;
 }
 
 /* Copies libpq's parse error msg into out (size n) with every quoted part
@@ -476,5 +506,6 @@ const qc_driver qc_driver_pg = {
     .is_ok = pg_is_ok,
     .set_option = pg_set_option,
     .backend_pid = pg_backend_pid,
+    .cancel = pg_cancel,
     .check_conninfo = pg_check_conninfo,
 };

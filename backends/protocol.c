@@ -19,6 +19,7 @@
  * immutable and may be shared by every worker thread.
  */
 #include "protocol.h"
+#include "../harness/input.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -844,7 +845,11 @@ static int merge_base(parser *ps)
     p->base = resolved;
     rc = load_file(p->base, p->style, &b, ps->err, ps->depth + 1);
     if (rc != 0) {
-        if (rc == QC_EIO) { /* name the line that asked for the file */
+        /* The base could not be opened, or is not a regular file
+         * (qc_open_input's "protocol '...'"): name the line that asked for
+         * it. */
+        if (rc == QC_EIO ||
+            (rc == QC_EINVAL && ps->err != NULL && !strncmp(ps->err->msg, "protocol '", 10))) {
             char why[sizeof ps->err->msg];
             snprintf(why, sizeof why, "%s", ps->err->msg);
             rc = fail(ps, ps->base_line, "base: %s", why);
@@ -969,11 +974,9 @@ static int load_file(const char *path, qc_param_style style, qc_protocol **out, 
     int rc = 0;
 
     *out = NULL;
-    f = fopen(path, "rb");
-    if (f == NULL) {
-        rc = qc_err_set(err, QC_EIO, "cannot open protocol '%s': %s", path, strerror(errno));
+    /* a FIFO or a device is refused without blocking */
+    if ((rc = qc_open_input(path, "protocol", &f, err)) != 0)
         goto out;
-    }
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
         if (memchr(chunk, '\0', n) != NULL) {
             rc = qc_err_set(err, QC_EINVAL, "%s: binary file (NUL byte)", path);

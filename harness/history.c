@@ -28,6 +28,7 @@
  *   - work is O(n log n) in the number of lines (O(n) when already sorted).
  */
 #include "history.h"
+#include "input.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -923,15 +924,19 @@ out:
     return rc;
 }
 
+/* Reads a whole ledger into memory.  Only a regular file (a FIFO or a
+ * device is refused without blocking); a line longer than
+ * QC_MAX_LEDGER_LINE is an error as soon as it is seen ("file:line: line
+ * longer than N bytes"), so /dev/zero-like input cannot eat the memory. */
 static int read_file(const char *path, char **out, size_t *outlen, qc_err *err)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = NULL;
     char *buf = NULL;
-    size_t len = 0, cap = 0;
-    int rc = 0;
+    size_t len = 0, cap = 0, line_start = 0, lineno = 1;
+    int rc = qc_open_input(path, "ledger", &f, err);
 
-    if (f == NULL)
-        return qc_err_set(err, QC_EIO, "cannot open ledger '%s': %s", path, strerror(errno));
+    if (rc != 0)
+        return rc;
     for (;;) {
         if (cap - len < 65536) {
             size_t ncap = cap ? cap * 2 : 1 << 20;
@@ -944,7 +949,21 @@ static int read_file(const char *path, char **out, size_t *outlen, qc_err *err)
             cap = ncap;
         }
         size_t got = fread(buf + len, 1, cap - len, f);
+        const char *p = buf + len, *end = buf + len + got;
+        const char *nl;
+        while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+            if ((size_t)(nl - buf) - line_start > QC_MAX_LEDGER_LINE)
+                break;
+            line_start = (size_t)(nl - buf) + 1;
+            lineno++;
+            p = nl + 1;
+        }
         len += got;
+        if ((nl != NULL ? (size_t)(nl - buf) : len) - line_start > QC_MAX_LEDGER_LINE) {
+            rc = qc_err_set(err, QC_EINVAL, "%s:%zu: line longer than %d bytes", path, lineno,
+                            QC_MAX_LEDGER_LINE);
+            goto out;
+        }
         if (got == 0)
             break;
     }

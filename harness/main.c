@@ -49,6 +49,17 @@ static const char exit_codes[] =
     "exit codes: 0 pass, 1 violation, 2 usage or input error,\n"
     "            3 database or service unreachable, 4 inconclusive\n";
 
+/* SIGINT / SIGTERM set qc_interrupted (no SA_RESTART: a blocking waitpid
+ * returns EINTR, so a parent can pass the signal on to its child run). */
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -386,11 +397,7 @@ static int cmd_run(int argc, char **argv)
             return 2;
     }
     char *repeat = NULL;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    catch_signals();
     signal(SIGPIPE, SIG_IGN);
 
     /* The ODBC environment is created once, before any thread starts. */
@@ -458,6 +465,7 @@ static int cmd_mutation(int argc, char **argv)
     }
     if (optind < argc)
         return die(2, "mutation takes no file arguments");
+    catch_signals();
     qc_err err = {0};
     int code = qc_mutation_run(&o, &err);
     if ((code == 2 || code == 3) && err.msg[0])

@@ -12,6 +12,8 @@
 #include "../backends/protocol.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <ini.h>
 #include <jansson.h>
@@ -21,6 +23,9 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* runner.c: set by the SIGINT / SIGTERM handler of main.c */
+extern volatile sig_atomic_t qc_interrupted;
 
 typedef struct mutant {
     char name[128];
@@ -93,9 +98,19 @@ int qc__run_child(const char *scenario, const char *protocol, int seed, const ch
         execv("/proc/self/exe", (char *const *)argv);
         _exit(127);
     }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        ;
+    /* SIGINT / SIGTERM reach us (waitpid returns EINTR): pass SIGTERM on
+     * to the child run, which cancels its statements and exits 4. */
+    int st, forwarded = 0;
+    for (;;) {
+        if (waitpid(pid, &st, 0) == pid)
+            break;
+        if (errno != EINTR)
+            return -1;
+        if (qc_interrupted && !forwarded) {
+            kill(pid, SIGTERM);
+            forwarded = 1;
+        }
+    }
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -300,9 +315,9 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     }
     int K = o->seeds > 64 ? 64 : o->seeds;
     fprintf(stderr, "qchaos: mutation: %zu mutants x %d seeds\n", n, K);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && !qc_interrupted; i++) {
         mutant *m = &ms[i];
-        for (int s = 1; s <= K; s++) {
+        for (int s = 1; s <= K && !qc_interrupted; s++) {
             char out[PATH_MAX];
             snprintf(out, sizeof out, "%s/%s/seed%d", o->out_dir, m->name, s);
             int rc = qc__run_child(m->scenario, m->protocol, s, out, o->dsn);
@@ -339,10 +354,10 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         if (j == ns)
             snprintf(scen[ns++], PATH_MAX, "%s", ms[i].baseline);
     }
-    for (size_t j = 0; j < ns; j++) {
+    for (size_t j = 0; j < ns && !qc_interrupted; j++) {
         const char *base = strrchr(scen[j], '/');
         base = base ? base + 1 : scen[j];
-        for (int s = 1; s <= K; s++) {
+        for (int s = 1; s <= K && !qc_interrupted; s++) {
             char out[PATH_MAX];
             snprintf(out, sizeof out, "%s/correct-%.*s/seed%d", o->out_dir,
                      (int)(strlen(base) > 4 ? strlen(base) - 4 : strlen(base)), base, s);
@@ -430,5 +445,10 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     free(scen);
     free(fp);
     free(fp_failed);
+    if (qc_interrupted) {
+        /* the table covers the runs done so far: inconclusive, as a run */
+        fprintf(stderr, "qchaos: mutation: interrupted; the table covers the runs that finished\n");
+        return 4;
+    }
     return code;
 }

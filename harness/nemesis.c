@@ -35,11 +35,17 @@ static int ensure_conn(qc_nemesis *n)
     if (n->conn && sh->drv->is_ok(n->conn))
         return 0;
     if (n->conn) {
+        qc_slot_publish(&n->slot, NULL);
         sh->drv->close(n->conn);
         n->conn = NULL;
     }
     qc_err err = {0};
-    return sh->drv->open(n->dsn, &n->conn, &err) == 0 ? 0 : -1;
+    if (qc_open_conn(sh->drv, n->dsn, 0, sh->stmt_timeout_ms, &n->conn, &err) != 0) {
+        n->conn = NULL;
+        return -1;
+    }
+    qc_slot_publish(&n->slot, n->conn);
+    return 0;
 }
 
 static void terminate_one(qc_nemesis *n)
@@ -138,6 +144,7 @@ static void restart_server(qc_nemesis *n)
 {
     command_fault(n, "restart_server", n->command, 0);
     if (n->conn) { /* the control session died with the server */
+        qc_slot_publish(&n->slot, NULL);
         n->sh->drv->abort(n->conn);
         n->conn = NULL;
     }
@@ -284,8 +291,11 @@ int qc_nemesis_start(qc_nemesis *n, qc_shared *sh, const char *dsn, const char *
         return rc;
     qc_rng_init(&n->rng, sc->seed, 0x6e656d);
     n->lb = qc_ledger_buf(sh->ledger);
-    if (!n->lb || pthread_create(&n->thread, NULL, nemesis_main, n) != 0)
+    qc_slot_init(&n->slot);
+    if (!n->lb || pthread_create(&n->thread, NULL, nemesis_main, n) != 0) {
+        qc_slot_destroy(&n->slot);
         return qc_err_set(err, QC_EIO, "cannot start the nemesis thread");
+    }
     n->started = 1;
     return 0;
 }
@@ -298,5 +308,12 @@ void qc_nemesis_join(qc_nemesis *n)
     if (n->conn)
         n->sh->drv->close(n->conn);
     n->conn = NULL;
+    qc_slot_destroy(&n->slot);
     n->started = 0;
+}
+
+void qc_nemesis_cancel(qc_nemesis *n)
+{
+    if (n->started)
+        qc_slot_cancel(&n->slot, n->sh->drv);
 }

@@ -16,6 +16,7 @@ typedef struct qc_nemesis {
     char command[2048];  /* restart command with {pgdir} substituted; "" none */
     char pause[2048];    /* pause command with {dir} and {ms} substituted; "" none */
     qc_conn *conn;
+    qc_conn_slot slot;   /* conn, published for qc_nemesis_cancel */
     qc_lbuf *lb;
     qc_rng rng;
     pthread_t thread;
@@ -44,5 +45,8 @@ int qc_nemesis_start(qc_nemesis *n, qc_shared *sh, const char *dsn, const char *
                      qc_err *err);
 /* Joins the thread (after sh->stop or sh->chaos = 0) and closes its connection. */
 void qc_nemesis_join(qc_nemesis *n);
+/* Cancels the statement the nemesis's control connection runs now, if
+ * any (SIGINT / SIGTERM).  Any thread, until qc_nemesis_join. */
+void qc_nemesis_cancel(qc_nemesis *n);
 
 #endif

@@ -159,6 +159,8 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "lease_ms", json_integer(s->lease_ms));
     json_object_set_new(h, "max_attempts", json_integer(s->max_attempts));
     json_object_set_new(h, "reaper_interval_ms", json_integer(s->reaper_interval_ms));
+    json_object_set_new(h, "statement_timeout_ms",
+                        json_integer(qc_scenario_statement_timeout_ms(s)));
     json_object_set_new(h, "recovery_slack_ms", json_integer(s->recovery_slack_ms));
     json_object_set_new(h, "idle_base_ms", json_integer(s->idle_base_ms));
     json_object_set_new(h, "idle_cap_ms", json_integer(s->idle_cap_ms));
@@ -231,7 +233,8 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
     snprintf(lease, sizeof lease, "%ld", s->lease_ms);
     snprintf(batch_n, sizeof batch_n, "%ld", s->batch);
     int rc = 0;
-    for (long done = 0; done < count && rc == 0;) {
+    /* SIGINT / SIGTERM: stop enqueueing; the jobs already in are the run. */
+    for (long done = 0; done < count && rc == 0 && !qc_interrupted;) {
         long n = count - done < chunk ? count - done : chunk;
         if (wrap && (rc = d->begin(c, err)) != 0)
             break;
@@ -313,6 +316,7 @@ typedef struct feeder {
     atomic_int done;
     atomic_long enqueued;
     int started;
+    qc_conn_slot slot; /* the feeder's connection, for cancel_all */
 } feeder;
 
 static void *feeder_main(void *arg)
@@ -331,16 +335,25 @@ static void *feeder_main(void *arg)
         /* retry the burst until it goes in (the server may be restarting) */
         for (;;) {
             qc_err err = {0};
-            if (!c && sh->drv->open(f->dsn, &c, &err) != 0) {
-                c = NULL;
+            if (!c) {
+                if (qc_open_conn(sh->drv, f->dsn, 0, sh->stmt_timeout_ms, &c, &err) != 0)
+                    c = NULL;
+                else
+                    qc_slot_publish(&f->slot, c);
+            }
+            if (!c) {
+                /* not reachable yet: retry below */
             } else if (enqueue_jobs(s, sh->drv, c, sh->proto, f->lb, s->feed_jobs,
                                     s->jobs + b * s->feed_jobs, s->feed_delay_ms, NULL, NULL,
                                     &err) == 0) {
                 atomic_fetch_add(&f->enqueued, s->feed_jobs);
                 break;
             } else if (!sh->drv->is_ok(c)) {
+                qc_slot_publish(&f->slot, NULL);
                 sh->drv->close(c);
                 c = NULL;
+            } else if (atomic_load(&sh->stop)) {
+                break; /* cancelled by a signal (cancel_all): not a protocol error */
             } else {
                 char msg[1100];
                 snprintf(msg, sizeof msg, "feed enqueue: %s", err.msg);
@@ -351,10 +364,43 @@ static void *feeder_main(void *arg)
                 break;
         }
     }
+    qc_slot_publish(&f->slot, NULL);
     if (c)
         sh->drv->close(c);
     atomic_store(&f->done, 1);
     return NULL;
+}
+
+/* SIGINT / SIGTERM: with sh->stop set, cancels the statement every thread
+ * of the run is in, again every 200 ms until every worker, the reaper and
+ * the feeder have left their loops (a statement sent just after a cancel
+ * gets the next one), for at most 60 s (the statement timeout bounds each
+ * statement anyway).  Cancelled requests are ordinary fail events. */
+static void cancel_all(qc_shared *sh, qc_worker *workers, int nworkers, qc_worker *reaper,
+                       feeder *feed, qc_nemesis *nem)
+{
+    double deadline = qc_clock_ms() + 60000;
+    for (;;) {
+        int left = 0;
+        for (int i = 0; i < nworkers; i++) {
+            if (!atomic_load(&workers[i].exited)) {
+                qc_worker_cancel(&workers[i]);
+                left++;
+            }
+        }
+        if (reaper != NULL && !atomic_load(&reaper->exited)) {
+            qc_worker_cancel(reaper);
+            left++;
+        }
+        if (feed->started && !atomic_load(&feed->done)) {
+            qc_slot_cancel(&feed->slot, sh->drv);
+            left++;
+        }
+        qc_nemesis_cancel(nem);
+        if (left == 0 || qc_clock_ms() >= deadline)
+            break;
+        qc_clock_sleep_ms(200);
+    }
 }
 
 /* Starts scripts/pgbouncer-ephemeral.sh in transaction pooling mode in
@@ -782,6 +828,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     sh.t0 = t0;
     sh.no_prepare = !strcmp(s->pooler, "pgbouncer");
     sh.txn_model = !strcmp(proto->model, "transaction");
+    sh.stmt_timeout_ms = qc_scenario_statement_timeout_ms(s);
     atomic_store(&sh.chaos, 1);
     int server_count = !strcmp(proto->engine, "postgres") && server_count_reset(d, ctl);
     for (long i = 0; i < s->workers; i++) {
@@ -799,6 +846,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         feed.sh = &sh;
         feed.dsn = dsn;
         feed.lb = qc_ledger_buf(ledger);
+        qc_slot_init(&feed.slot);
         if (feed.lb && pthread_create(&feed.thread, NULL, feeder_main, &feed) == 0)
             feed.started = 1;
         else
@@ -869,6 +917,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     }
     atomic_store(&sh.chaos, 0);
     atomic_store(&sh.stop, 1);
+    if (qc_interrupted) {
+        fprintf(stderr, "qchaos: interrupted: cancelling the statements in flight\n");
+        cancel_all(&sh, workers, nstarted, reaper_started ? &reaper : NULL, &feed, &nem);
+    }
     for (int i = 0; i < nstarted; i++)
         qc_worker_join(&workers[i]);
     if (reaper_started)
@@ -986,6 +1038,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     json_object_set_new(mm, "errors", json_integer(atomic_load(&sh.errors)));
     json_object_set_new(mm, "reaped", json_integer(atomic_load(&sh.reaped)));
     json_object_set_new(mm, "drained", json_boolean(drained));
+    json_object_set_new(mm, "interrupted", json_boolean(qc_interrupted != 0));
     json_object_set_new(mm, "jobs_per_s",
                         json_real(elapsed > 0 ? (double)atomic_load(&sh.completes_ok) / elapsed : 0));
     json_object_set_new(metrics, "metrics", mm);

@@ -6,6 +6,7 @@
  * we combine into "path:line: text".
  */
 #include "scenario.h"
+#include "input.h"
 
 #include <ini.h>
 #include <pthread.h>
@@ -40,6 +41,7 @@ void qc_scenario_defaults(qc_scenario *s)
     s->max_attempts = 3;
     s->reaper_interval_ms = 500;
     s->retry_delay_ms = 0;
+    s->statement_timeout_ms = -1;
     s->idle_base_ms = 5;
     s->idle_cap_ms = 200;
     s->idle_jitter = 0.2;
@@ -267,9 +269,10 @@ static int handler(void *user, const char *section, const char *name, const char
         LONGKEY("lease", "max_attempts", max_attempts, 1)
         LONGKEY("lease", "reaper_interval_ms", reaper_interval_ms, 1)
         LONGKEY("lease", "retry_delay_ms", retry_delay_ms, 0)
+        LONGKEY("lease", "statement_timeout_ms", statement_timeout_ms, 0)
         return fail(c,
                     "unknown key '%s' in [%s] (expected lease_ms, max_attempts, "
-                    "reaper_interval_ms, retry_delay_ms)",
+                    "reaper_interval_ms, retry_delay_ms, statement_timeout_ms)",
                     name, section);
     }
     if (!strcmp(section, "idle")) {
@@ -411,13 +414,15 @@ static int handler(void *user, const char *section, const char *name, const char
 
 int qc_scenario_load(qc_scenario *s, const char *path, qc_err *err)
 {
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return qc_err_set(err, QC_EINVAL, "scenario '%s' is not a file", path);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return qc_err_set(err, QC_EINVAL, "cannot read scenario file '%s': %s", path,
-                          strerror(errno));
+    /* a FIFO or a device is refused without blocking; a missing file is
+     * bad input too (exit 2) */
+    FILE *f = NULL;
+    int orc = qc_open_input(path, "scenario", &f, err);
+    if (orc != 0) {
+        if (err != NULL)
+            err->code = QC_EINVAL;
+        return QC_EINVAL;
+    }
     line_reader rd = {.f = f, .line = 1, .next = 1};
     parse_ctx c = {.s = s, .rd = &rd};
     int line = ini_parse_stream(read_line, &rd, handler, &c);
@@ -626,6 +631,7 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err)
         {"[lease] max_attempts", 1000000, offsetof(qc_scenario, max_attempts)},
         {"[lease] reaper_interval_ms", 86400000, offsetof(qc_scenario, reaper_interval_ms)},
         {"[lease] retry_delay_ms", 86400000, offsetof(qc_scenario, retry_delay_ms)},
+        {"[lease] statement_timeout_ms", 86400000, offsetof(qc_scenario, statement_timeout_ms)},
         {"[idle] cap_ms", 86400000, offsetof(qc_scenario, idle_cap_ms)},
         {"[faults] restart_delay_ms", 3600000, offsetof(qc_scenario, restart_delay_ms)},
         {"[feed] jobs", 10000000, offsetof(qc_scenario, feed_jobs)},
@@ -656,4 +662,11 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err)
         }
     }
     return 0;
+}
+
+long qc_scenario_statement_timeout_ms(const qc_scenario *s)
+{
+    if (s->statement_timeout_ms >= 0)
+        return s->statement_timeout_ms;
+    return s->lease_ms > 3000 ? 10 * s->lease_ms : 30000;
 }

@@ -6,7 +6,8 @@
  *              file's folder, then the current folder, then the data folder)
  *   [workload] workers, jobs, batch, payload_bytes, groups, work_ms (N or MIN-MAX),
  *              duration_s (chaos phase length; 0 = until drained)
- *   [lease]    lease_ms, max_attempts, reaper_interval_ms, retry_delay_ms
+ *   [lease]    lease_ms, max_attempts, reaper_interval_ms, retry_delay_ms,
+ *              statement_timeout_ms (0 = none; default max(30000, 10 x lease_ms))
  *   [idle]     base_ms, cap_ms, jitter (0..1)
  *   [drain]    timeout_s, monitor_interval_ms, idle_tail_s
  *   [bounds]   recovery_slack_ms, max_idle_polls_per_s, max_idle_pause_ms, max_pickup_ms
@@ -50,6 +51,7 @@ typedef struct qc_scenario {
     long max_attempts;
     long reaper_interval_ms;
     long retry_delay_ms;
+    long statement_timeout_ms; /* per statement; -1 = derived (qc_scenario_statement_timeout_ms) */
     long idle_base_ms, idle_cap_ms;
     double idle_jitter;
     double drain_timeout_s;
@@ -138,5 +140,11 @@ int qc_scenario_find(const char *name, char *out, size_t n, qc_err *err);
 /* 1 when the scenario needs an ephemeral server of its own whatever --dsn
  * says: it restarts or pauses the server, or puts PgBouncer in front. */
 int qc_scenario_own_server(const qc_scenario *s);
+
+/* The statement timeout every connection of a run gets, in ms: [lease]
+ * statement_timeout_ms when given (0 = none), else max(30000, 10 x
+ * lease_ms) -- long enough that no correct statement on a loaded server
+ * reaches it, short enough that a runaway one cannot hold a run. */
+long qc_scenario_statement_timeout_ms(const qc_scenario *s);
 
 #endif

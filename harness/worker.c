@@ -81,11 +81,61 @@ static int is_protocol_error(const qc_err *err)
     return !strncmp(err->sqlstate, "42", 2) || !strncmp(err->sqlstate, "0A", 2);
 }
 
+void qc_slot_init(qc_conn_slot *s)
+{
+    pthread_mutex_init(&s->mu, NULL);
+    s->conn = NULL;
+}
+
+void qc_slot_destroy(qc_conn_slot *s)
+{
+    pthread_mutex_destroy(&s->mu);
+}
+
+void qc_slot_publish(qc_conn_slot *s, qc_conn *c)
+{
+    pthread_mutex_lock(&s->mu);
+    s->conn = c;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void qc_slot_cancel(qc_conn_slot *s, const qc_driver *d)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->conn != NULL && d->cancel != NULL)
+        (void)d->cancel(s->conn);
+    pthread_mutex_unlock(&s->mu);
+}
+
+int qc_open_conn(const qc_driver *d, const char *dsn, int no_prepare, long timeout_ms,
+                 qc_conn **out, qc_err *err)
+{
+    qc_conn *c = NULL;
+    char ms[24];
+    int rc = d->open(dsn, &c, err);
+
+    if (rc != 0)
+        return rc;
+    if (no_prepare)
+        d->set_option(c, "prepare", "off", NULL);
+    if (timeout_ms > 0) {
+        snprintf(ms, sizeof ms, "%ld", timeout_ms);
+        if ((rc = d->set_option(c, "statement_timeout_ms", ms, err)) != 0) {
+            qc_err_prefix(err, "setting the statement timeout (%s ms)", ms);
+            d->close(c);
+            return rc;
+        }
+    }
+    *out = c;
+    return 0;
+}
+
 static void drop_conn(qc_worker *w, int abrupt)
 {
     w->in_txn = 0; /* the server rolls an open transaction back */
     if (!w->conn)
         return;
+    qc_slot_publish(&w->slot, NULL);
     if (abrupt)
         w->sh->drv->abort(w->conn);
     else
@@ -103,11 +153,12 @@ static int ensure_conn(qc_worker *w)
             return 0;
         drop_conn(w, 1);
         qc_err err = {0};
-        if (sh->drv->open(sh->dsn, &w->conn, &err) == 0) {
-            if (sh->no_prepare)
-                sh->drv->set_option(w->conn, "prepare", "off", NULL);
+        if (qc_open_conn(sh->drv, sh->dsn, sh->no_prepare, sh->stmt_timeout_ms, &w->conn,
+                         &err) == 0) {
+            qc_slot_publish(&w->slot, w->conn);
             return 0;
         }
+        w->conn = NULL;
         json_t *e = event(w, "note", NULL, -1);
         json_object_set_new(e, "note", json_string("connect failed"));
         json_object_set_new(e, "error", json_string(err.msg));
@@ -692,15 +743,16 @@ static void *worker_main(void *arg)
         return NULL;
     }
     qc_err err = {0};
-    if (sh->drv->open(sh->dsn, &w->conn, &err) != 0) {
+    if (qc_open_conn(sh->drv, sh->dsn, sh->no_prepare, sh->stmt_timeout_ms, &w->conn, &err) !=
+        0) {
+        w->conn = NULL;
         atomic_fetch_add(&sh->connect_failed, 1);
-        qc_shared_fatal(sh, QC_ECONN, err.msg);
+        qc_shared_fatal(sh, err.code == QC_EINVAL ? QC_EINVAL : QC_ECONN, err.msg);
         free(jobs);
         return NULL;
     }
+    qc_slot_publish(&w->slot, w->conn);
     atomic_fetch_add(&sh->connected, 1);
-    if (sh->no_prepare)
-        sh->drv->set_option(w->conn, "prepare", "off", NULL);
     publish_pid(w);
     while (!atomic_load(&sh->stop)) {
         int had = w->conn != NULL;
@@ -769,8 +821,23 @@ static void *reaper_main(void *arg)
     return NULL;
 }
 
+/* The thread body: the worker or reaper loop, then the exited flag the
+ * main thread polls while it cancels statements. */
+static void *thread_main(void *arg)
+{
+    qc_worker *w = arg;
+    if (w->id < 0)
+        reaper_main(w);
+    else
+        worker_main(w);
+    atomic_store(&w->exited, 1);
+    return NULL;
+}
+
 int qc_worker_start(qc_worker *w, qc_shared *sh, int id)
 {
+    qc_slot_init(&w->slot);
+    atomic_store(&w->exited, 0);
     w->id = id;
     w->sh = sh;
     w->conn = NULL;
@@ -780,8 +847,10 @@ int qc_worker_start(qc_worker *w, qc_shared *sh, int id)
     w->lb = qc_ledger_buf(sh->ledger);
     if (!w->lb)
         return QC_ENOMEM;
-    if (pthread_create(&w->thread, NULL, id < 0 ? reaper_main : worker_main, w) != 0)
+    if (pthread_create(&w->thread, NULL, thread_main, w) != 0) {
+        atomic_store(&w->exited, 1);
         return QC_EIO;
+    }
     return 0;
 }
 
@@ -789,4 +858,10 @@ void qc_worker_join(qc_worker *w)
 {
     pthread_join(w->thread, NULL);
     drop_conn(w, 0);
+    qc_slot_destroy(&w->slot);
+}
+
+void qc_worker_cancel(qc_worker *w)
+{
+    qc_slot_cancel(&w->slot, w->sh->drv);
 }

@@ -19,6 +19,33 @@
 #include "scenario.h"
 #include "sink.h"
 
+/* A thread's current connection, published so that another thread can
+ * cancel its statement (SIGINT / SIGTERM: the main thread cancels every
+ * in-flight statement).  The owner publishes a connection after opening it
+ * and unpublishes it before closing it; mu is held only for that and across
+ * the driver's cancel call, never across the owner's statements, so a
+ * cancel can never reach a freed connection. */
+typedef struct qc_conn_slot {
+    pthread_mutex_t mu;
+    qc_conn *conn; /* NULL: nothing to cancel */
+} qc_conn_slot;
+
+void qc_slot_init(qc_conn_slot *s);
+void qc_slot_destroy(qc_conn_slot *s);
+/* Publishes c (NULL: unpublishes).  Owner thread only. */
+void qc_slot_publish(qc_conn_slot *s, qc_conn *c);
+/* Cancels the published connection's current statement (driver cancel);
+ * does nothing when none is published.  Any thread.  Blocks for the
+ * cancel's round trip to the server. */
+void qc_slot_cancel(qc_conn_slot *s, const qc_driver *d);
+
+/* Opens a connection for a run's thread: prepare off when no_prepare, and
+ * the statement timeout (ms, 0 = none) set.  Errors: the driver's open
+ * errors; QC_EDB / QC_ECONN when the server refuses the timeout (the
+ * connection is closed, the message says so). */
+int qc_open_conn(const qc_driver *d, const char *dsn, int no_prepare, long timeout_ms,
+                 qc_conn **out, qc_err *err);
+
 typedef struct qc_shared {
     /* read-only after the threads start */
     const qc_scenario *sc;
@@ -31,6 +58,7 @@ typedef struct qc_shared {
     int no_prepare;          /* 1: unnamed statements (transaction-mode pooler) */
     double t0;               /* the run's monotonic origin (qc_clock_ms), as the ledger's */
     int txn_model;           /* protocol model "transaction" (claim stays open until complete) */
+    long stmt_timeout_ms;    /* every worker / reaper / feeder / nemesis statement; 0 = none */
     atomic_int *pids;        /* [workers]: each worker's server session id, 0 unknown */
     /* atomics */
     atomic_int chaos;        /* 1 while planned faults may fire (the chaos phase) */
@@ -64,6 +92,8 @@ typedef struct qc_worker {
     double planned_pause_ms; /* the idle pause before the next claim (ledger "pause_ms"), -1 none */
     double planned_work_ms;  /* the work drawn for the job in hand (ledger effect "work_ms") */
     int in_txn;      /* transaction model: the claim's transaction is open */
+    qc_conn_slot slot; /* conn, published for qc_worker_cancel */
+    atomic_int exited; /* the thread has left its loop (join will not block) */
 } qc_worker;
 
 /* Starts a worker thread (id >= 0) or the reaper (id == -1) on w, which the
@@ -72,6 +102,9 @@ typedef struct qc_worker {
 int qc_worker_start(qc_worker *w, qc_shared *sh, int id);
 /* Waits for the thread to end (after sh->stop is set) and closes its connection. */
 void qc_worker_join(qc_worker *w);
+/* Cancels the statement the worker (or reaper) is running, if any.  Any
+ * thread, between qc_worker_start and qc_worker_join. */
+void qc_worker_cancel(qc_worker *w);
 
 /* Records a fatal error (first one wins) and stops the run.  Thread-safe. */
 void qc_shared_fatal(qc_shared *sh, int code, const char *msg);

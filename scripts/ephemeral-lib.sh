@@ -10,6 +10,23 @@
 # timeout use the caller's values of those variables.
 
 die() { echo "$prog: ERROR: $*" >&2; exit 1; }
+
+# The scripts' own clients (pg_isready, psql, pg_ctl, mariadb,
+# mariadb-admin) talk to the throwaway server only: the user's PG* and
+# MYSQL* settings (PGSSLMODE=require, PGHOST, PGSERVICE, PGPASSFILE,
+# MYSQL_PWD ...) name or shape another target and must not reach them.
+# The scripts' own knobs (PG_BINDIR, PG_EPHEMERAL_*, MARIADB_EPHEMERAL_*)
+# stay.  Done when this file is sourced.
+scrub_client_env() {
+    local v
+    for v in $(compgen -e); do
+        case "$v" in
+        PG_* | MARIADB_EPHEMERAL_*) ;;
+        PG[A-Z]* | MYSQL* | MARIADB_*) unset "$v" ;;
+        esac
+    done
+}
+scrub_client_env
 log() { echo "$prog: $*" >&2; }
 # the scripts cd / later (the server user may not enter the caller's cwd)
 script_path=$(readlink -f -- "$0")
@@ -32,6 +49,30 @@ parse_args() {
         *) usage; die "unknown argument: $a" ;;
         esac
     done
+}
+
+# proc_live PID: PID exists and is not a zombie, whatever it runs.  A child
+# just started with `cmd &` shows its parent's comm (bash) until it has
+# exec'd, which under load takes a while: judge "did it die?" with this,
+# never with the program name.  Via /proc because an orphaned server may
+# linger as a zombie when PID 1 does not reap.
+proc_live() {
+    local st
+    [[ "${1:-}" =~ ^[0-9]+$ ]] || return 1
+    st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    st=${st##*) }
+    [[ "${st%% *}" != Z && "${st%% *}" != X ]]
+}
+
+# proc_is PID NAME...: proc_live PID and it runs one of the NAMEs (comm):
+# "is this pid still our server?" (pid files outlive their processes).
+proc_is() {
+    local pid=$1 comm n
+    shift
+    proc_live "$pid" || return 1
+    comm=$(cat "/proc/$pid/comm" 2>/dev/null) || return 1
+    for n in "$@"; do [[ "$comm" == "$n" ]] && return 0; done
+    return 1
 }
 
 now_ms() { local t=${EPOCHREALTIME/[.,]/}; echo $((t / 1000)); }

@@ -100,17 +100,10 @@ odbc_dsn() {
     echo "Driver={MariaDB Unicode};Server=127.0.0.1;Port=$1;Database=qchaos;Uid=qchaos;Pwd=qchaos;"
 }
 
-# alive PID: a live (not zombie) mariadbd process.  Checked via /proc because
-# an orphaned server may linger as a zombie when PID 1 does not reap.
-alive() {
-    local pid=$1 st comm
-    [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-    st=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
-    st=${st##*) }
-    [[ "${st%% *}" != Z && "${st%% *}" != X ]] || return 1
-    comm=$(cat "/proc/$pid/comm" 2>/dev/null) || return 1
-    [[ "$comm" == mariadbd || "$comm" == mysqld ]]
-}
+# alive PID: a live (not zombie) mariadbd process (ephemeral-lib.sh).  Only
+# for a pid that has long exec'd (the pid file of a ready server): a child
+# just started still shows the shell's comm, see start_server.
+alive() { proc_is "$1" mariadbd mysqld; }
 server_pid() { cat "$PIDF" 2>/dev/null || true; }
 is_running() { alive "$(server_pid)"; }
 
@@ -152,8 +145,11 @@ start_server() {
     echo "$pid" >"$PIDF"
     # (no --log-error: a foreground mariadbd logs to stderr, i.e. DIR/log)
     deadline=$((SECONDS + timeout))
+    # $! is our child: until it has exec'd, /proc/$pid/comm is still the
+    # shell's, so "has it died?" is proc_live (exists, not a zombie), never
+    # the program name -- or `wait` below would wait for a live server.
     until admin ping >/dev/null 2>&1; do
-        if ! alive "$pid"; then
+        if ! proc_live "$pid"; then
             wait "$pid" 2>/dev/null || true
             tail -c +$((off + 1)) "$LOGF" 2>/dev/null | tail -n 20 >&2
             rm -f "$PIDF"
@@ -170,6 +166,16 @@ start_server() {
         fi
         sleep 0.1
     done
+    # Answering on our private socket, it has exec'd: confirm it is the
+    # server (setsid execs in place; were it to fork, the server's own pid
+    # file names the real one).
+    if ! alive "$pid"; then
+        local own
+        own=$(cat "$DIR/mariadbd.pid" 2>/dev/null || true)
+        alive "$own" || die "the server answers but neither pid $pid nor its pid file ($own) is mariadbd"
+        pid=$own
+        echo "$pid" >"$PIDF"
+    fi
     echo "$port" >"$DIR/port"
     odbc_dsn "$port" >"$DIR/dsn"
     log "ready in $(elapsed "$t0") (pid $pid)"

@@ -10,8 +10,12 @@
 #   scripts/pg-ephemeral.sh destroy DIR               stop (immediate) and remove DIR
 #
 # start prints the conninfo "host=127.0.0.1 port=PORT user=postgres
-# dbname=postgres" as the LAST line of stdout (everything else goes to
-# stderr), so:  DSN=$(scripts/pg-ephemeral.sh start DIR | tail -n1)
+# dbname=postgres sslmode=disable gssencmode=disable" as the LAST line of
+# stdout (everything else goes to stderr), so:
+#   DSN=$(scripts/pg-ephemeral.sh start DIR | tail -n1)
+# Every setting is explicit, so a PGSSLMODE / PGGSSENCMODE in the user's
+# environment cannot steer a client of this server (it has no TLS).  The
+# script's own probes ignore the PG* environment (ephemeral-lib.sh).
 # It is also written to DIR/dsn.  start on a running cluster just prints it.
 #
 # Layout: DIR/data (PGDATA), DIR/sock (private unix socket folder), DIR/log
@@ -35,7 +39,7 @@ set -euo pipefail
 exec 3>&1 1>&2
 
 prog=pg-ephemeral
-usage_lines=22
+usage_lines=26
 # shellcheck source=scripts/ephemeral-lib.sh
 . "$(dirname -- "${BASH_SOURCE[0]}")/ephemeral-lib.sh"
 parse_args "$@"
@@ -99,7 +103,7 @@ as_owner() { "${RUNAS[@]}" "$@" 3>&- 9>&-; }
 
 
 # --- cluster ---------------------------------------------------------------
-conninfo() { echo "host=127.0.0.1 port=$1 user=postgres dbname=postgres"; }
+conninfo() { echo "host=127.0.0.1 port=$1 user=postgres dbname=postgres sslmode=disable gssencmode=disable"; }
 
 # A postmaster killed from outside stays a zombie until PID 1 reaps it (1-2 s
 # in containers whose init reaps lazily); pg_ctl and postgres see it as alive.

@@ -65,7 +65,9 @@ INI
   for _ in $(seq 1 100); do
     if ! port_free "$port"; then
       echo "pgbouncer-ephemeral: transaction pooling on 127.0.0.1:$port -> $pghost:$pgport"
-      echo "host=127.0.0.1 port=$port user=$pguser dbname=$pgdb" >&3
+      # explicit sslmode: a PGSSLMODE=require of the user's must not
+      # make clients ask this TLS-less pooler for TLS
+      echo "host=127.0.0.1 port=$port user=$pguser dbname=$pgdb sslmode=disable" >&3
       exit 0
     fi
     sleep 0.05

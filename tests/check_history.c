@@ -14,7 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include "../harness/history.h"
+#include "../harness/input.h"
 
 /* Sanitizers slow allocation-heavy code by an order of magnitude: time
  * bounds are for ordinary builds. */
@@ -73,6 +76,77 @@ static double ms_since(const struct timespec *t0)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
+
+/* ---- inputs that are not ledgers -------------------------------------- */
+
+/* A FIFO or a device is refused at once (no blocking open, no endless
+ * read); so is a line longer than QC_MAX_LEDGER_LINE, by its number,
+ * before the rest of the file is read. */
+START_TEST(test_history_load_fifo_device_and_huge_line_refused)
+{
+    qc_history h;
+    qc_err err = {0};
+    char dir[] = "/tmp/qc_history_fifo.XXXXXX", fifo[64], big[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/ledger.jsonl", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    const char *paths[1] = {fifo};
+    ck_assert_int_eq(qc_history_load(&h, paths, 1, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, "is not a regular file (a FIFO)") != NULL, "%s", err.msg);
+    paths[0] = "/dev/zero";
+    ck_assert_int_eq(qc_history_load(&h, paths, 1, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, "a device") != NULL, "%s", err.msg);
+
+    snprintf(big, sizeof big, "%s/big.jsonl", dir);
+    FILE *f = fopen(big, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"type\":\"header\",\"seed\":1}\n", f);
+    for (int i = 0; i < QC_MAX_LEDGER_LINE + 10; i++)
+        fputc('x', f);
+    fputs("\n{\"type\":\"end\"}\n", f);
+    fclose(f);
+    paths[0] = big;
+    memset(&err, 0, sizeof err);
+    ck_assert_int_eq(qc_history_load(&h, paths, 1, &err), QC_EINVAL);
+    char want[128];
+    snprintf(want, sizeof want, "big.jsonl:2: line longer than %d bytes", QC_MAX_LEDGER_LINE);
+    ck_assert_msg(strstr(err.msg, want) != NULL, "%s", err.msg);
+    unlink(big);
+    unlink(fifo);
+    rmdir(dir);
+}
+END_TEST
+
+/* `qchaos audit` on a FIFO or /dev/zero exits 2 with the reason, at once. */
+START_TEST(test_audit_cli_fifo_and_dev_zero_exit_2)
+{
+    char dir[] = "/tmp/qc_history_cli.XXXXXX", cmd[1024];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "mkfifo %s/p && timeout 60 ./qchaos audit %s/p 2>%s/err1; "
+             "echo $? >%s/rc1; timeout 60 ./qchaos audit /dev/zero 2>%s/err2; echo $? >%s/rc2",
+             dir, dir, dir, dir, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    for (int k = 1; k <= 2; k++) {
+        char p[96], text[512] = "";
+        snprintf(p, sizeof p, "%s/rc%d", dir, k);
+        FILE *f = fopen(p, "r");
+        ck_assert_ptr_nonnull(f);
+        int rc = -1;
+        ck_assert_int_eq(fscanf(f, "%d", &rc), 1);
+        fclose(f);
+        snprintf(p, sizeof p, "%s/err%d", dir, k);
+        f = fopen(p, "r");
+        ck_assert_ptr_nonnull(f);
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        text[n] = 0;
+        fclose(f);
+        ck_assert_msg(rc == 2, "audit %d: exit %d (124 = hung), stderr: %s", k, rc, text);
+        ck_assert_msg(strstr(text, "is not a regular file") != NULL, "stderr: %s", text);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
 
 /* ---- header ----------------------------------------------------------- */
 
@@ -712,6 +786,8 @@ static Suite *history_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_history_load_200k_lines_fast);
     tcase_add_test(tc, test_history_parse_large_ledger_line_numbers_exact);
+    tcase_add_test(tc, test_history_load_fifo_device_and_huge_line_refused);
+    tcase_add_test(tc, test_audit_cli_fifo_and_dev_zero_exit_2);
     suite_add_tcase(s, tc);
     return s;
 }

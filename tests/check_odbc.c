@@ -695,6 +695,78 @@ START_TEST(test_odbc_set_option_prepare_off_runs_unknown_einval)
 }
 END_TEST
 
+/* statement_timeout_ms: the server ends a statement that runs longer
+ * (MariaDB max_statement_time): QC_EDB "interrupted", the connection usable;
+ * SLEEP(30) would otherwise answer 0 after 30 s. */
+START_TEST(test_odbc_statement_timeout_ends_long_statement_edb)
+{
+    qc_conn *c = live_open();
+    qc_result r = {0};
+    qc_err err = {0};
+    char *v;
+
+    ck_assert_int_eq(D->set_option(c, "statement_timeout_ms", "x", &err), QC_EINVAL);
+    ck_assert_int_eq(D->set_option(c, "statement_timeout_ms", "1000", &err), 0);
+    ck_assert_int_eq(D->exec(c, -1, 0, "SELECT SLEEP(30) AS s", 0, NULL, &r, &err), QC_EDB);
+    /* Connector/ODBC 3.1 reports the server's 70100 as HY018 */
+    ck_assert_msg(strstr(err.msg, "interrupted") != NULL, "%s", err.msg);
+    ck_assert(D->is_ok(c));
+    v = live_value(c, 1, "SELECT CONCAT(?, '') AS v", "still", "v");
+    ck_assert_str_eq(v, "still");
+    free(v);
+    qc_result_clear(&r);
+    D->close(c);
+}
+END_TEST
+
+typedef struct long_stmt {
+    qc_conn *c;
+    int rc;
+    qc_err err;
+} long_stmt;
+
+static void *run_long_sleep(void *arg)
+{
+    long_stmt *ls = arg;
+    qc_result r = {0};
+
+    ls->rc = D->exec(ls->c, 7, 1, "SELECT SLEEP(120) AS qc_cancel_me", 0, NULL, &r, &ls->err);
+    qc_result_clear(&r);
+    return NULL;
+}
+
+/* cancel from another thread ends the statement the owner is blocked in
+ * (QC_EDB, connection usable); with nothing running it is a no-op. */
+START_TEST(test_odbc_cancel_from_another_thread_ends_statement)
+{
+    qc_conn *c = live_open(), *watch = live_open();
+    long_stmt ls = {.c = c};
+    pthread_t t;
+    int seen;
+    char *v;
+
+    ck_assert_int_eq(D->cancel(c), 0); /* idle: nothing to cancel */
+    ck_assert_int_eq(pthread_create(&t, NULL, run_long_sleep, &ls), 0);
+    seen = poll_value(watch, 1,
+                      "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE "
+                      "CONCAT(?, '%') AND TIME >= 1",
+                      "SELECT SLEEP(120) AS qc_cancel_me", "n", "1", 60000);
+    if (!seen)
+        D->cancel(c);
+    ck_assert_msg(seen, "the statement never showed in the process list");
+    ck_assert_int_eq(D->cancel(c), 0);
+    pthread_join(t, NULL);
+    ck_assert_msg(ls.rc == QC_EDB, "rc %d: %s", ls.rc, ls.err.msg);
+    ck_assert_msg(strstr(ls.err.msg, "interrupted") != NULL, "%s", ls.err.msg);
+    ck_assert(D->is_ok(c));
+    v = live_value(c, 2, "SELECT CONCAT(?, '') AS v", "after", "v");
+    ck_assert_str_eq(v, "after");
+    free(v);
+    D->close(watch);
+    D->close(c);
+}
+END_TEST
+
 START_TEST(test_odbc_exec_killed_session_econn)
 {
     qc_conn *a = live_open(), *b = live_open();
@@ -1239,6 +1311,8 @@ static Suite *odbc_suite(int live)
         tcase_add_test(tc, test_mariadb_protocol_kill_session_terminates_worker);
         tcase_add_test(tc, test_mariadb_protocol_claim_skips_locked_row);
         tcase_add_test(tc, test_mariadb_mutant_select_then_update_double_claims);
+        tcase_add_test(tc, test_odbc_statement_timeout_ends_long_statement_edb);
+        tcase_add_test(tc, test_odbc_cancel_from_another_thread_ends_statement);
     }
     return s;
 }

@@ -1595,6 +1595,29 @@ static qc_protocol *ov_load(const char *name, int want_rc, qc_err *err)
     return p;
 }
 
+/* A FIFO named by "-- base:" (or given as the protocol) is refused at
+ * once, naming the line that asked for it, instead of blocking in open. */
+START_TEST(test_overlay_base_fifo_refused_without_blocking)
+{
+    qc_err err = {0};
+    char fifo[128];
+    snprintf(fifo, sizeof fifo, "%s/pipe.sql", ov_dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ov_write("mutants/m.sql", "-- engine: postgres\n-- base: ../pipe.sql\n");
+    ov_load("mutants/m.sql", QC_EINVAL, &err);
+    ck_assert_msg(strstr(err.msg, "m.sql:2: base: protocol '") != NULL, "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "is not a regular file (a FIFO)") != NULL, "%s", err.msg);
+    memset(&err, 0, sizeof err);
+    ov_load("pipe.sql", QC_EINVAL, &err);
+    ck_assert_msg(strstr(err.msg, "protocol '") != NULL && strstr(err.msg, "a FIFO") != NULL,
+                  "%s", err.msg);
+    memset(&err, 0, sizeof err);
+    qc_protocol *p = NULL;
+    ck_assert_int_eq(qc_protocol_load("/dev/zero", QC_PARAM_DOLLAR, &p, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, "a device") != NULL, "%s", err.msg);
+}
+END_TEST
+
 /* A mutant holds only the step it breaks; every other step, and its file
  * and line for messages, comes from the base (relative to the mutant's
  * folder); statement ids stay unique across the merge. */
@@ -1789,6 +1812,7 @@ static Suite *protocol_suite(int live)
     tcase_add_checked_fixture(tc, ov_setup, ov_teardown);
     tcase_add_test(tc, test_overlay_replaces_named_steps_keeps_the_rest);
     tcase_add_test(tc, test_overlay_errors_name_the_line);
+    tcase_add_test(tc, test_overlay_base_fifo_refused_without_blocking);
 
     tc = tcase(s, "run", 5);
     tcase_add_test(tc, test_run_single_statement_no_transaction);

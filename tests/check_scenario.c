@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../harness/lint.h"
@@ -152,6 +153,26 @@ START_TEST(test_scenario_unknown_section_and_syntax_error_rejected)
     ck_assert_msg(strstr(err.msg, ":4: unknown section [faultz]"), "got '%s'", err.msg);
     ck_assert_int_eq(load("[workload]\nthis line has no equals sign\n", &s, &err), QC_EINVAL);
     ck_assert_msg(strstr(err.msg, ":2: syntax error"), "got '%s'", err.msg);
+}
+END_TEST
+
+/* A scenario that is a FIFO or a device is refused at once (exit 2), not
+ * read for ever. */
+START_TEST(test_scenario_fifo_and_device_refused_without_blocking)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    char dir[] = "/tmp/qc_scenario_fifo.XXXXXX", fifo[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/s.ini", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    qc_scenario_defaults(&s);
+    ck_assert_int_eq(qc_scenario_load(&s, fifo, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, "is not a regular file (a FIFO)") != NULL, "%s", err.msg);
+    ck_assert_int_eq(qc_scenario_load(&s, "/dev/zero", &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, "a device") != NULL, "%s", err.msg);
+    unlink(fifo);
+    rmdir(dir);
 }
 END_TEST
 
@@ -381,6 +402,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_scenario_nemesis_pause_keys);
     tcase_add_test(tc, test_scenario_choice_and_bool_keys);
     tcase_add_test(tc, test_scenario_missing_file_is_input_error);
+    tcase_add_test(tc, test_scenario_fifo_and_device_refused_without_blocking);
     tcase_add_test(tc, test_scenario_validate_cap_below_base_rejected);
     tcase_add_test(tc, test_scenario_resolve_missing_protocol_rejected);
     tcase_add_test(tc, test_lint_unused_value_warned_with_file_line);

@@ -46,6 +46,9 @@ done
 
 step "command line (help, bad options, bad DSN, --force, repeat command, output order)" tests/cli.sh
 step "make install PREFIX=tmp, run default from another folder" tests/install.sh
+# the ephemeral scripts themselves: hermetic against PG* / MYSQL*, a child
+# judged by /proc state before it has exec'd, MariaDB under a CPU hog
+step "ephemeral scripts (tests/ephemeral.sh)" tests/ephemeral.sh
 
 tsan_run() {
   make -s qchaos-tsan || return 1
