@@ -1084,6 +1084,36 @@ START_TEST(test_exclusive_claim_txn_model_claimed_again_after_done_fails)
 }
 END_TEST
 
+/* Issue 18: two open claims in the transaction model.  Worker 9's claim of
+ * job 17 was sent (seq 3) after worker 3's claim was answered (seq 2) and
+ * answered (seq 4) before worker 3's commit was sent (seq 5): both held the
+ * job in open transactions.  Worker 3's commit went through (OK), so its
+ * transaction was alive all along. */
+START_TEST(test_exclusive_claim_txn_model_two_open_claims_fails)
+{
+    qc_history h;
+    qc_check *c = NULL;
+    size_t n = 0;
+
+    memset(&h, 0, sizeof h);
+    load(&h, "{'type':'header','seed':7,'lease_ms':5000,'model':'transaction'}\n"
+             "{'seq':1,'type':'invoke','op':'claim','worker':3,'req':1}\n"
+             "{'seq':2,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,'token':'a'}\n"
+             "{'seq':3,'type':'invoke','op':'claim','worker':9,'req':2}\n"
+             "{'seq':4,'type':'ok','op':'claim','worker':9,'req':2,'rows':1,'job':17,'token':'b'}\n"
+             "{'seq':5,'type':'invoke','op':'complete','worker':3,'req':3,'job':17,'token':'a'}\n"
+             "{'seq':6,'type':'ok','op':'complete','worker':3,'req':3,'job':17,'rows':1}\n"
+             "{'seq':7,'type':'invoke','op':'complete','worker':9,'req':4,'job':17,'token':'b'}\n"
+             "{'seq':8,'type':'ok','op':'complete','worker':9,'req':4,'job':17,'rows':0}\n");
+    ck_assert_int_eq(qc_check_all(&h, &c, &n), 0);
+    ck_assert_int_eq(c[0].verdict, QC_FAIL);
+    ck_assert_int_eq(c[0].nviolations, 1);
+    ASSERT_VIOLATION(&c[0], 0, 17, 2, 3, 4, 5, 6);
+    qc_checks_free(c, n);
+    qc_history_fini(&h);
+}
+END_TEST
+
 /* Transaction model, no job claimed twice: PASS with the completed jobs as
  * opportunities; without a later claim there is nothing to watch. */
 START_TEST(test_exclusive_claim_txn_model_no_reclaim_passes)
@@ -1104,7 +1134,9 @@ START_TEST(test_exclusive_claim_txn_model_no_reclaim_passes)
              "{'seq':8,'type':'ok','op':'complete','worker':3,'req':4,'job':18,'rows':1}\n");
     ck_assert_int_eq(qc_check_all(&h, &c, &n), 0);
     ck_assert_int_eq(c[0].verdict, QC_PASS);
-    ck_assert_int_eq(c[0].opportunities, 1); /* job 17; nothing claimed after 18 */
+    /* job 17 watched (nothing was claimed after 18), and the two claims
+     * held to their commit (the transaction model's open-claims rule) */
+    ck_assert_int_eq(c[0].opportunities, 3);
     qc_checks_free(c, n);
     qc_history_fini(&h);
 }
@@ -1178,6 +1210,7 @@ static Suite *checkers_suite(void)
     tcase_add_test(tc, test_exclusive_claim_complete_time_earlier_than_claim_passes);
     tcase_add_test(tc, test_exclusive_claim_txn_model_claimed_again_after_done_fails);
     tcase_add_test(tc, test_all_checkers_starved_claim_answer_no_violation);
+    tcase_add_test(tc, test_exclusive_claim_txn_model_two_open_claims_fails);
     tcase_add_test(tc, test_exclusive_claim_whole_second_claim_clock_passes);
     tcase_add_test(tc, test_exclusive_claim_txn_model_no_reclaim_passes);
     tcase_add_test(tc, test_exclusive_claim_reclaim_not_after_ack_passes);
