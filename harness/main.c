@@ -34,6 +34,7 @@
 #include "../reports/report.h"
 #include "mutation.h"
 #include "runner.h"
+#include "target.h"
 #include "../backends/driver.h"
 
 extern volatile sig_atomic_t qc_interrupted;
@@ -71,8 +72,9 @@ static void run_help(void)
            "looked up in %s/scenarios (QCHAOS_HOME sets the data folder).\n"
            "\n"
            "options:\n"
-           "  --dsn DSN          database to test (libpq conninfo or URI); default: start an\n"
-           "                     ephemeral PostgreSQL with scripts/pg-ephemeral.sh\n"
+           "  --dsn DSN          database to test (libpq conninfo or URI); default: the PG*\n"
+           "                     variables (PGHOST, PGPORT, PGSERVICE ...) as psql reads them,\n"
+           "                     and without any of them an ephemeral PostgreSQL\n"
            "  --worker-dsn DSN   workers and reaper connect here instead (e.g. your PgBouncer)\n"
            "  --protocol FILE    protocol (backend) file, overrides the scenario's\n"
            "  --workers N        worker threads (one connection each)\n"
@@ -348,8 +350,9 @@ static int cmd_run(int argc, char **argv)
     run_out_dir(o.out_dir, sizeof o.out_dir, out, o.sc.name, o.sc.seed, repeat_n);
     o.dsn = dsn;
     o.worker_dsn = worker_dsn;
-    if (worker_dsn && !dsn)
-        return die(2, "--worker-dsn needs --dsn (the direct connection for setup and checks)");
+    if (worker_dsn && !dsn && qc_target_env(NULL, 0) == 0)
+        return die(2, "--worker-dsn needs --dsn or the PG* variables (the direct connection for "
+                      "setup and checks)");
     o.keep = keep;
     o.allow_inconclusive = allow_inc;
     o.progress = !noprogress && isatty(2);

@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "lint.h"
 #include "nemesis.h"
+#include "target.h"
 #include "../reports/report.h"
 #include "worker.h"
 
@@ -138,7 +139,8 @@ static const qc_driver *driver_for(const char *engine)
     return NULL;
 }
 
-static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const char *server)
+static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const char *server,
+                           json_t *target)
 {
     const qc_scenario *s = &o->sc;
     json_t *h = json_object();
@@ -153,6 +155,8 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
         json_object_set_new(h, "tested_where", json_string(proto->tested));
     json_object_set_new(h, "columns", qc_lint_columns_json(proto));
     json_object_set_new(h, "server", json_string(server));
+    if (target)
+        json_object_set(h, "target", target);
     json_object_set_new(h, "workers", json_integer(s->workers));
     json_object_set_new(h, "jobs", json_integer(s->jobs));
     json_object_set_new(h, "batch", json_integer(s->batch));
@@ -680,6 +684,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     memset(&nem, 0, sizeof nem);
     char pooler_dir[400] = "", pooler_dsn[512] = "";
     int pooler_running = 0;
+    json_t *target = NULL;
 
     /* Input first: nothing connects before the files are known good. */
     qc_protocol *probe = NULL;
@@ -729,7 +734,23 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     }
 
     const char *dsn = o->dsn;
+    const char *how = dsn ? "dsn" : "ephemeral";
+    char env_vars[256] = "";
+    if (!dsn && qc_target_env(env_vars, sizeof env_vars) > 0) {
+        if (d == &qc_driver_pg) {
+            /* libpq reads the PG* variables itself for what "" omits */
+            dsn = "";
+            how = "environment";
+        } else {
+            fprintf(stderr, "qchaos: %s ignored: engine '%s' is reached through ODBC (give it "
+                            "--dsn)\n", env_vars, proto->engine);
+            env_vars[0] = 0;
+        }
+    }
     if (!dsn) {
+        char cleared[512];
+        if (qc_target_env_clear(cleared, sizeof cleared) > 0 && d == &qc_driver_pg)
+            fprintf(stderr, "qchaos: %s not used for the ephemeral server\n", cleared);
         if (ephemeral_start(&eph, proto->engine, err) != 0) {
             /* interrupted: nothing ran, nothing can be judged (as any
              * interrupted run: 4) */
@@ -745,6 +766,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     if (d->open(dsn, &ctl, err) != 0)
         goto out;
     d->server_version(ctl, server, sizeof server);
+    target = qc_target_json(d, ctl, how, !strcmp(how, "environment") ? env_vars : "", server);
+    if (target)
+        qc_target_print(stderr, target);
 
     /* Setup: teardown first (a previous run may have been killed). */
     {
@@ -763,7 +787,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     }
 
     snprintf(ledger_path, sizeof ledger_path, "%s/ledger.jsonl", o->out_dir);
-    json_t *hdr = header_json(o, proto, server);
+    json_t *hdr = header_json(o, proto, server, target);
     rc = qc_ledger_open(ledger_path, hdr, t0, &ledger, err);
     json_decref(hdr);
     if (rc != 0)
@@ -1025,6 +1049,8 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     json_object_set_new(ver, "qchaos", json_string(QC_VERSION));
     json_object_set_new(ver, "server", json_string(server));
     json_object_set_new(metrics, "versions", ver);
+    if (target)
+        json_object_set(metrics, "target", target);
     json_t *mm = json_object();
     json_object_set_new(mm, "elapsed_s", json_real(elapsed));
     json_object_set_new(mm, "workers", json_integer(s->workers));
@@ -1102,6 +1128,7 @@ out:
     qc_fault_plan_destroy(plan);
     qc_sink_destroy(sink);
     qc_protocol_destroy(proto);
+    json_decref(target);
     pthread_mutex_destroy(&sh.fatal_mu);
     return code;
 }
