@@ -84,6 +84,8 @@ static void run_help(void)
            "  --out DIR          output folder (default results/NAME-SEED)\n"
            "  --force            write into an output folder that already holds a run\n"
            "  --keep             keep the queue tables (skip teardown)\n"
+           "  --allow-existing   run although the schema qchaos holds tables qchaos did not\n"
+           "                     create (the protocol's teardown may drop them)\n"
            "  --no-progress      no progress line even on a terminal\n"
            "  --allow-inconclusive  junit.xml shows INCONCLUSIVE checkers as skipped\n"
            "  --repeat N         run seeds SEED..SEED+N-1 (folders OUT/seed-S), stop at the\n"
@@ -250,7 +252,7 @@ static int cmd_run(int argc, char **argv)
 {
     enum { O_DSN = 256, O_WORKER_DSN, O_PROTOCOL, O_WORKERS, O_JOBS, O_DURATION, O_SEED, O_OUT, O_KEEP,
            O_NOPROGRESS, O_ALLOW_INC, O_REPEAT,
-           O_FORCE };
+           O_FORCE, O_ALLOW_EXISTING };
     static const struct option opts[] = {
         {"dsn", required_argument, 0, O_DSN}, {"worker-dsn", required_argument, 0, O_WORKER_DSN},         {"protocol", required_argument, 0, O_PROTOCOL},
         {"workers", required_argument, 0, O_WORKERS}, {"jobs", required_argument, 0, O_JOBS},
@@ -260,13 +262,14 @@ static int cmd_run(int argc, char **argv)
         {"allow-inconclusive", no_argument, 0, O_ALLOW_INC},
         {"repeat", required_argument, 0, O_REPEAT},
         {"force", no_argument, 0, O_FORCE},
+        {"allow-existing", no_argument, 0, O_ALLOW_EXISTING},
         {0, 0, 0, 0}};
     if ((run_typed = calloc((size_t)argc + 1, sizeof *run_typed)) == NULL)
         return die(3, "out of memory");
     memcpy(run_typed, argv, (size_t)argc * sizeof *run_typed);
     const char *dsn = NULL, *worker_dsn = NULL, *protocol = NULL, *out = NULL, *seed = NULL, *duration = NULL;
     long workers = -1, jobs = -1, repeat_n = 0;
-    int keep = 0, noprogress = 0, allow_inc = 0, force = 0, c;
+    int keep = 0, noprogress = 0, allow_inc = 0, force = 0, allow_existing = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
@@ -283,6 +286,7 @@ static int cmd_run(int argc, char **argv)
         case O_SEED: seed = optarg; break;
         case O_OUT: out = optarg; break;
         case O_KEEP: keep = 1; break;
+        case O_ALLOW_EXISTING: allow_existing = 1; break;
         case O_NOPROGRESS: noprogress = 1; break;
         case O_ALLOW_INC: allow_inc = 1; break;
         case O_REPEAT:
@@ -354,6 +358,7 @@ static int cmd_run(int argc, char **argv)
         return die(2, "--worker-dsn needs --dsn or the PG* variables (the direct connection for "
                       "setup and checks)");
     o.keep = keep;
+    o.allow_existing = allow_existing;
     o.allow_inconclusive = allow_inc;
     o.progress = !noprogress && isatty(2);
 

@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "lint.h"
 #include "nemesis.h"
+#include "owner.h"
 #include "target.h"
 #include "../reports/report.h"
 #include "worker.h"
@@ -685,6 +686,8 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     char pooler_dir[400] = "", pooler_dsn[512] = "";
     int pooler_running = 0;
     json_t *target = NULL;
+    qc_owner owner;
+    memset(&owner, 0, sizeof owner);
 
     /* Input first: nothing connects before the files are known good. */
     qc_protocol *probe = NULL;
@@ -770,6 +773,20 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     if (target)
         qc_target_print(stderr, target);
 
+    /* Nothing of the user's is touched: the protocol's teardown runs only
+     * on tables qchaos created (owner.h). */
+    if ((rc = qc_owner_check(d, ctl, proto->engine, o->allow_existing, &owner, err)) != 0) {
+        code = rc == QC_EINVAL ? 2 : 3;
+        goto out;
+    }
+    if (owner.kind == 0 && !eph.running)
+        fprintf(stderr, "qchaos: warning: for engine '%s' qchaos cannot tell its tables from "
+                        "yours: the protocol's teardown drops the tables it names\n",
+                proto->engine);
+    else if (owner.foreign[0])
+        fprintf(stderr, "qchaos: warning: --allow-existing: running on tables qchaos did not "
+                        "create: %s\n", owner.foreign);
+
     /* Setup: teardown first (a previous run may have been killed). */
     {
         qc_params p = {0};
@@ -784,6 +801,8 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             goto out;
         }
         qc_result_clear(&r);
+        if ((rc = qc_owner_mark(d, ctl, &owner, err)) != 0)
+            goto out;
     }
 
     snprintf(ledger_path, sizeof ledger_path, "%s/ledger.jsonl", o->out_dir);
@@ -1033,6 +1052,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         qc_err ignore = {0};
         qc_protocol_run(d, ctl, proto, QC_STEP_TEARDOWN, &p, &r, &ignore);
         qc_result_clear(&r);
+        char note[1200];
+        qc_owner_finish(d, ctl, &owner, note, sizeof note);
+        if (note[0])
+            fprintf(stderr, "qchaos: %s\n", note);
     }
     d->close(ctl);
     ctl = NULL;
