@@ -60,7 +60,7 @@ static int check_pg(const qc_driver *d, qc_conn *c, qc_owner *st, qc_err *err)
         const char *name = qc_result_get(&r, i, "name"), *oid = qc_result_get(&r, i, "oid");
         list_add(st->foreign, sizeof st->foreign, ", ", name ? name : "?");
         /* an oid list that does not fit would let a foreign table be marked */
-        if (strlen(st->foreign_ids) + strlen(oid ? oid : "0") + 3 >= sizeof st->foreign_ids) {
+        if (strlen(st->foreign_ids) + strlen(oid ? oid : "0") + 8 >= sizeof st->foreign_ids) {
             rc = qc_err_set(err, QC_EINVAL, "the schema 'qchaos' holds too many tables qchaos did "
                             "not create to keep track of: %s", st->foreign);
             goto out;
@@ -87,6 +87,12 @@ static int check_mariadb(const qc_driver *d, qc_conn *c, qc_owner *st, qc_err *e
         const char *name = qc_result_get(&r, i, "name"), *db = qc_result_get(&r, i, "db");
         snprintf(st->where, sizeof st->where, "the database '%s'", db ? db : "?");
         list_add(st->foreign, sizeof st->foreign, ", ", name ? name : "?");
+        /* a name list that does not fit would let a foreign table be marked */
+        if (strlen(st->foreign_ids) + strlen(name ? name : "?") + 8 >= sizeof st->foreign_ids) {
+            rc = qc_err_set(err, QC_EINVAL, "%s holds too many tables qchaos did not create to "
+                            "keep track of: %s", st->where, st->foreign);
+            break;
+        }
         list_add(st->foreign_ids, sizeof st->foreign_ids, "\n", name ? name : "?");
     }
     qc_result_clear(&r);
