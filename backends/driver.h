@@ -48,6 +48,15 @@ void qc_result_clear(qc_result *r);
 /* Moves src into dst (dst cleared first); src is left zeroed. */
 void qc_result_move(qc_result *dst, qc_result *src);
 
+/* Where an open connection went, as the client library reports it (never a
+ * password).  "" for what the driver cannot tell. */
+typedef struct qc_conn_target {
+    char host[256];   /* host name, address, or socket directory */
+    char port[16];
+    char dbname[128];
+    char user[128];
+} qc_conn_target;
+
 typedef struct qc_driver {
     const char *name;     /* "pg" or "odbc" */
     qc_param_style style; /* placeholder style the protocol loader must emit */
@@ -118,6 +127,13 @@ typedef struct qc_driver {
      * no such check.  Errors: QC_EINVAL "invalid connection string: why"
      * (the string itself is not quoted: it may hold a password). */
     int (*check_conninfo)(const char *conninfo, qc_err *err);
+    /* Fills *t with where c is connected: pg from PQhost / PQport / PQdb /
+     * PQuser of the live connection (so what libpq took from PG*
+     * variables or a service file shows); odbc from SQLGetInfo
+     * SQL_DATABASE_NAME / SQL_USER_NAME and the string's Server / Port
+     * (SQL_SERVER_NAME when the string names none).  Never fails: unknown
+     * fields are "". */
+    void (*describe)(qc_conn *c, qc_conn_target *t);
 } qc_driver;
 
 extern const qc_driver qc_driver_pg;

@@ -1184,6 +1184,40 @@ static int odbc_backend_pid(qc_conn *c)
     return c ? (int)c->session : 0;
 }
 
+/* SQLGetInfo text into buf ("" when the driver does not answer). */
+static void info_text(qc_conn *c, SQLUSMALLINT what, char *buf, size_t n)
+{
+    SQLSMALLINT len = 0;
+
+    buf[0] = '\0';
+    if (!SQL_SUCCEEDED(SQLGetInfo(c->dbc, what, buf, (SQLSMALLINT)n, &len)))
+        buf[0] = '\0';
+    buf[n - 1] = '\0';
+}
+
+static void odbc_describe(qc_conn *c, qc_conn_target *t)
+{
+    char *comma;
+
+    memset(t, 0, sizeof *t);
+    if (c == NULL || c->lost)
+        return;
+    if (!conn_get(c->conninfo, "Server", t->host, sizeof t->host) &&
+        !conn_get(c->conninfo, "Host", t->host, sizeof t->host) &&
+        !conn_get(c->conninfo, "Address", t->host, sizeof t->host))
+        info_text(c, SQL_SERVER_NAME, t->host, sizeof t->host);
+    if (strncasecmp(t->host, "tcp:", 4) == 0)
+        memmove(t->host, t->host + 4, strlen(t->host + 4) + 1);
+    if ((comma = strchr(t->host, ',')) != NULL) { /* SQL Server "host,port" */
+        *comma = '\0';
+        snprintf(t->port, sizeof t->port, "%.15s", comma + 1);
+    }
+    if (t->port[0] == '\0')
+        conn_get(c->conninfo, "Port", t->port, sizeof t->port);
+    info_text(c, SQL_DATABASE_NAME, t->dbname, sizeof t->dbname);
+    info_text(c, SQL_USER_NAME, t->user, sizeof t->user);
+}
+
 const qc_driver qc_driver_odbc = {
     .name = "odbc",
     .style = QC_PARAM_QMARK,
@@ -1199,4 +1233,5 @@ const qc_driver qc_driver_odbc = {
     .set_option = odbc_set_option,
     .backend_pid = odbc_backend_pid,
     .cancel = odbc_cancel,
+    .describe = odbc_describe,
 };

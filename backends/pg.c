@@ -492,6 +492,18 @@ static int pg_check_conninfo(const char *conninfo, qc_err *err)
     return rc;
 }
 
+static void pg_describe(qc_conn *c, qc_conn_target *t)
+{
+    const char *h = c ? PQhost(c->pg) : NULL, *p = c ? PQport(c->pg) : NULL;
+    const char *db = c ? PQdb(c->pg) : NULL, *u = c ? PQuser(c->pg) : NULL;
+
+    memset(t, 0, sizeof *t);
+    snprintf(t->host, sizeof t->host, "%s", h ? h : "");
+    snprintf(t->port, sizeof t->port, "%s", p ? p : "");
+    snprintf(t->dbname, sizeof t->dbname, "%s", db ? db : "");
+    snprintf(t->user, sizeof t->user, "%s", u ? u : "");
+}
+
 const qc_driver qc_driver_pg = {
     .name = "pg",
     .style = QC_PARAM_DOLLAR,
@@ -508,4 +520,5 @@ const qc_driver qc_driver_pg = {
     .backend_pid = pg_backend_pid,
     .cancel = pg_cancel,
     .check_conninfo = pg_check_conninfo,
+    .describe = pg_describe,
 };

@@ -191,6 +191,8 @@ static json_t *header_facts(const char *ledger)
     if (json_is_string(json_object_get(h, "server")))
         json_object_set(ver, "server", json_object_get(h, "server"));
     json_object_set_new(out, "versions", ver);
+    if (json_is_object(json_object_get(h, "target")))
+        json_object_set(out, "target", json_object_get(h, "target"));
     json_decref(h);
     return out;
 }

@@ -35,6 +35,7 @@
 #include "gate.h"
 #include "mutation.h"
 #include "runner.h"
+#include "target.h"
 #include "../backends/driver.h"
 
 extern volatile sig_atomic_t qc_interrupted;
@@ -84,8 +85,9 @@ static void run_help(void)
            "looked up in %s/scenarios (QCHAOS_HOME sets the data folder).\n"
            "\n"
            "options:\n"
-           "  --dsn DSN          database to test (libpq conninfo or URI); default: start an\n"
-           "                     ephemeral PostgreSQL with scripts/pg-ephemeral.sh\n"
+           "  --dsn DSN          database to test (libpq conninfo or URI); default: the PG*\n"
+           "                     variables (PGHOST, PGPORT, PGSERVICE ...) as psql reads them,\n"
+           "                     and without any of them an ephemeral PostgreSQL\n"
            "  --worker-dsn DSN   workers and reaper connect here instead (e.g. your PgBouncer)\n"
            "  --protocol FILE    protocol (backend) file, overrides the scenario's\n"
            "  --workers N        worker threads (one connection each)\n"
@@ -95,6 +97,8 @@ static void run_help(void)
            "  --out DIR          output folder (default results/NAME-SEED)\n"
            "  --force            write into an output folder that already holds a run\n"
            "  --keep             keep the queue tables (skip teardown)\n"
+           "  --allow-existing   run although the schema qchaos holds tables qchaos did not\n"
+           "                     create (the protocol's teardown may drop them)\n"
            "  --no-progress      no progress line even on a terminal\n"
            "  --allow-inconclusive  junit.xml shows INCONCLUSIVE checkers as skipped\n"
            "  --repeat N         run seeds SEED..SEED+N-1 (folders OUT/seed-S), stop at the\n"
@@ -282,7 +286,7 @@ static int cmd_run(int argc, char **argv)
 {
     enum { O_DSN = 256, O_WORKER_DSN, O_PROTOCOL, O_WORKERS, O_JOBS, O_DURATION, O_SEED, O_OUT, O_KEEP,
            O_NOPROGRESS, O_ALLOW_INC, O_REPEAT,
-           O_FORCE };
+           O_FORCE, O_ALLOW_EXISTING };
     static const struct option opts[] = {
         {"dsn", required_argument, 0, O_DSN}, {"worker-dsn", required_argument, 0, O_WORKER_DSN},         {"protocol", required_argument, 0, O_PROTOCOL},
         {"workers", required_argument, 0, O_WORKERS}, {"jobs", required_argument, 0, O_JOBS},
@@ -292,13 +296,14 @@ static int cmd_run(int argc, char **argv)
         {"allow-inconclusive", no_argument, 0, O_ALLOW_INC},
         {"repeat", required_argument, 0, O_REPEAT},
         {"force", no_argument, 0, O_FORCE},
+        {"allow-existing", no_argument, 0, O_ALLOW_EXISTING},
         {0, 0, 0, 0}};
     if ((run_typed = calloc((size_t)argc + 1, sizeof *run_typed)) == NULL)
         return die(3, "out of memory");
     memcpy(run_typed, argv, (size_t)argc * sizeof *run_typed);
     const char *dsn = NULL, *worker_dsn = NULL, *protocol = NULL, *out = NULL, *seed = NULL, *duration = NULL;
     long workers = -1, jobs = -1, repeat_n = 0;
-    int keep = 0, noprogress = 0, allow_inc = 0, force = 0, c;
+    int keep = 0, noprogress = 0, allow_inc = 0, force = 0, allow_existing = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
@@ -315,6 +320,7 @@ static int cmd_run(int argc, char **argv)
         case O_SEED: seed = optarg; break;
         case O_OUT: out = optarg; break;
         case O_KEEP: keep = 1; break;
+        case O_ALLOW_EXISTING: allow_existing = 1; break;
         case O_NOPROGRESS: noprogress = 1; break;
         case O_ALLOW_INC: allow_inc = 1; break;
         case O_REPEAT:
@@ -382,9 +388,11 @@ static int cmd_run(int argc, char **argv)
     run_out_dir(o.out_dir, sizeof o.out_dir, out, o.sc.name, o.sc.seed, repeat_n);
     o.dsn = dsn;
     o.worker_dsn = worker_dsn;
-    if (worker_dsn && !dsn)
-        return die(2, "--worker-dsn needs --dsn (the direct connection for setup and checks)");
+    if (worker_dsn && !dsn && qc_target_env(NULL, 0) == 0)
+        return die(2, "--worker-dsn needs --dsn or the PG* variables (the direct connection for "
+                      "setup and checks)");
     o.keep = keep;
+    o.allow_existing = allow_existing;
     o.allow_inconclusive = allow_inc;
     o.progress = !noprogress && isatty(2);
 

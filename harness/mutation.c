@@ -7,6 +7,7 @@
  * each run's results.json.
  */
 #include "mutation.h"
+#include "target.h"
 #include "audit.h"
 #include "scenario.h"
 #include "../backends/protocol.h"
@@ -90,10 +91,15 @@ int qc__run_child(const char *scenario, const char *protocol, int seed, const ch
         argv[k++] = dir;
         argv[k++] = "--no-progress";
         argv[k++] = "--force"; /* the folder is the matrix's own: a rerun replaces it */
-        if (dsn && !needs_own_server(scenario)) {
+        int own = needs_own_server(scenario);
+        if (dsn && !own) {
             argv[k++] = "--dsn";
             argv[k++] = dsn;
         }
+        /* A scenario that restarts or pauses its server gets the ephemeral
+         * one even when the PG* variables name a target for the others. */
+        for (int i = 0; own && qc_target_env_vars[i] != NULL; i++)
+            unsetenv(qc_target_env_vars[i]);
         argv[k] = NULL;
         execv("/proc/self/exe", (char *const *)argv);
         _exit(127);

@@ -12,6 +12,8 @@
 #include "clock.h"
 #include "lint.h"
 #include "nemesis.h"
+#include "owner.h"
+#include "target.h"
 #include "../reports/report.h"
 #include "worker.h"
 
@@ -138,7 +140,8 @@ static const qc_driver *driver_for(const char *engine)
     return NULL;
 }
 
-static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const char *server)
+static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const char *server,
+                           json_t *target)
 {
     const qc_scenario *s = &o->sc;
     json_t *h = json_object();
@@ -153,6 +156,8 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
         json_object_set_new(h, "tested_where", json_string(proto->tested));
     json_object_set_new(h, "columns", qc_lint_columns_json(proto));
     json_object_set_new(h, "server", json_string(server));
+    if (target)
+        json_object_set(h, "target", target);
     json_object_set_new(h, "workers", json_integer(s->workers));
     json_object_set_new(h, "jobs", json_integer(s->jobs));
     json_object_set_new(h, "batch", json_integer(s->batch));
@@ -435,18 +440,6 @@ static void pooler_stop(const char *dir)
         fprintf(stderr, "qchaos: could not stop PgBouncer in %s\n", dir);
 }
 
-/* The server's own count of claim statements (pg_stat_statements), so the
- * idle-polling check does not rest on the harness's word alone.  Reset
- * before the workers start; returns 1 when the extension answered. */
-static int server_count_reset(const qc_driver *d, qc_conn *c)
-{
-    qc_result r = {0};
-    qc_err err = {0};
-    int rc = d->exec(c, -1, 0, "SELECT pg_stat_statements_reset()", 0, NULL, &r, &err);
-    qc_result_clear(&r);
-    return rc == 0;
-}
-
 /* pg_stat_statements keeps a query's text with its constants replaced by
  * $n (and a constant may be a keyword in our text: extract(epoch FROM ..)
  * becomes extract($8 FROM ..)).  A server text matches our statement when,
@@ -498,51 +491,111 @@ static int query_matches(const char *server, const char *ours)
     }
 }
 
-static void server_count_record(const qc_driver *d, qc_conn *c, const qc_protocol *proto,
-                                qc_lbuf *lb, int exclusive)
+/* The server's own count of claim statements (pg_stat_statements), so the
+ * idle-polling check does not rest on the harness's word alone.  The
+ * server's statistics are never reset (they may be the user's): the count
+ * is the difference of two reads of the claim statement's calls in this
+ * database, one before the workers start and one after they are joined.
+ * Between the two, pg_stat_statements may have evicted entries
+ * (pg_stat_statements_info.dealloc, PostgreSQL 14+) or been reset by
+ * someone else (stats_reset); then the count is unknown. */
+typedef struct server_count {
+    int ok;               /* 1: the extension answered */
+    long long calls;      /* summed calls of the entries matching the claim */
+    long long dealloc;    /* pg_stat_statements_info.dealloc, -1 unknown (< 14) */
+    char stats_reset[64]; /* pg_stat_statements_info.stats_reset, "" unknown */
+} server_count;
+
+/* The claim step's first statement that is not SET / RESET (the one that
+ * runs on every claim; a later one may be skipped by an empty result),
+ * with :name parameters already rewritten to $n; NULL when none. */
+static const char *claim_sql(const qc_protocol *proto)
 {
     const qc_step *st = &proto->steps[QC_STEP_CLAIM];
-    if (!st->present || st->nstmts < 1)
-        return;
-    /* The first statement runs on every claim (a later one may be skipped
-     * by an empty result); SET / RESET lines are not the claim's work. */
-    const char *sql = NULL;
-    for (int k = 0; k < st->nstmts && !sql; k++) {
+    if (!st->present)
+        return NULL;
+    for (int k = 0; k < st->nstmts; k++) {
         const char *q = st->stmts[k].sql;
         while (isspace((unsigned char)*q))
             q++;
         if (strncasecmp(q, "SET ", 4) && strncasecmp(q, "RESET ", 6))
-            sql = st->stmts[k].sql;
+            return st->stmts[k].sql;
     }
-    if (!sql)
+    return NULL;
+}
+
+static void server_count_read(const qc_driver *d, qc_conn *c, const qc_protocol *proto,
+                              server_count *out)
+{
+    memset(out, 0, sizeof *out);
+    out->dealloc = -1;
+    const char *sql = claim_sql(proto);
+    if (!sql || !c || !d->is_ok(c))
         return;
-    /* The protocol text has :name parameters rewritten to $n already. */
     qc_result r = {0};
     qc_err err = {0};
-    if (d->exec(c, -1, 0, "SELECT query, calls FROM pg_stat_statements WHERE calls > 0", 0, NULL,
-                &r, &err) != 0) {
+    if (d->exec(c, -1, 0,
+                "SELECT query, calls FROM pg_stat_statements WHERE calls > 0 AND dbid = "
+                "(SELECT oid FROM pg_database WHERE datname = current_database()) AND userid = "
+                "(SELECT oid FROM pg_roles WHERE rolname = current_user)",
+                0, NULL, &r, &err) != 0) {
         qc_result_clear(&r);
         return;
     }
-    long long calls = 0;
     for (int i = 0; i < r.nrows; i++) {
         const char *q = qc_result_get(&r, i, "query");
         const char *v = qc_result_get(&r, i, "calls");
-        if (!q || !v)
-            continue;
-        if (query_matches(q, sql))
-            calls += strtoll(v, NULL, 10);
+        if (q && v && query_matches(q, sql))
+            out->calls += strtoll(v, NULL, 10);
     }
     qc_result_clear(&r);
+    out->ok = 1;
+    if (d->exec(c, -1, 0, "SELECT dealloc, stats_reset FROM pg_stat_statements_info", 0, NULL, &r,
+                &err) == 0 &&
+        r.nrows == 1) {
+        const char *v = qc_result_get(&r, 0, "dealloc");
+        const char *t = qc_result_get(&r, 0, "stats_reset");
+        out->dealloc = v ? strtoll(v, NULL, 10) : -1;
+        snprintf(out->stats_reset, sizeof out->stats_reset, "%s", t ? t : "");
+    }
+    qc_result_clear(&r);
+}
+
+/* Reads the count again and writes the difference to the ledger as a
+ * "server_count" note (exclusive: on a server qchaos started), or a
+ * "server_count unavailable: why" note when it cannot be trusted. */
+static void server_count_record(const qc_driver *d, qc_conn *c, const qc_protocol *proto,
+                                const server_count *before, qc_lbuf *lb, int exclusive)
+{
+    server_count after;
+    server_count_read(d, c, proto, &after);
+    char why[256] = "";
+    if (!after.ok)
+        snprintf(why, sizeof why, "pg_stat_statements did not answer after the run");
+    else if (after.dealloc != before->dealloc)
+        snprintf(why, sizeof why, "pg_stat_statements evicted entries during the run "
+                 "(dealloc %lld -> %lld)", before->dealloc, after.dealloc);
+    else if (strcmp(after.stats_reset, before->stats_reset))
+        snprintf(why, sizeof why, "pg_stat_statements was reset during the run");
+    else if (after.calls < before->calls)
+        snprintf(why, sizeof why, "the claim's calls went down (%lld -> %lld): the statistics "
+                 "were lost (a server restart?)", before->calls, after.calls);
     json_t *e = json_object();
     json_object_set_new(e, "type", json_string("note"));
-    json_object_set_new(e, "note", json_string("server_count"));
-    json_object_set_new(e, "op", json_string("claim"));
-    json_object_set_new(e, "source", json_string("pg_stat_statements"));
-    /* On a server qchaos did not start, other clients may run the same
-     * statement: only the lower bound of the count can be judged there. */
-    json_object_set_new(e, "exclusive", json_boolean(exclusive));
-    json_object_set_new(e, "calls", json_integer(calls));
+    if (why[0]) {
+        char note[320];
+        snprintf(note, sizeof note, "server_count unavailable: %s", why);
+        json_object_set_new(e, "note", json_string(note));
+    } else {
+        json_object_set_new(e, "note", json_string("server_count"));
+        json_object_set_new(e, "op", json_string("claim"));
+        json_object_set_new(e, "source", json_string("pg_stat_statements"));
+        /* On a server qchaos did not start, other clients may run the
+         * same statement: only the lower bound of the count can be
+         * judged there. */
+        json_object_set_new(e, "exclusive", json_boolean(exclusive));
+        json_object_set_new(e, "calls", json_integer(after.calls - before->calls));
+    }
     qc_ledger_append(lb, e);
 }
 
@@ -678,6 +731,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     memset(&nem, 0, sizeof nem);
     char pooler_dir[400] = "", pooler_dsn[512] = "";
     int pooler_running = 0;
+    json_t *target = NULL;
+    qc_owner owner;
+    memset(&owner, 0, sizeof owner);
 
     /* Input first: nothing connects before the files are known good. */
     qc_protocol *probe = NULL;
@@ -727,7 +783,23 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     }
 
     const char *dsn = o->dsn;
+    const char *how = dsn ? "dsn" : "ephemeral";
+    char env_vars[256] = "";
+    if (!dsn && qc_target_env(env_vars, sizeof env_vars) > 0) {
+        if (d == &qc_driver_pg) {
+            /* libpq reads the PG* variables itself for what "" omits */
+            dsn = "";
+            how = "environment";
+        } else {
+            fprintf(stderr, "qchaos: %s ignored: engine '%s' is reached through ODBC (give it "
+                            "--dsn)\n", env_vars, proto->engine);
+            env_vars[0] = 0;
+        }
+    }
     if (!dsn) {
+        char cleared[512];
+        if (qc_target_env_clear(cleared, sizeof cleared) > 0 && d == &qc_driver_pg)
+            fprintf(stderr, "qchaos: %s not used for the ephemeral server\n", cleared);
         if (ephemeral_start(&eph, proto->engine, err) != 0) {
             /* interrupted: nothing ran, nothing can be judged (as any
              * interrupted run: 4) */
@@ -743,6 +815,23 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     if (d->open(dsn, &ctl, err) != 0)
         goto out;
     d->server_version(ctl, server, sizeof server);
+    target = qc_target_json(d, ctl, how, !strcmp(how, "environment") ? env_vars : "", server);
+    if (target)
+        qc_target_print(stderr, target);
+
+    /* Nothing of the user's is touched: the protocol's teardown runs only
+     * on tables qchaos created (owner.h). */
+    if ((rc = qc_owner_check(d, ctl, proto->engine, o->allow_existing, &owner, err)) != 0) {
+        code = rc == QC_EINVAL ? 2 : 3;
+        goto out;
+    }
+    if (owner.kind == 0 && !eph.running)
+        fprintf(stderr, "qchaos: warning: for engine '%s' qchaos cannot tell its tables from "
+                        "yours: the protocol's teardown drops the tables it names\n",
+                proto->engine);
+    else if (owner.foreign[0])
+        fprintf(stderr, "qchaos: warning: --allow-existing: running on tables qchaos did not "
+                        "create: %s\n", owner.foreign);
 
     /* Setup: teardown first (a previous run may have been killed). */
     {
@@ -758,10 +847,12 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             goto out;
         }
         qc_result_clear(&r);
+        if ((rc = qc_owner_mark(d, ctl, &owner, err)) != 0)
+            goto out;
     }
 
     snprintf(ledger_path, sizeof ledger_path, "%s/ledger.jsonl", o->out_dir);
-    json_t *hdr = header_json(o, proto, server);
+    json_t *hdr = header_json(o, proto, server, target);
     rc = qc_ledger_open(ledger_path, hdr, t0, &ledger, err);
     json_decref(hdr);
     if (rc != 0)
@@ -830,7 +921,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     sh.txn_model = !strcmp(proto->model, "transaction");
     sh.stmt_timeout_ms = qc_scenario_statement_timeout_ms(s);
     atomic_store(&sh.chaos, 1);
-    int server_count = !strcmp(proto->engine, "postgres") && server_count_reset(d, ctl);
+    server_count count_before = {0};
+    if (!strcmp(proto->engine, "postgres"))
+        server_count_read(d, ctl, proto, &count_before);
     for (long i = 0; i < s->workers; i++) {
         if (qc_worker_start(&workers[i], &sh, (int)i) != 0) {
             qc_shared_fatal(&sh, QC_EIO, "cannot start worker threads");
@@ -953,8 +1046,8 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         pooler_stop(pooler_dir);
         pooler_running = 0;
     }
-    if (server_count && ctl && d->is_ok(ctl))
-        server_count_record(d, ctl, proto, lb, eph.running);
+    if (count_before.ok)
+        server_count_record(d, ctl, proto, &count_before, lb, eph.running);
     double elapsed = (qc_clock_ms() - start) / 1000.0;
     if (o->progress)
         progress(&sh, elapsed, s->jobs, &last_claims_t, &last_claims, 1);
@@ -1011,6 +1104,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         qc_err ignore = {0};
         qc_protocol_run(d, ctl, proto, QC_STEP_TEARDOWN, &p, &r, &ignore);
         qc_result_clear(&r);
+        char note[1200];
+        qc_owner_finish(d, ctl, &owner, note, sizeof note);
+        if (note[0])
+            fprintf(stderr, "qchaos: %s\n", note);
     }
     d->close(ctl);
     ctl = NULL;
@@ -1027,6 +1124,8 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     json_object_set_new(ver, "qchaos", json_string(QC_VERSION));
     json_object_set_new(ver, "server", json_string(server));
     json_object_set_new(metrics, "versions", ver);
+    if (target)
+        json_object_set(metrics, "target", target);
     json_t *mm = json_object();
     json_object_set_new(mm, "elapsed_s", json_real(elapsed));
     json_object_set_new(mm, "workers", json_integer(s->workers));
@@ -1105,6 +1204,7 @@ out:
     qc_fault_plan_destroy(plan);
     qc_sink_destroy(sink);
     qc_protocol_destroy(proto);
+    json_decref(target);
     pthread_mutex_destroy(&sh.fatal_mu);
     return code;
 }

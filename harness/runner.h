@@ -9,10 +9,11 @@
 
 typedef struct qc_run_opts {
     qc_scenario sc;       /* scenario with CLI overrides applied */
-    const char *dsn;      /* NULL: start the ephemeral PostgreSQL */
+    const char *dsn;      /* NULL: the PG* variables (libpq engines), else the ephemeral server */
     const char *worker_dsn; /* workers and reaper connect here (a pooler); NULL: dsn */
     char out_dir[1024];   /* created if missing */
     int keep;             /* 1: skip the protocol's teardown */
+    int allow_existing;   /* 1: run although qchaos's schema holds tables it did not create */
     int progress;         /* 1: progress line on stderr every second */
     int allow_inconclusive; /* junit.xml: INCONCLUSIVE as skipped, not failure */
     const char *argv_line;/* the command line, for "repeat with" */

@@ -210,6 +210,11 @@ int qc__junit_write(const char *dir, const qc__results *r, const qc_history *h,
     property(f, "tested_where", r->tested);
     property(f, "qchaos_version", r->version);
     property(f, "server_version", r->server);
+    property(f, "target_host", r->target_host);
+    property(f, "target_port", r->target_port);
+    property(f, "target_dbname", r->target_dbname);
+    property(f, "target_user", r->target_user);
+    property(f, "target_how", r->target_how);
     property(f, "command", r->command);
     property(f, "allow_inconclusive", allow_inconclusive ? "yes" : "no");
     fputs("    </properties>\n", f);

@@ -97,6 +97,12 @@ static void run_line(const qc__results *r, char *buf, size_t n)
         ADD(", exit code %d", r->exit_code);
     if (r->tested[0] != '\0')
         ADD("; protocol tested: %s", r->tested);
+    if (r->target_how[0] != '\0')
+        ADD("; target host %s port %s, database %s, user %s (%s)", r->target_host, r->target_port,
+            r->target_dbname, r->target_user,
+            !strcmp(r->target_how, "ephemeral") ? "an ephemeral server qchaos started"
+            : !strcmp(r->target_how, "dsn")     ? "given by --dsn"
+                                                : "from the PG* environment variables");
 #undef ADD
 }
 

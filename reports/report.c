@@ -175,6 +175,12 @@ int qc__results_load(qc__results *r, const char *path, qc_err *err)
     versions = json_object_get(root, "versions");
     r->version = opt_str(versions, "qchaos");
     r->server = opt_str(versions, "server");
+    v = json_object_get(root, "target");
+    r->target_host = opt_str(v, "host");
+    r->target_port = opt_str(v, "port");
+    r->target_dbname = opt_str(v, "dbname");
+    r->target_user = opt_str(v, "user");
+    r->target_how = opt_str(v, "how");
     v = json_object_get(root, "command");
     r->command = json_is_string(v) && json_string_length(v) > 0 ? json_string_value(v) : NULL;
     metrics = json_object_get(root, "metrics");

@@ -118,6 +118,8 @@ typedef struct qc__results {
     const char *tested; /* where the protocol was run (its "-- tested:"), "" absent */
     const char *version, *server; /* versions.qchaos / versions.server */
     const char *command;          /* NULL when absent (audit) */
+    /* target: where the run went (results.json "target"); "" absent */
+    const char *target_host, *target_port, *target_dbname, *target_user, *target_how;
     double elapsed_s;             /* metrics.elapsed_s, -1 when absent */
     long workers, jobs;           /* metrics, -1 when absent */
     size_t nc;
