@@ -1,10 +1,10 @@
 -- qchaos MUTANT: complete without the token condition
--- Must be caught by: stale_token_rejected.  Exposed by: scenarios/stall_beyond_lease.ini.
+-- Must be caught by: stale_token_rejected.  Exposed by: scenarios/gate/stale_complete.ini.
 -- engine: postgres
 -- model: lease
 -- description: MUTANT complete checks the job id and state only
 -- expect: stale_token_rejected
--- scenario: scenarios/stall_beyond_lease.ini
+-- scenario: scenarios/gate/stale_complete.ini
 -- base: ../skip_locked.sql
 
 -- name: complete

@@ -1,10 +1,10 @@
 -- qchaos MUTANT: fail / release without the token condition
--- Must be caught by: stale_token_rejected.  Exposed by: scenarios/stall_then_fail.ini.
+-- Must be caught by: stale_token_rejected.  Exposed by: scenarios/gate/stale_fail.ini.
 -- engine: postgres
 -- model: lease
 -- description: MUTANT fail checks the job id and state only
 -- expect: stale_token_rejected
--- scenario: scenarios/stall_then_fail.ini
+-- scenario: scenarios/gate/stale_fail.ini
 -- base: ../skip_locked.sql
 
 -- name: fail

@@ -1,10 +1,10 @@
 -- qchaos MUTANT: a token derived from the job id (the same on every claim)
--- Must be caught by: no_early_reap, effects_once, stale_token_rejected.  Exposed by: scenarios/stall_beyond_lease.ini.
+-- Must be caught by: no_early_reap, effects_once, stale_token_rejected.  Exposed by: scenarios/gate/stale_complete.ini.
 -- engine: postgres
 -- model: lease
 -- description: MUTANT claim token is md5(job id): a reclaim re-issues the old token
 -- expect: no_early_reap, effects_once, stale_token_rejected
--- scenario: scenarios/stall_beyond_lease.ini
+-- scenario: scenarios/gate/stale_complete.ini
 -- base: ../skip_locked.sql
 
 -- name: claim
