@@ -1,81 +1,160 @@
 #!/usr/bin/env bash
-# The test command (`make check`): unit tests, end-to-end runs on a real
-# ephemeral PostgreSQL started with the project's own script, and one
-# end-to-end run under ThreadSanitizer.  Prints "N passed, N failed".
+# The test command (`make check`): libcheck unit tests, end-to-end runs on
+# real ephemeral PostgreSQL and MariaDB servers started with the project's
+# own scripts, ThreadSanitizer and ASan+UBSan runs, the fuzz targets, the
+# mutation matrix, the gate on the correct protocol, and the starved-client
+# run.  Prints each step's duration and, last, "N passed, N failed".
+#
+# Most of the time of an end-to-end run is spent waiting on leases and
+# drains, not on the CPU, so two groups of steps run side by side, each on
+# servers of its own (two runs must never share a queue table): group A the
+# test binaries and the ThreadSanitizer runs, group B the fuzzers, the
+# ASan+UBSan scenarios and the mutation matrix.  The starved-client run
+# comes last and alone: its busy loops are meant to load the machine.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 
 work=$(mktemp -d /tmp/qchaos-test.XXXXXX)
 chmod 755 "$work"
 cleanup() {
-  scripts/pg-ephemeral.sh destroy "$work/pg" >/dev/null 2>&1 || true
-  scripts/mariadb-ephemeral.sh destroy "$work/mdb" >/dev/null 2>&1 || true
+  for d in pg pgb; do scripts/pg-ephemeral.sh destroy "$work/$d" >/dev/null 2>&1 || true; done
+  for d in mdb mdbb; do scripts/mariadb-ephemeral.sh destroy "$work/$d" >/dev/null 2>&1 || true; done
 }
 trap cleanup EXIT
+t_start=$(date +%s)
 
-echo "== starting an ephemeral PostgreSQL for the tests"
-if ! dsn=$(scripts/pg-ephemeral.sh start "$work/pg" | tail -n1) || [ -z "$dsn" ]; then
-  echo "tests/run.sh: could not start PostgreSQL (see $work/pg/log)" >&2
-  exit 3
-fi
-export QC_TEST_DSN="$dsn"
-echo "   $dsn"
-
-echo "== starting an ephemeral MariaDB for the ODBC tests"
-if ! odbc=$(scripts/mariadb-ephemeral.sh start "$work/mdb" | tail -n1) || [ -z "$odbc" ]; then
-  echo "tests/run.sh: could not start MariaDB (see $work/mdb/log)" >&2
-  exit 3
-fi
-export QC_TEST_ODBC="$odbc"
-echo "   ${odbc//Pwd=*;/Pwd=***;}"
-
-passed=0
-failed=0
-failures=()
-step() { # name command...
-  local name=$1; shift
-  echo "== $name"
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
+start_pg() { # folder -> prints the DSN
+  local dsn
+  if ! dsn=$(scripts/pg-ephemeral.sh start "$work/$1" | tail -n1) || [ -z "$dsn" ]; then
+    echo "tests/run.sh: could not start PostgreSQL (see $work/$1/log)" >&2
+    return 1
+  fi
+  printf '%s\n' "$dsn"
+}
+start_mdb() {
+  local odbc
+  if ! odbc=$(scripts/mariadb-ephemeral.sh start "$work/$1" | tail -n1) || [ -z "$odbc" ]; then
+    echo "tests/run.sh: could not start MariaDB (see $work/$1/log)" >&2
+    return 1
+  fi
+  printf '%s\n' "$odbc"
 }
 
-for t in tests/check_*; do
-  case "$t" in *.c) continue ;; esac
-  [ -x "$t" ] || continue
-  step "$(basename "$t")" "./$t"
+echo "== starting ephemeral servers: two PostgreSQL, two MariaDB (one of each per group)"
+dsn_a=$(start_pg pg) && dsn_b=$(start_pg pgb) && odbc_a=$(start_mdb mdb) &&
+  odbc_b=$(start_mdb mdbb) || exit 3
+echo "   A: $dsn_a"
+echo "   B: $dsn_b"
+echo "   (MariaDB: ${odbc_a//Pwd=*;/Pwd=***;})"
+
+# step NAME COMMAND...: runs it, prints its duration, records PASS/FAIL in
+# the group's results file ($results).
+step() {
+  local name=$1 t0 rc
+  shift
+  echo "== $name"
+  t0=$(date +%s)
+  "$@"
+  rc=$?
+  printf '%s\t%s\t%s\n' "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "$(($(date +%s) - t0))" \
+    "$name" >>"$results"
+  echo "-- $name: $([ $rc -eq 0 ] && echo ok || echo "FAILED (exit $rc)") in $(($(date +%s) - t0)) s"
+}
+
+group_a() {
+  export QC_TEST_DSN="$dsn_a" QC_TEST_ODBC="$odbc_a"
+  for t in tests/check_*; do
+    case "$t" in *.c) continue ;; esac
+    [ -x "$t" ] || continue
+    step "$(basename "$t")" "./$t"
+  done
+  step "command line (help, bad options, bad DSN, --force, repeat command, output order)" \
+    tests/cli.sh
+  step "make install PREFIX=tmp, run default from another folder" tests/install.sh
+  # the ephemeral scripts themselves: hermetic against PG* / MYSQL*, a child
+  # judged by /proc state before it has exec'd, MariaDB under a CPU hog
+  step "ephemeral scripts (tests/ephemeral.sh)" tests/ephemeral.sh
+  tsan_run() {
+    make -s qchaos-tsan || return 1
+    TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+      ./qchaos-tsan run scenarios/default.ini --dsn "$dsn_a" --jobs 2000 --workers 8 --seed 3 \
+      --out "$work/tsan" --no-progress
+  }
+  step "e2e under ThreadSanitizer (default scenario, 2000 jobs, 8 workers)" tsan_run
+  tsan_chaos() {
+    TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+      ./qchaos-tsan run scenarios/chaos.ini --dsn "$dsn_a" --jobs 1500 --seed 3 \
+      --out "$work/tsan-chaos" --no-progress
+  }
+  step "e2e under ThreadSanitizer (chaos scenario: every fault, nemesis)" tsan_chaos
+  # The CI gate of the README on the correct protocol: every scenario of
+  # the battery passes.
+  step "qchaos gate on the correct protocol" \
+    ./qchaos gate backends/postgres/skip_locked.sql --dsn "$dsn_a" --out "$work/gate"
+}
+
+group_b() {
+  export QC_TEST_DSN="$dsn_b" QC_TEST_ODBC="$odbc_b"
+  # Fuzzing: the three loaders' libFuzzer targets, FUZZ_SECONDS each, after
+  # the regression inputs and seeds under ASan+UBSan.
+  fuzz_run() {
+    make -s fuzz || return 1
+    ./build/fuzz/check_fuzz-san || return 1
+    make -s fuzz-run FUZZ_SECONDS="${FUZZ_SECONDS:-25}"
+  }
+  step "fuzz targets (scenario, protocol, ledger; ${FUZZ_SECONDS:-25} s each)" fuzz_run
+  # The end-to-end scenarios once more on the ASan+UBSan build, halting on
+  # the first finding (check_scenarios runs $QC_QCHAOS_BIN): every fault
+  # scenario on the correct protocol once, PostgreSQL and MariaDB.
+  asan_scenarios() {
+    make -s qchaos-asan || return 1
+    QC_QCHAOS_BIN=./qchaos-asan QC_SCENARIOS_SUBSET=correct \
+      ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
+      UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ./tests/check_scenarios
+  }
+  step "e2e fault scenarios under ASan+UBSan (check_scenarios subset on ./qchaos-asan)" \
+    asan_scenarios
+  # Detection power: every mutant must be caught in every seed and the
+  # correct protocol must raise nothing (K = 2 here; `make mutation K=10`).
+  step "mutation matrix (2 seeds)" ./qchaos mutation --seeds 2 --dsn "$dsn_b" \
+    --out "$work/mutation"
+}
+
+echo "== groups A (test binaries, TSan, gate) and B (fuzz, ASan+UBSan, mutation) side by side"
+results=$work/results-a group_a >"$work/group-a.log" 2>&1 &
+pid_a=$!
+results=$work/results-b group_b >"$work/group-b.log" 2>&1 &
+pid_b=$!
+wait "$pid_a"
+wait "$pid_b"
+for g in a b; do
+  echo
+  echo "==================== group ${g^^} ===================="
+  cat "$work/group-$g.log"
 done
 
-step "command line (help, bad options, bad DSN, --force, repeat command, output order)" tests/cli.sh
-step "make install PREFIX=tmp, run default from another folder" tests/install.sh
-# the ephemeral scripts themselves: hermetic against PG* / MYSQL*, a child
-# judged by /proc state before it has exec'd, MariaDB under a CPU hog
-step "ephemeral scripts (tests/ephemeral.sh)" tests/ephemeral.sh
-
-tsan_run() {
-  make -s qchaos-tsan || return 1
-  TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
-    ./qchaos-tsan run scenarios/default.ini --dsn "$dsn" --jobs 2000 --workers 8 --seed 3 \
-      --out "$work/tsan" --no-progress
-}
-step "e2e under ThreadSanitizer (default scenario, 2000 jobs, 8 workers)" tsan_run
-
-tsan_chaos() {
-  TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
-    ./qchaos-tsan run scenarios/chaos.ini --dsn "$dsn" --jobs 1500 --seed 3 \
-      --out "$work/tsan-chaos" --no-progress
-}
-step "e2e under ThreadSanitizer (chaos scenario: every fault, nemesis)" tsan_chaos
-
-# Detection power: every mutant must be caught in every seed and the correct
-# protocol must raise nothing (a small K here; `make mutation K=10` for more).
-step "mutation matrix (2 seeds)" ./qchaos mutation --seeds 2 --dsn "$dsn" --out "$work/mutation"
+# The starved client (issue 11): the correct protocols over the fault
+# scenarios on the ASan+UBSan build beside one busy loop per core; not one
+# violation may be reported.
+echo
+results=$work/results-c
+step "starved client: correct protocols over the fault scenarios beside busy loops (tests/starved.sh)" \
+  env QC_QCHAOS_BIN=./qchaos-asan tests/starved.sh "$dsn_a" "$work/starved"
 
 echo
-for f in "${failures[@]}"; do echo "FAILED: $f"; done
+echo "== durations (s)"
+cat "$work"/results-* | sort -t$'\t' -k2,2nr | awk -F'\t' '{printf "   %5d  %s  %s\n", $2, $1, $3}'
+checks=$(grep -h -E '^[0-9]+%: Checks: [0-9]+' "$work"/group-*.log | sed -E 's/.*Checks: ([0-9]+).*/\1/' |
+  awk '{s += $1} END {print s + 0}')
+passed=$(cat "$work"/results-* | grep -c '^PASS')
+failed=$(cat "$work"/results-* | grep -c '^FAIL')
+grep -h '^FAIL' "$work"/results-* | cut -f3 | sed 's/^/FAILED: /'
+echo "libcheck checks run: $checks; the whole test command took $(($(date +%s) - t_start)) s"
 echo "$passed passed, $failed failed"
 if [ "$failed" -eq 0 ]; then
   cleanup
-  rm -rf "$work"   # run folders and ledgers are big; kept only when something failed
+  rm -rf "$work" # run folders and ledgers are big; kept only when something failed
 else
-  echo "tests/run.sh: run folders kept in $work"
+  echo "tests/run.sh: run folders and logs kept in $work"
 fi
 [ "$failed" -eq 0 ]

@@ -13,7 +13,7 @@
 # build, which is slower still); QC_STARVE_HOGS the number of busy loops
 # (default: the number of online CPUs).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 
 dsn=${1:?usage: tests/starved.sh DSN OUTDIR [SCENARIO...]}
 out=${2:?usage: tests/starved.sh DSN OUTDIR [SCENARIO...]}
