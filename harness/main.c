@@ -87,9 +87,11 @@ static int parse_long_arg(const char *opt, const char *v, long min, long *out)
     return 0;
 }
 
-/* The command line, shell-quoted, with the password of every connection
- * string (--dsn, --worker-dsn) replaced by "***": it goes into the ledger,
- * results.json and every report. */
+/* The command line, shell-quoted, with every password replaced by "***":
+ * it goes into the ledger, results.json and every report.  Every argument
+ * is redacted, not only the one after --dsn: getopt also takes "--ds X",
+ * "--worker=X" and a connection string in any position, and redaction
+ * changes nothing in an argument that holds no password. */
 static char *join_argv(int argc, char **argv)
 {
     size_t n = 1;
@@ -107,14 +109,11 @@ static char *join_argv(int argc, char **argv)
         if (i)
             strcat(s, " ");
         const char *arg = argv[i];
-        int secret = i > 0 && (!strcmp(argv[i - 1], "--dsn") || !strcmp(argv[i - 1], "--worker-dsn"));
-        if (secret || !strncmp(arg, "--dsn=", 6) || !strncmp(arg, "--worker-dsn=", 13)) {
-            const char *eq = secret ? NULL : strchr(arg, '=');
-            size_t pre = eq ? (size_t)(eq - arg) + 1 : 0;
-            memcpy(red, arg, pre);
-            qc_redact_conninfo(arg + pre, red + pre, n - pre);
-            arg = red;
-        }
+        const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
+        size_t pre = eq ? (size_t)(eq - arg) + 1 : 0;
+        memcpy(red, arg, pre);
+        qc_redact_conninfo(arg + pre, red + pre, n - pre);
+        arg = red;
         int plain = strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                 "0123456789-_./=:,@") == strlen(arg);
         if (plain) {
