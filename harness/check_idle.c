@@ -244,8 +244,9 @@ static int check_pickups(const qc_history *h, qc_check *c, const bounds *b, long
         d[nd++] = (due){e->job, e->t + (double)e->delay_ms, -1, e->seq, -1};
     }
     /* first OK claim of each job (binary search over jobs sorted by id) */
-    qsort(d, nd, sizeof *d, cmp_job);
-    for (size_t i = 0; i < h->n; i++) {
+    if (nd > 0) /* d is NULL when nothing is due: qsort/bsearch(NULL) is undefined */
+        qsort(d, nd, sizeof *d, cmp_job);
+    for (size_t i = 0; nd > 0 && i < h->n; i++) {
         const qc_event *e = &h->ev[i];
         if (e->type != QC_EV_OK || e->op != QC_OP_CLAIM || e->job == QC_NO_JOB)
             continue;
@@ -256,7 +257,8 @@ static int check_pickups(const qc_history *h, qc_check *c, const bounds *b, long
             k->claim_seq = e->seq;
         }
     }
-    qsort(d, nd, sizeof *d, cmp_due);
+    if (nd > 0)
+        qsort(d, nd, sizeof *d, cmp_due);
     /* latest claim time among jobs due so far (never claimed = +inf) */
     double latest_claim = -1;
     for (size_t k = 0; k < nd; k++) {

@@ -571,6 +571,9 @@ static void *worker_main(void *arg)
     qc_err err = {0};
     if (sh->drv->open(sh->dsn, &w->conn, &err) != 0) {
         atomic_fetch_add(&sh->connect_failed, 1);
+        if (sh->dsn_role != NULL)
+            qc_err_prefix(&err, "%s cannot connect with %s", w->id < 0 ? "the reaper" : "a worker",
+                          sh->dsn_role);
         qc_shared_fatal(sh, QC_ECONN, err.msg);
         free(jobs);
         return NULL;
