@@ -59,6 +59,24 @@ tsan_chaos() {
 }
 step "e2e under ThreadSanitizer (chaos scenario: every fault, nemesis)" tsan_chaos
 
+# Fuzzing: the three loaders' libFuzzer targets, FUZZ_SECONDS each (CI: 3 x
+# 25 s), after the regression inputs and seeds under ASan+UBSan.
+fuzz_run() {
+  make -s fuzz || return 1
+  ./build/fuzz/check_fuzz-san || return 1
+  make -s fuzz-run FUZZ_SECONDS="${FUZZ_SECONDS:-25}"
+}
+step "fuzz targets (scenario, protocol, ledger; ${FUZZ_SECONDS:-25} s each)" fuzz_run
+
+# The end-to-end scenario suite once more on the ASan+UBSan build, halting on
+# the first finding (check_scenarios runs $QC_QCHAOS_BIN).
+asan_scenarios() {
+  make -s qchaos-asan || return 1
+  QC_QCHAOS_BIN=./qchaos-asan ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ./tests/check_scenarios
+}
+step "e2e scenario suite under ASan+UBSan (check_scenarios on ./qchaos-asan)" asan_scenarios
+
 # Detection power: every mutant must be caught in every seed and the correct
 # protocol must raise nothing (a small K here; `make mutation K=10` for more).
 step "mutation matrix (2 seeds)" ./qchaos mutation --seeds 2 --dsn "$dsn" --out "$work/mutation"
