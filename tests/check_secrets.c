@@ -11,7 +11,8 @@
  *           server's own error text is checked too (only when set);
  *   cli     the qchaos binary (QC_QCHAOS_BIN, default ./qchaos): stderr and
  *           stdout of a failing connect for every form, and a real run with
- *           a password in --dsn and --worker-dsn: stdout, stderr, the ledger
+ *           a password in --dsn and --worker-dsn (PostgreSQL) and one through
+ *           ODBC (MariaDB, its real password): stdout, stderr, the ledger
  *           header, results.json and every report hold no secret (live).
  *
  * Each form gets its own secret so that a hit names the form.  A secret is
@@ -329,6 +330,40 @@ START_TEST(test_cli_real_run_records_no_secret)
 }
 END_TEST
 
+START_TEST(test_cli_real_odbc_run_records_no_secret)
+{
+    /* QC_TEST_ODBC holds the server's real password: a real run through
+     * ODBC must record the string with Pwd=*** and nowhere the value. */
+    const char *o = getenv("QC_TEST_ODBC");
+    char pwd[256], dir[] = "/tmp/qc-secrets-XXXXXX", q[2100], cmd[8192];
+    odbc_get(o, "Pwd", pwd, sizeof pwd);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    shell_quote(o, q, sizeof q);
+    snprintf(cmd, sizeof cmd,
+             "%s run scenarios/default.ini --protocol backends/mariadb/skip_locked.sql --jobs 100 "
+             "--workers 2 --seed 7 --no-progress --dsn %s --out %s/run",
+             bin(), q, dir);
+    int st;
+    char *out = run_capture(cmd, &st);
+    ck_assert_msg(st == 0, "exit %d: %s", st, out);
+    char pat[300];
+    snprintf(pat, sizeof pat, "Pwd=%s", pwd);
+    ck_assert_msg(strstr(out, pat) == NULL, "leaked on the terminal: %s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "grep -rlF -- '%s' %s", pat, dir);
+    out = run_capture(cmd, &st);
+    ck_assert_msg(out[0] == '\0', "a file holds the password: %s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "grep -l 'Pwd=\\*\\*\\*' %s/run/results.json %s/run/ledger.jsonl",
+             dir, dir);
+    out = run_capture(cmd, &st);
+    ck_assert_msg(st == 0, "no redacted command in results.json / ledger: %s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("secrets");
@@ -356,9 +391,10 @@ static Suite *suite(void)
     }
     if (getenv("QC_TEST_ODBC")) {
         tc = tcase_create("live_odbc");
-        tcase_set_timeout(tc, 120);
+        tcase_set_timeout(tc, 600);
         tcase_add_test(tc, test_live_odbc_every_form);
         tcase_add_test(tc, test_live_odbc_wrong_password_real_user);
+        tcase_add_test(tc, test_cli_real_odbc_run_records_no_secret);
         suite_add_tcase(s, tc);
     } else {
         fprintf(stderr, "check_secrets: QC_TEST_ODBC not set: live MariaDB tests skipped\n");
