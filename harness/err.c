@@ -281,6 +281,10 @@ void qc_redact_conninfo(const char *in, char *out, size_t n)
         redact_odbc(in, &o);
     else
         redact_keyvalue(in, &o);
+    /* A string that mixes the syntaxes ("host=h password=x database=d"
+     * reads as ODBC, one attribute "host") still loses every value that
+     * any syntax calls a password. */
+    qc_scrub_conninfo(out, n, in);
 }
 
 void qc_scrub_secret(char *buf, size_t n, const char *secret)
@@ -320,14 +324,17 @@ static int hexval(int c)
 
 /* Scrubs each piece of v between separators.  Pieces shorter than 3
  * characters are left: they would scrub ordinary text and tell little of
- * the secret.  Modifies v temporarily. */
+ * the secret; so are pieces followed by '=' (key names).  Modifies v
+ * temporarily. */
 static void scrub_pieces(scrub_ctx *c, char *v)
 {
     size_t i = 0, len;
 
     while (v[i]) {
         len = strcspn(v + i, " \t\r\n;'\"{}\\%@:/&=");
-        if (len >= 3) {
+        /* a piece followed by '=' is the next key ("pwd=x host=h" read as
+         * one ODBC value), not a part of the secret */
+        if (len >= 3 && v[i + len] != '=') {
             char save = v[i + len];
             v[i + len] = '\0';
             qc_scrub_secret(c->buf, c->n, v + i);

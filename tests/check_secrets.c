@@ -99,6 +99,19 @@ START_TEST(test_scrub_conninfo_every_form)
 }
 END_TEST
 
+START_TEST(test_redact_mixed_syntax_hides_password)
+{
+    char out[256];
+    /* "database" makes it read as ODBC, where the whole string is the value
+     * of "host": the libpq password must still go. */
+    qc_redact_conninfo("host=h password=Xq12mixedSecret database=x", out, sizeof out);
+    ck_assert_msg(strstr(out, "Xq12mixed") == NULL, "%s", out);
+    qc_redact_conninfo("Driver={X};Server=h password=Xq13mixedSecret", out, sizeof out);
+    ck_assert_msg(strstr(out, "Xq13mixed") == NULL, "%s", out);
+    ck_assert_msg(strstr(out, "Server=h") != NULL, "%s", out);
+}
+END_TEST
+
 START_TEST(test_scrub_conninfo_keeps_text_without_password)
 {
     char msg[128] = "cannot connect to db:5432: refused";
@@ -370,6 +383,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("scrub");
     tcase_add_test(tc, test_scrub_conninfo_every_form);
     tcase_add_test(tc, test_scrub_conninfo_keeps_text_without_password);
+    tcase_add_test(tc, test_redact_mixed_syntax_hides_password);
     suite_add_tcase(s, tc);
     tc = tcase_create("closed");
     tcase_set_timeout(tc, 120);
