@@ -23,7 +23,7 @@ HDRS := $(wildcard harness/*.h backends/*.h reports/*.h)
 TEST_SRC := $(wildcard tests/check_*.c)
 TEST_BIN := $(TEST_SRC:.c=)
 
-.PHONY: all check test unit asan tsan clean install format mutation
+.PHONY: all check test unit asan tsan clean install format mutation fuzz fuzz-run
 
 all: qchaos
 
@@ -58,10 +58,46 @@ mutation: all
 SAN_CFLAGS := $(filter-out -O2,$(ALL_CFLAGS)) -O1 -g -fno-omit-frame-pointer
 asan: qchaos-asan
 tsan: qchaos-tsan
+# -fno-sanitize-recover: a UBSan finding aborts the run (UBSan only reports
+# and goes on otherwise, so CI would stay green).
 qchaos-asan: harness/main.c $(LIB_SRC) $(HDRS)
-	clang $(SAN_CFLAGS) -fsanitize=address,undefined -o $@ harness/main.c $(LIB_SRC) $(LIBS)
+	clang $(SAN_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined -o $@ \
+	    harness/main.c $(LIB_SRC) $(LIBS)
 qchaos-tsan: harness/main.c $(LIB_SRC) $(HDRS)
 	clang $(SAN_CFLAGS) -fsanitize=thread -o $@ harness/main.c $(LIB_SRC) $(LIBS)
+
+# Fuzzing (libFuzzer, Debian clang): one target per loader, fed by the seed
+# corpora in tests/fuzz/corpus/NAME/.  `make fuzz` builds them and the
+# regression test under the same sanitizers; `make fuzz-run` fuzzes each for
+# FUZZ_SECONDS (new corpus entries go to a scratch folder, crashes to
+# build/fuzz/crash-NAME-*).  The library is compiled once, instrumented.
+FUZZ_TARGETS := scenario protocol ledger
+FUZZ_BIN := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_OBJ := $(LIB_SRC:%.c=build/fuzz/%.o)
+FUZZ_SECONDS ?= 20
+FUZZ_MAX_LEN ?= 16384
+build/fuzz/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	clang $(SAN_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c -o $@ $<
+build/fuzz/libqchaos.a: $(FUZZ_OBJ)
+	ar rcs $@ $^
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libqchaos.a $(HDRS)
+	clang $(SAN_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< build/fuzz/libqchaos.a $(LIBS)
+build/fuzz/check_fuzz-san: tests/check_fuzz.c tests/fuzz/*.c build/fuzz/libqchaos.a $(HDRS)
+	clang $(SAN_CFLAGS) $(FUZZ_SAN) $(CHECK_CFLAGS) -o $@ $< build/fuzz/libqchaos.a $(LIBS) \
+	    $(CHECK_LIBS)
+fuzz: $(FUZZ_BIN) build/fuzz/check_fuzz-san
+fuzz-run: fuzz
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	    rm -rf build/fuzz/new-$$t; mkdir -p build/fuzz/new-$$t; \
+	    echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	    ./build/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) \
+	        -timeout=10 -print_final_stats=1 -artifact_prefix=build/fuzz/crash-$$t- \
+	        build/fuzz/new-$$t tests/fuzz/corpus/$$t tests/fuzz/regress/$$t </dev/null \
+	        2>build/fuzz/fuzz_$$t.log || { tail -n 40 build/fuzz/fuzz_$$t.log; exit 1; }; \
+	    grep -E '^stat::(number_of_executed_units|new_units_added)' build/fuzz/fuzz_$$t.log; \
+	done
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/qchaos
@@ -75,4 +111,5 @@ format:
 	clang-format -i harness/*.[ch] backends/*.[ch] tests/*.c
 
 clean:
+	rm -rf build/fuzz
 	rm -f qchaos qchaos-asan qchaos-tsan libqchaos.a harness/*.o backends/*.o reports/*.o $(TEST_BIN)

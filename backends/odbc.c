@@ -211,7 +211,16 @@ static int contains_ci(const char *hay, const char *needle)
     return n == 0;
 }
 
-/* "host:port" (or a DSN name, or the redacted string) for messages. */
+/* Whether v can be a host name, an address or a port as an ODBC string
+ * gives it: a libpq string read as ODBC yields one attribute "host" whose
+ * value is the rest of the string ("127.0.0.1 port=5 password=x"). */
+static int plausible_part(const char *v)
+{
+    return strpbrk(v, " \t\r\n='\"{}@/?&") == NULL;
+}
+
+/* "host:port" (or a DSN name, or the redacted string) for messages; never
+ * a password, whatever the form of conninfo. */
 static void describe_target(const char *conninfo, char *where, size_t n, int *port_out)
 {
     char host[128] = "", port[32] = "", driver[128] = "", dsn[128] = "", *comma;
@@ -236,9 +245,10 @@ static void describe_target(const char *conninfo, char *where, size_t n, int *po
     if (port[0] == '\0')
         snprintf(port, sizeof port, "%s", def);
     *port_out = atoi(port);
-    if (host[0] != '\0') {
+    if (host[0] != '\0' && plausible_part(host) && plausible_part(port)) {
         snprintf(where, n, "%s:%s", host, port);
-    } else if (conn_get(conninfo, "DSN", dsn, sizeof dsn) && dsn[0] != '\0') {
+    } else if (conn_get(conninfo, "DSN", dsn, sizeof dsn) && dsn[0] != '\0' &&
+               plausible_part(dsn)) {
         snprintf(where, n, "DSN %s", dsn);
         *port_out = 0;
     } else {
@@ -247,6 +257,7 @@ static void describe_target(const char *conninfo, char *where, size_t n, int *po
         snprintf(where, n, "'%s'", red);
         *port_out = 0;
     }
+    qc_scrub_conninfo(where, n, conninfo);
 }
 
 /* Copies msg without the "[vendor][component]" prefixes ODBC layers add. */
@@ -986,6 +997,7 @@ static int connect_to(const char *conninfo, int probe, qc_conn **out, qc_err *er
         read_diag(SQL_HANDLE_DBC, c->dbc, state, &native, msg, sizeof msg);
         snprintf(full, sizeof full, "cannot connect to %s: %s %s", c->where, state, msg);
         qc_scrub_secret(full, sizeof full, c->password);
+        qc_scrub_conninfo(full, sizeof full, conninfo);
         rc = qc_err_set(err, QC_ECONN, "%s", full);
         if (err != NULL)
             snprintf(err->sqlstate, sizeof err->sqlstate, "%s", state);

@@ -93,6 +93,9 @@ static int pg_open(const char *conninfo, qc_conn **out, qc_err *err)
          * its secret past the redaction. */
         (void)redacted;
         first_line(perr ? perr : "out of memory", line, sizeof line);
+        /* libpq quotes the token it stumbled on ("invalid percent-encoded
+         * token: ..."), which may be the password. */
+        qc_scrub_conninfo(line, sizeof line, conninfo);
         rc = qc_err_set(err, QC_EINVAL, "invalid connection string: %s", line);
         goto out;
     }
@@ -128,6 +131,7 @@ static int pg_open(const char *conninfo, qc_conn **out, qc_err *err)
         snprintf(msg, sizeof msg, "cannot connect to %s:%s: ", h, p);
         strncat(msg, line, sizeof msg - strlen(msg) - 1);
         qc_scrub_secret(msg, sizeof msg, password);
+        qc_scrub_conninfo(msg, sizeof msg, conninfo);
         rc = qc_err_set(err, QC_ECONN, "%s", msg);
         goto out;
     }

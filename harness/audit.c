@@ -124,6 +124,23 @@ static json_t *check_json(const qc_history *h, const qc_check *c)
     return o;
 }
 
+/* Whether the run was cut short, and why in words: no "end" event (the
+ * harness was killed or crashed; a torn last line says it died mid-write)
+ * or an end event saying the run was interrupted before the drain. */
+static int cut_short(const qc_history *h, char *why, size_t n)
+{
+    for (size_t i = h->n; i-- > 0;)
+        if (h->ev[i].type == QC_EV_END) {
+            if (h->ev[i].interrupted != 1)
+                return 0;
+            snprintf(why, n, "the run was interrupted (SIGINT/SIGTERM) before the queue drained");
+            return 1;
+        }
+    snprintf(why, n, "the ledger has no end event: the harness was killed or crashed before "
+             "the run finished%s", h->torn ? " (its last line is torn)" : "");
+    return 1;
+}
+
 static void print_table(FILE *out, const qc_check *c, size_t n, const char *judged)
 {
     fprintf(out, "%-22s %-21s %13s %10s  %s\n", "checker", "verdict", "opportunities",
@@ -269,6 +286,11 @@ int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *
         qc_err_set(err, QC_ENOMEM, "out of memory while auditing");
         return 3;
     }
+    char why[200] = "";
+    int cut = cut_short(&h, why, sizeof why);
+    if (cut)
+        fprintf(out, "qchaos: the run was cut short: %s; verdicts cover only what it recorded\n",
+                why);
     print_table(out, c, nc, h.info.checkers);
     int code = qc_audit_exit_code(c, nc, h.info.checkers);
     qc_audit_verdict_line(c, nc, h.info.checkers, qc__run_interrupted(&h), line, sizeof line);
@@ -281,6 +303,9 @@ int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *
         json_object_set_new(root, "seed", json_integer((json_int_t)h.info.seed));
         json_object_set_new(root, "events", json_integer((json_int_t)h.n));
         json_object_set_new(root, "torn_lines", json_integer((json_int_t)h.torn));
+        json_object_set_new(root, "cut_short", json_boolean(cut));
+        if (cut)
+            json_object_set_new(root, "cut_short_reason", json_string(why));
         json_t *arr = json_array();
         for (size_t i = 0; i < nc; i++)
             json_array_append_new(arr, check_json(&h, &c[i]));

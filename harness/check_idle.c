@@ -331,8 +331,9 @@ static int check_pickups(const qc_history *h, qc_check *c, const bounds *b, long
     if (nd == 0)
         return 0;
     /* first OK claim of each job (binary search over jobs sorted by id) */
-    qsort(d, nd, sizeof *d, cmp_job);
-    for (size_t i = 0; i < h->n; i++) {
+    if (nd > 0) /* d is NULL when nothing is due: qsort/bsearch(NULL) is undefined */
+        qsort(d, nd, sizeof *d, cmp_job);
+    for (size_t i = 0; nd > 0 && i < h->n; i++) {
         const qc_event *e = &h->ev[i];
         if (e->type != QC_EV_OK || e->op != QC_OP_CLAIM || e->job == QC_NO_JOB)
             continue;

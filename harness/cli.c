@@ -136,7 +136,9 @@ char *qc_cli_repeat_line(const char *prog, int argc, char *const *argv, const st
         else if (i > 0 && !options_end && !strncmp(a, "--", 2))
             o = find_long(opts, a);
         if (!o) {
-            add_word(&l, NULL, a);
+            /* every word is redacted: a connection string may stand anywhere
+             * getopt takes it, and redaction leaves other words alone */
+            add_secret(&l, NULL, a);
             continue;
         }
         const char *eq = strchr(a, '=');
@@ -175,11 +177,11 @@ char *qc_cli_repeat_line(const char *prog, int argc, char *const *argv, const st
                 add_secret(&l, NULL, value);
             }
         } else if (eq) {
-            add_word(&l, pre, value);
+            add_secret(&l, pre, value);
         } else {
             add_word(&l, NULL, pre);
             if (value)
-                add_word(&l, NULL, value);
+                add_secret(&l, NULL, value);
         }
         free(pre);
     }

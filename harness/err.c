@@ -22,6 +22,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -76,7 +77,13 @@ typedef struct outbuf {
     char *p;
     size_t n;
     size_t len;
+    /* When set, called with every password value found (as written in the
+     * string: quotes, braces and escapes included). */
+    void (*on_secret)(void *ctx, const char *v, size_t len);
+    void *ctx;
 } outbuf;
+
+
 
 static void put(outbuf *o, const char *s, size_t len)
 {
@@ -90,6 +97,13 @@ static void put(outbuf *o, const char *s, size_t len)
     memcpy(o->p + o->len, s, len);
     o->len += len;
     o->p[o->len] = '\0';
+}
+
+static void secret(outbuf *o, const char *v, size_t len)
+{
+    if (o->on_secret != NULL && len > 0)
+        o->on_secret(o->ctx, v, len);
+    put(o, "***", 3);
 }
 
 static int is_password_key(const char *k, size_t len)
@@ -161,7 +175,7 @@ static void redact_odbc(const char *s, outbuf *o)
         while (*s && *s != ';')
             s++;
         if (is_password_key(key, keylen))
-            put(o, "***", 3);
+            secret(o, val, (size_t)(s - val));
         else
             put(o, val, (size_t)(s - val));
     }
@@ -202,7 +216,7 @@ static void redact_keyvalue(const char *s, outbuf *o)
                     s++;
         }
         if (is_password_key(key, keylen))
-            put(o, "***", 3);
+            secret(o, val, (size_t)(s - val));
         else
             put(o, val, (size_t)(s - val));
     }
@@ -225,7 +239,7 @@ static void redact_uri(const char *s, const char *rest, outbuf *o)
         colon = memchr(rest, ':', (size_t)(at - rest));
         if (colon != NULL) {
             put(o, rest, (size_t)(colon - rest) + 1);
-            put(o, "***", 3);
+            secret(o, colon + 1, (size_t)(at - colon - 1));
             rest = at;
         }
     }
@@ -241,7 +255,7 @@ static void redact_uri(const char *s, const char *rest, outbuf *o)
         eq = memchr(k, '=', (size_t)(p - k));
         if (eq != NULL && is_password_key(k, (size_t)(eq - k))) {
             put(o, k, (size_t)(eq - k) + 1);
-            put(o, "***", 3);
+            secret(o, eq + 1, (size_t)(p - eq - 1));
         } else {
             put(o, k, (size_t)(p - k));
         }
@@ -252,7 +266,7 @@ static void redact_uri(const char *s, const char *rest, outbuf *o)
 
 void qc_redact_conninfo(const char *in, char *out, size_t n)
 {
-    outbuf o = {out, n, 0};
+    outbuf o = {out, n, 0, NULL, NULL};
 
     if (n == 0)
         return;
@@ -267,6 +281,10 @@ void qc_redact_conninfo(const char *in, char *out, size_t n)
         redact_odbc(in, &o);
     else
         redact_keyvalue(in, &o);
+    /* A string that mixes the syntaxes ("host=h password=x database=d"
+     * reads as ODBC, one attribute "host") still loses every value that
+     * any syntax calls a password. */
+    qc_scrub_conninfo(out, n, in);
 }
 
 void qc_scrub_secret(char *buf, size_t n, const char *secret)
@@ -285,4 +303,128 @@ void qc_scrub_secret(char *buf, size_t n, const char *secret)
         hit[3 + tail] = '\0';
         memcpy(hit, "***", 3);
     }
+}
+
+/* The scrub target of qc_scrub_conninfo. */
+typedef struct scrub_ctx {
+    char *buf;
+    size_t n;
+} scrub_ctx;
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Scrubs each piece of v between separators.  Pieces shorter than 3
+ * characters are left: they would scrub ordinary text and tell little of
+ * the secret; so are pieces followed by '=' (key names).  Modifies v
+ * temporarily. */
+static void scrub_pieces(scrub_ctx *c, char *v)
+{
+    size_t i = 0, len;
+
+    while (v[i]) {
+        len = strcspn(v + i, " \t\r\n;'\"{}\\%@:/&=");
+        /* a piece followed by '=' is the next key ("pwd=x host=h" read as
+         * one ODBC value), not a part of the secret */
+        if (len >= 3 && v[i + len] != '=') {
+            char save = v[i + len];
+            v[i + len] = '\0';
+            qc_scrub_secret(c->buf, c->n, v + i);
+            v[i + len] = save;
+        }
+        i += len;
+        if (v[i])
+            i++;
+    }
+}
+
+/* Scrubs one password value in the forms a library or a server may show
+ * it: as written, trimmed, without its quotes or braces (escapes undone),
+ * percent-decoded, and each piece of 3 or more characters between spaces,
+ * ';', quotes or braces. */
+static void scrub_value(void *ctx, const char *v, size_t len)
+{
+    scrub_ctx *c = ctx;
+    char *raw = malloc(3 * (len + 1)), *plain, *dec;
+    size_t i, j = 0, k = 0;
+
+    if (raw == NULL) { /* cannot look: show nothing rather than a secret */
+        c->buf[0] = '\0';
+        return;
+    }
+    plain = raw + len + 1;
+    dec = plain + len + 1;
+    memcpy(raw, v, len);
+    raw[len] = '\0';
+    qc_scrub_secret(c->buf, c->n, raw);
+    while (len > 0 && isspace((unsigned char)raw[len - 1]))
+        raw[--len] = '\0';
+    for (i = 0; isspace((unsigned char)raw[i]); i++)
+        ;
+    qc_scrub_secret(c->buf, c->n, raw + i);
+    if (raw[i] == '\'') { /* libpq quoting: 'a\'b' */
+        for (i++; raw[i] && raw[i] != '\''; i++) {
+            if (raw[i] == '\\' && raw[i + 1])
+                i++;
+            plain[j++] = raw[i];
+        }
+    } else if (raw[i] == '{') { /* ODBC braces: {a}}b} */
+        for (i++; raw[i]; i++) {
+            if (raw[i] == '}' && raw[i + 1] == '}')
+                i++;
+            else if (raw[i] == '}')
+                break;
+            plain[j++] = raw[i];
+        }
+    } else {
+        for (; raw[i]; i++) {
+            if (raw[i] == '\\' && raw[i + 1])
+                i++;
+            plain[j++] = raw[i];
+        }
+    }
+    plain[j] = '\0';
+    qc_scrub_secret(c->buf, c->n, plain);
+    for (i = 0; plain[i]; i++) {
+        if (plain[i] == '%' && hexval(plain[i + 1]) >= 0 && hexval(plain[i + 2]) >= 0) {
+            dec[k++] = (char)(hexval(plain[i + 1]) * 16 + hexval(plain[i + 2]));
+            i += 2;
+        } else {
+            dec[k++] = plain[i];
+        }
+    }
+    dec[k] = '\0';
+    qc_scrub_secret(c->buf, c->n, dec);
+    /* Pieces: a library that splits the value at a space, a ';', a quote
+     * or a brace ("Pwd=a b" read by libpq) may quote one piece. */
+    scrub_pieces(c, raw);
+    scrub_pieces(c, dec);
+    free(raw);
+}
+
+void qc_scrub_conninfo(char *buf, size_t n, const char *conninfo)
+{
+    scrub_ctx ctx = {buf, n};
+    outbuf o = {NULL, 0, 0, scrub_value, &ctx};
+    const char *p;
+
+    if (buf == NULL || n == 0 || conninfo == NULL)
+        return;
+    /* Every syntax, whatever the string looks like: a string written for
+     * one library and given to the other must not leak either. */
+    redact_odbc(conninfo, &o);
+    redact_keyvalue(conninfo, &o);
+    for (p = conninfo; *p; p++)
+        if (strncmp(p, "://", 3) == 0) {
+            redact_uri(conninfo, p + 3, &o);
+            break;
+        }
 }

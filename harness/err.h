@@ -46,6 +46,16 @@ void qc_redact_conninfo(const char *in, char *out, size_t n);
  * within n bytes.  Thread-safe (buf is the caller's). */
 void qc_scrub_secret(char *buf, size_t n, const char *secret);
 
+/* Replaces in buf (size n, NUL-terminated) by "***" every password value
+ * conninfo holds, reading conninfo as an ODBC string, as libpq key=value
+ * pairs and as a URI all at once (a string written for one library and
+ * given to the other still cannot leak): each value as written, trimmed,
+ * unquoted / unbraced with escapes undone, percent-decoded, and each
+ * piece of 3+ characters between spaces, ';', quotes or braces.  For
+ * messages built from a library's error text or from parts of conninfo.
+ * Thread-safe (buf is the caller's). */
+void qc_scrub_conninfo(char *buf, size_t n, const char *conninfo);
+
 /* Maps an error code to the documented exit code (DESIGN.md): QC_EINVAL -> 2,
  * QC_ECONN -> 3, anything else non-zero -> 3. */
 int qc_err_exit_code(int code);

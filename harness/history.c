@@ -208,6 +208,7 @@ typedef struct loader {
     strpool *pool;
     size_t cap;      /* capacity of h->ev */
     int have_header; /* h->info was filled from a header */
+    size_t headers;  /* header lines applied, over every file */
     int have_seed;
     uint64_t seed;
     where seed_at; /* the header the seed came from */
@@ -533,6 +534,7 @@ static int apply_header(loader *ld, const hdr_rec *r, qc_err *err)
                           " of %s:%d (ledgers of different runs)",
                           r->w.file, r->w.line, r->seed, ld->seed, ld->seed_at.file,
                           ld->seed_at.line);
+    ld->headers++;
     if (!ld->have_header) {
         ld->h->info = r->info;
         ld->have_header = 1;
@@ -1125,9 +1127,17 @@ int qc_history_load(qc_history *h, const char *const *paths, int npaths, qc_err 
     for (int i = 0; rc == 0 && i < npaths; i++) {
         char *buf = NULL;
         size_t len = 0;
+        size_t headers = ld.headers;
         rc = read_file(paths[i], &buf, &len, err);
+        if (rc == 0 && len == 0)
+            rc = qc_err_set(err, QC_EINVAL, "ledger '%s' is empty", paths[i]);
         if (rc == 0)
             rc = parse_buffer(&ld, buf, len, paths[i], i, err);
+        /* Without a header nothing says what the run was (seed, lease,
+         * batch, judged checkers): every verdict would be a guess. */
+        if (rc == 0 && ld.headers == headers)
+            rc = qc_err_set(err, QC_EINVAL,
+                            "ledger '%s' has no header line (is it a qchaos ledger?)", paths[i]);
         free(buf);
     }
     return loader_finish(&ld, rc, err);

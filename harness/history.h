@@ -182,7 +182,9 @@ typedef struct qc_history {
 /* Reads one or more ledgers (several harness processes merge by seq order,
  * ties by file order) into h, which the caller zero-initialises and frees
  * with qc_history_fini.  A torn last line is skipped and counted in h->torn;
- * a bad line elsewhere is QC_EINVAL "file:line: ...".  Errors: QC_EIO,
+ * a bad line elsewhere is QC_EINVAL "file:line: ...", and so is an empty
+ * file ("ledger 'x' is empty") or one without a header line ("ledger 'x'
+ * has no header line").  Errors: QC_EIO,
  * QC_EINVAL, QC_ENOMEM. */
 int qc_history_load(qc_history *h, const char *const *paths, int npaths, qc_err *err);
 

@@ -912,6 +912,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     sh.drv = d;
     sh.proto = proto;
     sh.dsn = app_dsn;
+    sh.dsn_role = o->worker_dsn ? "--worker-dsn"
+                  : pooler_running ? "the PgBouncer of [topology] pooler"
+                                   : NULL;
     sh.ledger = ledger;
     sh.sink = sink;
     sh.plan = plan;

@@ -11,6 +11,7 @@
 #include <ini.h>
 #include <pthread.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -92,20 +93,30 @@ static int parse_bool(const char *v, int *out)
 /* Reads the file for inih, counting lines: line is the line the text just
  * read starts on (inih reads a line longer than its buffer in pieces). */
 typedef struct line_reader {
-    FILE *f;
-    int line, next;
+    const char *p, *end; /* what is left of the text */
+    int line, next;      /* line of the text handed out last, and of the next */
 } line_reader;
 
+/* inih's reader over the scenario text in memory, counting lines so the
+ * handler knows which line set a key (qc_scenario_set_line). */
 static char *read_line(char *str, int num, void *stream)
 {
     line_reader *r = stream;
-    char *got;
+    int k = 0;
 
+    if (r->p >= r->end || num < 2)
+        return NULL;
     r->line = r->next;
-    got = fgets(str, num, r->f);
-    if (got != NULL && strchr(got, '\n') != NULL)
-        r->next++;
-    return got;
+    while (r->p < r->end && k < num - 1) {
+        char ch = *r->p++;
+        str[k++] = ch;
+        if (ch == '\n') {
+            r->next++;
+            break;
+        }
+    }
+    str[k] = '\0';
+    return str;
 }
 
 typedef struct parse_ctx {
@@ -412,23 +423,82 @@ static int handler(void *user, const char *section, const char *name, const char
                 section, "");
 }
 
-int qc_scenario_load(qc_scenario *s, const char *path, qc_err *err)
+/* Largest scenario file read (a scenario is a page of keys). */
+#define QC_SCENARIO_MAX_BYTES (1024 * 1024)
+
+/* Checks what inih would misreport before it runs: an empty file, a NUL
+ * byte, a line longer than inih's buffer (inih cuts it into pieces and
+ * blames a later, or a non-existent, line) and an unbalanced double quote
+ * or a value opened with a single quote and not closed (values are not
+ * quoted; the mistake is blamed on its own line).  0 or QC_EINVAL
+ * "path:line: ...". */
+static int prescan(const char *path, const char *text, size_t len, qc_err *err)
 {
-    /* a FIFO or a device is refused without blocking; a missing file is
-     * bad input too (exit 2) */
-    FILE *f = NULL;
-    int orc = qc_open_input(path, "scenario", &f, err);
-    if (orc != 0) {
-        if (err != NULL)
-            err->code = QC_EINVAL;
-        return QC_EINVAL;
+    size_t max = ini_max_line > 3 ? (size_t)ini_max_line - 3 : 1;
+    int line = 1, content = 0;
+
+    for (size_t i = 0; i < len; line++) {
+        size_t start = i, end;
+        while (i < len && text[i] != '\n' && text[i] != '\0')
+            i++;
+        if (i < len && text[i] == '\0')
+            return qc_err_set(err, QC_EINVAL,
+                              "%s:%d: the file holds a NUL byte (a scenario is a text file)", path,
+                              line);
+        end = i;
+        if (end > start && text[end - 1] == '\r')
+            end--;
+        if (end - start > max)
+            return qc_err_set(err, QC_EINVAL, "%s:%d: line is %zu bytes long (at most %zu)", path,
+                              line, end - start, max);
+        const char *p = text + start;
+        while (p < text + end && (*p == ' ' || *p == '\t'))
+            p++;
+        if (p < text + end && *p != ';' && *p != '#') {
+            int dq = 0;
+            content = 1;
+            for (const char *q = p; q < text + end; q++)
+                dq += *q == '"';
+            const char *eq = memchr(p, '=', (size_t)(text + end - p));
+            const char *v = eq ? eq + 1 : NULL;
+            while (v && v < text + end && (*v == ' ' || *v == '\t'))
+                v++;
+            const char *ve = text + end;
+            while (v && ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+                ve--;
+            if (dq % 2 != 0 || (v && v < ve && *v == '\'' && (ve - v < 2 || ve[-1] != '\'')))
+                return qc_err_set(err, QC_EINVAL,
+                                  "%s:%d: unbalanced quote (values are written without quotes: "
+                                  "key = value)",
+                                  path, line);
+        }
+        if (i < len)
+            i++;
     }
-    line_reader rd = {.f = f, .line = 1, .next = 1};
+    if (!content)
+        return qc_err_set(err, QC_EINVAL,
+                          "%s:%d: the scenario file is empty (no [section] and no key)", path,
+                          line > 1 ? line - 1 : 1);
+    return 0;
+}
+
+int qc_scenario_parse(qc_scenario *s, const char *path, const char *text, size_t len, qc_err *err)
+{
+    int rc;
+    char *copy = NULL;
+
+    if ((rc = prescan(path, text, len, err)) != 0)
+        return rc;
+    if ((copy = malloc(len + 1)) == NULL)
+        return qc_err_set(err, QC_ENOMEM, "out of memory reading '%s'", path);
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    line_reader rd = {.p = copy, .end = copy + len, .line = 1, .next = 1};
     parse_ctx c = {.s = s, .rd = &rd};
     int line = ini_parse_stream(read_line, &rd, handler, &c);
-    fclose(f);
+    free(copy);
     if (line < 0)
-        return qc_err_set(err, QC_EIO, "cannot read scenario file '%s'", path);
+        return qc_err_set(err, QC_ENOMEM, "out of memory reading '%s'", path);
     if (line > 0) {
         if (!c.failed)
             snprintf(c.msg, sizeof c.msg,
@@ -437,6 +507,41 @@ int qc_scenario_load(qc_scenario *s, const char *path, qc_err *err)
     }
     snprintf(s->path, sizeof s->path, "%s", path);
     return 0;
+}
+
+int qc_scenario_load(qc_scenario *s, const char *path, qc_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc = 0;
+    FILE *f = NULL;
+
+    /* a FIFO or a device is refused without blocking; a missing file is
+     * bad input too (exit 2) */
+    if (qc_open_input(path, "scenario", &f, err) != 0) {
+        if (err != NULL)
+            err->code = QC_EINVAL;
+        return QC_EINVAL;
+    }
+    if ((text = malloc(QC_SCENARIO_MAX_BYTES + 1)) == NULL) {
+        rc = qc_err_set(err, QC_ENOMEM, "out of memory reading '%s'", path);
+        goto out;
+    }
+    len = fread(text, 1, QC_SCENARIO_MAX_BYTES + 1, f);
+    if (ferror(f)) {
+        rc = qc_err_set(err, QC_EIO, "cannot read scenario file '%s': %s", path, strerror(errno));
+        goto out;
+    }
+    if (len > QC_SCENARIO_MAX_BYTES) {
+        rc = qc_err_set(err, QC_EINVAL, "scenario '%s' is more than %d bytes", path,
+                        QC_SCENARIO_MAX_BYTES);
+        goto out;
+    }
+    rc = qc_scenario_parse(s, path, text, len, err);
+out:
+    free(text);
+    fclose(f);
+    return rc;
 }
 
 static int exists(const char *p)

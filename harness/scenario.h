@@ -112,6 +112,14 @@ int qc_scenario_load(qc_scenario *s, const char *path, qc_err *err);
  * option).  Thread-safe on a scenario nobody writes. */
 int qc_scenario_set_line(const qc_scenario *s, const char *section, const char *key);
 
+/* Parses scenario text (len bytes, need not be NUL-terminated) as if read
+ * from path (used in messages and kept in s->path), over the values
+ * already in s.  Refuses (QC_EINVAL "path:line: ...") an empty file, a NUL
+ * byte, a line longer than the INI reader takes and an unbalanced quote,
+ * each on its own line.  Errors: QC_EINVAL, QC_ENOMEM.  Thread-safe as far
+ * as s is the caller's. */
+int qc_scenario_parse(qc_scenario *s, const char *path, const char *text, size_t len, qc_err *err);
+
 /* Resolves a protocol path given on the CLI or in a file: as given when it
  * exists, else relative to base_dir (may be NULL), else under the data folder
  * (QCHAOS_HOME, the executable's folder, QC_DATADIR).  Writes the result into

@@ -747,6 +747,9 @@ static void *worker_main(void *arg)
         0) {
         w->conn = NULL;
         atomic_fetch_add(&sh->connect_failed, 1);
+        if (sh->dsn_role != NULL)
+            qc_err_prefix(&err, "%s cannot connect with %s", w->id < 0 ? "the reaper" : "a worker",
+                          sh->dsn_role);
         qc_shared_fatal(sh, err.code == QC_EINVAL ? QC_EINVAL : QC_ECONN, err.msg);
         free(jobs);
         return NULL;

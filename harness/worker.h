@@ -52,6 +52,8 @@ typedef struct qc_shared {
     const qc_driver *drv;
     const qc_protocol *proto;
     const char *dsn;
+    const char *dsn_role;    /* where dsn came from when not --dsn ("--worker-dsn"), or NULL:
+                              * named in connect errors */
     qc_ledger *ledger;
     qc_sink *sink;
     qc_fault_plan *plan;     /* may be NULL: no client-side faults */

@@ -211,7 +211,8 @@ static int write_windows(FILE *d, const qc_history *h, size_t *n)
         }
         w[nw++] = (window){e->t, e->until_t};
     }
-    qsort(w, nw, sizeof *w, cmp_window);
+    if (nw > 0) /* w is NULL when there is no window: qsort(NULL) is undefined */
+        qsort(w, nw, sizeof *w, cmp_window);
     for (size_t i = 0; i < nw;) {
         window u = w[i++];
         while (i < nw && w[i].from <= u.to) {

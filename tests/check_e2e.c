@@ -1,5 +1,5 @@
 /*
- * check_e2e.c - end-to-end runs of ./qchaos against the real PostgreSQL that
+ * check_e2e.c - end-to-end runs of ./qchaos (or $QC_QCHAOS_BIN) against the real PostgreSQL that
  * tests/run.sh starts (QC_TEST_DSN).  No mocks: the harness drives real
  * worker connections through the real protocol files, and we read the
  * results.json it wrote.
@@ -15,6 +15,40 @@
 static const char *dsn;
 static char outdir[256];
 
+/* The qchaos binary under test: QC_QCHAOS_BIN (tests/run.sh runs these
+ * tests once more with ./qchaos-asan), default ./qchaos. */
+static const char *qc_bin(void)
+{
+    const char *b = getenv("QC_QCHAOS_BIN");
+    return b && *b ? b : "./qchaos";
+}
+
+/* system(cmd) with every "./qchaos " replaced by qc_bin(). */
+static int qc_system(const char *cmd)
+{
+    const char *bin = qc_bin(), *p;
+    size_t n = strlen(cmd) + 1, blen = strlen(bin);
+    for (p = cmd; (p = strstr(p, "./qchaos ")) != NULL; p += 9)
+        n += blen;
+    char *out = malloc(n), *o = out;
+    if (out == NULL)
+        return -1;
+    for (p = cmd; *p;) {
+        if (strncmp(p, "./qchaos ", 9) == 0) {
+            memcpy(o, bin, blen);
+            o += blen;
+            *o++ = ' ';
+            p += 9;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = '\0';
+    int st = system(out);
+    free(out);
+    return st;
+}
+
 /* Runs a shell command line; returns the exit code, stderr text in *errtext
  * (malloc'd). */
 static int run(const char *cmd, char **errtext)
@@ -22,7 +56,7 @@ static int run(const char *cmd, char **errtext)
     char errpath[300], full[4096];
     snprintf(errpath, sizeof errpath, "%s/stderr.%d.txt", outdir, (int)getpid());
     snprintf(full, sizeof full, "%s >%s/stdout.txt 2>%s", cmd, outdir, errpath);
-    int st = system(full);
+    int st = qc_system(full);
     if (errtext) {
         FILE *f = fopen(errpath, "r");
         *errtext = calloc(1, 65536);
@@ -178,7 +212,7 @@ START_TEST(test_e2e_select_then_update_mutant_fails_with_jobs_named)
              "! grep -q 'src=\"http' %s/naive/report.html",
              outdir, outdir, outdir, outdir);
     ck_assert_msg(run(cmd, NULL) == 0, "junit.xml / report.html do not carry the FAIL");
-    if (system("command -v xmllint >/dev/null 2>&1") == 0) {
+    if (qc_system("command -v xmllint >/dev/null 2>&1") == 0) {
         snprintf(cmd, sizeof cmd, "xmllint --noout %s/naive/junit.xml", outdir);
         ck_assert_int_eq(run(cmd, NULL), 0);
     }
@@ -248,6 +282,24 @@ START_TEST(test_e2e_unreachable_database_exits_3_without_password)
     /* ...and not in any file it wrote either. */
     snprintf(cmd, sizeof cmd, "! grep -rq Sekr1tPw %s/unreach", outdir);
     ck_assert_int_eq(run(cmd, NULL), 0);
+}
+END_TEST
+
+/* A --worker-dsn that does not connect: the message says it was the
+ * worker DSN, not the --dsn that setup used and that worked. */
+START_TEST(test_e2e_worker_dsn_failure_names_worker_dsn)
+{
+    char cmd[2048];
+    char *err = NULL;
+    snprintf(cmd, sizeof cmd,
+             "./qchaos run --jobs 10 --workers 2 --dsn '%s' --worker-dsn 'host=127.0.0.1 port=1 "
+             "password=Wd5ecret' --out %s/wdsn --no-progress",
+             dsn, outdir);
+    ck_assert_int_eq(run(cmd, &err), 3);
+    ck_assert_msg(strstr(err, "cannot connect with --worker-dsn: cannot connect to 127.0.0.1:1"),
+                  "stderr: %s", err);
+    ck_assert_msg(!strstr(err, "Wd5ecret"), "password leaked: %s", err);
+    free(err);
 }
 END_TEST
 
@@ -378,6 +430,7 @@ static Suite *suite(void)
         tcase_add_test(live, test_e2e_default_scenario_passes_and_audit_agrees);
         tcase_add_test(live, test_e2e_select_then_update_mutant_fails_with_jobs_named);
         tcase_add_test(live, test_e2e_password_never_written);
+        tcase_add_test(live, test_e2e_worker_dsn_failure_names_worker_dsn);
         suite_add_tcase(s, live);
         TCase *fence = tcase_create("worker_params");
         tcase_set_timeout(fence, 300);
@@ -398,7 +451,7 @@ int main(void)
     snprintf(outdir, sizeof outdir, "/tmp/qc_e2e.%d", (int)getpid());
     char cmd[300];
     snprintf(cmd, sizeof cmd, "mkdir -p %s", outdir);
-    if (system(cmd) != 0)
+    if (qc_system(cmd) != 0)
         return EXIT_FAILURE;
     SRunner *sr = srunner_create(suite());
     srunner_run_all(sr, CK_NORMAL);

@@ -16,6 +16,7 @@
 
 #include <sys/stat.h>
 
+#include "../harness/audit.h"
 #include "../harness/history.h"
 #include "../harness/input.h"
 
@@ -544,6 +545,113 @@ START_TEST(test_history_load_bad_line_einval_names_file_and_line)
 }
 END_TEST
 
+START_TEST(test_history_load_empty_ledger_says_empty)
+{
+    char a[64], want[160];
+    qc_history h;
+    qc_err err;
+
+    write_temp(a, "");
+    const char *paths[] = {a};
+    memset(&err, 0, sizeof err);
+    ck_assert_int_eq(qc_history_load(&h, paths, 1, &err), QC_EINVAL);
+    snprintf(want, sizeof want, "ledger '%s' is empty", a);
+    ck_assert_str_eq(err.msg, want);
+    qc_history_fini(&h);
+    /* qchaos audit: exit 2 (bad input), not 4 with no word */
+    memset(&err, 0, sizeof err);
+    ck_assert_int_eq(qc_audit(paths, 1, NULL, NULL, stdout, &err), 2);
+    ck_assert_str_eq(err.msg, want);
+    unlink(a);
+}
+END_TEST
+
+START_TEST(test_history_load_without_header_says_so)
+{
+    char a[64], b[64], want[160];
+    qc_history h;
+    qc_err err;
+
+    write_temp(a, "{'seq':1,'type':'end'}\n");
+    write_temp(b, "{'type':'header','seed':1}\n{'seq':2,'type':'end'}\n");
+    const char *paths[] = {b, a}; /* the second of two lacks it */
+    memset(&err, 0, sizeof err);
+    ck_assert_int_eq(qc_history_load(&h, paths, 2, &err), QC_EINVAL);
+    snprintf(want, sizeof want, "ledger '%s' has no header line", a);
+    ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
+    qc_history_fini(&h);
+    memset(&err, 0, sizeof err);
+    ck_assert_int_eq(qc_audit(paths + 1, 1, NULL, NULL, stdout, &err), 2);
+    ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
+    unlink(a);
+    unlink(b);
+}
+END_TEST
+
+/* Audits ledger text into a fresh folder; returns the table output and
+ * results.json (both malloc'd). */
+static void audit_text(const char *text, char **table, char **results)
+{
+    char a[64], dir[] = "/tmp/qc_audit_XXXXXX", path[128];
+    qc_err err;
+    char *buf = NULL;
+    size_t len = 0;
+
+    write_temp(a, text);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *paths[] = {a};
+    FILE *out = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(out);
+    memset(&err, 0, sizeof err);
+    int code = qc_audit(paths, 1, dir, NULL, out, &err);
+    fclose(out);
+    ck_assert_msg(code == 0 || code == 1 || code == 4, "audit exit %d: %s", code, err.msg);
+    *table = buf;
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    *results = calloc(1, 1 << 20);
+    ck_assert_ptr_nonnull(*results);
+    fread(*results, 1, (1 << 20) - 1, f);
+    fclose(f);
+    unlink(path);
+    rmdir(dir);
+    unlink(a);
+}
+
+START_TEST(test_audit_killed_harness_says_cut_short)
+{
+    char *table, *results;
+
+    /* no end event, torn last line: the harness was killed mid-write */
+    audit_text("{'type':'header','seed':1}\n{'seq':1,'type':'invoke','op':'claim','worker':0,'t':1}\n"
+               "{'seq':2,'type':'ok','op':'cl",
+               &table, &results);
+    ck_assert_msg(strstr(table, "qchaos: the run was cut short: the ledger has no end event") ==
+                      table,
+                  "%s", table);
+    ck_assert_msg(strstr(table, "last line is torn") != NULL, "%s", table);
+    ck_assert_msg(strstr(results, "\"cut_short\": true") != NULL, "%s", results);
+    ck_assert_msg(strstr(results, "\"cut_short_reason\": \"the ledger has no end event") != NULL,
+                  "%s", results);
+    free(table);
+    free(results);
+    /* an interrupted run says so too */
+    audit_text("{'type':'header','seed':1}\n{'seq':1,'type':'end','interrupted':true}\n", &table,
+               &results);
+    ck_assert_msg(strstr(table, "cut short: the run was interrupted") != NULL, "%s", table);
+    free(table);
+    free(results);
+    /* a finished run does not */
+    audit_text("{'type':'header','seed':1}\n{'seq':1,'type':'end','interrupted':false}\n", &table,
+               &results);
+    ck_assert_msg(strstr(table, "cut short") == NULL, "%s", table);
+    ck_assert_msg(strstr(results, "\"cut_short\": false") != NULL, "%s", results);
+    free(table);
+    free(results);
+}
+END_TEST
+
 START_TEST(test_history_parse_wrong_field_type_einval)
 {
     qc_history h;
@@ -775,6 +883,9 @@ static Suite *history_suite(void)
     tcase_add_test(tc, test_history_parse_wrong_field_type_einval);
     tcase_add_test(tc, test_history_parse_missing_seq_einval);
     tcase_add_test(tc, test_history_load_missing_file_eio);
+    tcase_add_test(tc, test_history_load_empty_ledger_says_empty);
+    tcase_add_test(tc, test_history_load_without_header_says_so);
+    tcase_add_test(tc, test_audit_killed_harness_says_cut_short);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("merge");

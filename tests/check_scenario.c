@@ -389,6 +389,93 @@ START_TEST(test_lint_missing_column_noted_for_judged_checkers_only)
 }
 END_TEST
 
+/* Loads len bytes (may hold NUL) and expects QC_EINVAL naming path:line
+ * and the given words. */
+static void expect_rejected(const char *text, size_t len, int line, const char *words)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    snprintf(path, sizeof path, "/tmp/qc_scenario_%d.ini", (int)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+    fclose(f);
+    qc_scenario_defaults(&s);
+    int rc = qc_scenario_load(&s, path, &err);
+    unlink(path);
+    ck_assert_msg(rc == QC_EINVAL, "accepted (rc %d)", rc);
+    char want[300];
+    snprintf(want, sizeof want, "%s:%d: ", path, line);
+    ck_assert_msg(strstr(err.msg, want) == err.msg, "want '%s...', got '%s'", want, err.msg);
+    ck_assert_msg(strstr(err.msg, words) != NULL, "want '%s' in '%s'", words, err.msg);
+}
+
+START_TEST(test_scenario_empty_file_rejected)
+{
+    expect_rejected("", 0, 1, "is empty");
+    static const char t[] = "; only a comment\n\n   \n";
+    expect_rejected(t, sizeof t - 1, 3, "is empty");
+}
+END_TEST
+
+START_TEST(test_scenario_nul_byte_rejected_on_its_line)
+{
+    static const char t[] = "[scenario]\nname = x\n[workload]\njobs = 5\x00\nworkers = 2\n";
+    expect_rejected(t, sizeof t - 1, 4, "NUL byte");
+}
+END_TEST
+
+START_TEST(test_scenario_long_line_reported_on_its_line)
+{
+    /* 100 KB on line 3 of 5: inih cut it into pieces and blamed line 4,
+     * or a line past the end for a long last line. */
+    size_t n = 100 * 1024;
+    char *t = malloc(n + 100);
+    ck_assert_ptr_nonnull(t);
+    int k = sprintf(t, "[scenario]\nname = x\ndescription = ");
+    memset(t + k, 'a', n);
+    strcpy(t + k + n, "\n[workload]\njobs = 5\n");
+    expect_rejected(t, strlen(t), 3, "bytes long");
+    /* the long line last, without a final newline */
+    k = sprintf(t, "[scenario]\nname = x\ndescription = ");
+    memset(t + k, 'b', n);
+    t[k + n] = '\0';
+    expect_rejected(t, strlen(t), 3, "bytes long");
+    free(t);
+}
+END_TEST
+
+START_TEST(test_scenario_stray_quote_blamed_on_its_line)
+{
+    char t[8192];
+    size_t o = (size_t)sprintf(t, "[scenario]\nname = \"chaos\ndescription = x\n[workload]\n");
+    for (int i = 0; i < 80; i++)
+        o += (size_t)sprintf(t + o, "; comment %d\nworkers = %d\n", i, i + 1);
+    expect_rejected(t, o, 2, "unbalanced quote");
+    static const char half[] = "[scenario]\ndescription = 'half\n";
+    expect_rejected(half, sizeof half - 1, 2, "unbalanced quote");
+    /* an apostrophe inside a value and balanced quotes are fine */
+    qc_scenario s;
+    qc_err err = {0};
+    ck_assert_msg(load("[scenario]\ndescription = the queue's \"fast\" path\n", &s, &err) == 0,
+                  "%s", err.msg);
+}
+END_TEST
+
+START_TEST(test_scenario_parse_from_text)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    qc_scenario_defaults(&s);
+    /* not NUL-terminated: the length counts */
+    static const char t[] = "[workload]\njobs = 7\nworkers = 99";
+    ck_assert_int_eq(qc_scenario_parse(&s, "mem.ini", t, sizeof t - 2, &err), 0);
+    ck_assert_int_eq(s.jobs, 7);
+    ck_assert_int_eq(s.workers, 9);
+    ck_assert_str_eq(s.path, "mem.ini");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("scenario");
@@ -408,6 +495,11 @@ static Suite *suite(void)
     tcase_add_test(tc, test_lint_unused_value_warned_with_file_line);
     tcase_add_test(tc, test_lint_every_mapped_key_and_transaction_model);
     tcase_add_test(tc, test_lint_missing_column_noted_for_judged_checkers_only);
+    tcase_add_test(tc, test_scenario_empty_file_rejected);
+    tcase_add_test(tc, test_scenario_nul_byte_rejected_on_its_line);
+    tcase_add_test(tc, test_scenario_long_line_reported_on_its_line);
+    tcase_add_test(tc, test_scenario_stray_quote_blamed_on_its_line);
+    tcase_add_test(tc, test_scenario_parse_from_text);
     suite_add_tcase(s, tc);
     return s;
 }

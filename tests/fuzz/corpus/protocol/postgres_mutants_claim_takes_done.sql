@@ -1,0 +1,35 @@
+-- qchaos MUTANT: claim that can take done rows
+-- Must be caught by: double_complete.  Exposed by: scenarios/kill_after_claim.ini.
+-- engine: postgres
+-- model: lease
+-- description: MUTANT claim also picks up finished jobs now and then
+-- expect: double_complete
+-- scenario: scenarios/kill_after_claim.ini
+-- base: ../skip_locked.sql
+
+-- name: claim
+WITH picked AS (
+    SELECT id
+    FROM qchaos.jobs
+    WHERE (state = 'ready' OR (state = 'done' AND id % 50 = 0 AND attempt < 2))
+      AND run_after <= now()
+    ORDER BY state DESC, run_after, id
+    FOR UPDATE SKIP LOCKED
+    LIMIT :batch::int
+)
+UPDATE qchaos.jobs j
+SET state = 'inflight',
+    token = gen_random_uuid(),
+    attempt = j.attempt + 1,
+    lease_until = clock_timestamp() + make_interval(secs => :lease_ms::int / 1000.0),
+    locked_by = :worker
+FROM picked
+WHERE j.id = picked.id
+RETURNING j.id AS job_id,
+          j.token::text AS token,
+          (extract(epoch FROM j.lease_until) * 1000)::float8 AS lease_until_ms,
+          (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms,
+          j.attempt,
+          j.id::text AS op_key,
+          j.payload,
+          j.group_key;

@@ -1,0 +1,13 @@
+-- qchaos MUTANT: claim that ignores groups (the SKIP LOCKED claim, used on a grouped workload)
+-- Must be caught by: group_exclusive, group_order.  Exposed by: scenarios/grouped.ini.
+-- engine: postgres
+-- model: lease
+-- description: MUTANT group-blind claim: jobs of one group run at once and out of order
+-- expect: group_exclusive, group_order
+-- scenario: scenarios/grouped.ini
+-- base: ../skip_locked.sql
+--
+-- The bug (shared/cases.md C14): the claim of skip_locked.sql, unchanged,
+-- only skips locked rows; it neither waits for an older job of the group
+-- nor for one in flight.  Right for ungrouped jobs, wrong for grouped ones
+-- (group_fifo.sql is the per-group claim).

@@ -1,0 +1,136 @@
+-- qchaos protocol: PostgreSQL job queue with FOR UPDATE SKIP LOCKED.
+-- Follows the SKIP LOCKED pattern (shared/seeds/postgres-skip-locked.txt):
+-- the claim is ONE statement (a CTE that locks with FOR UPDATE SKIP LOCKED
+-- and LIMIT, then the UPDATE ... RETURNING), so the lock is held exactly
+-- until the row says 'inflight'.  Every claim writes a fresh token
+-- (gen_random_uuid) and a lease on the server clock; complete, renew and fail
+-- are conditional on job id AND token AND state 'inflight'; the reaper only
+-- takes back expired leases and clears the token, so the old owner's token is
+-- rejected from then on.  Times returned are epoch ms of the server clock;
+-- clock_timestamp() is read after the row lock is taken, so a claim's now_ms
+-- is never earlier than the commit that made the row claimable.
+-- engine: postgres
+-- model: lease
+-- description: single-statement SKIP LOCKED claim, token-checked complete/renew/fail, lease reaper
+-- tested: qchaos CI, PostgreSQL 15: every scenario (faults, server restarts, PgBouncer, idle), every mutant as the baseline
+
+-- name: setup
+CREATE SCHEMA IF NOT EXISTS qchaos;
+DROP TABLE IF EXISTS qchaos.jobs;
+CREATE TABLE qchaos.jobs (
+    id           bigserial PRIMARY KEY,
+    state        text NOT NULL DEFAULT 'ready'
+                 CHECK (state IN ('ready', 'inflight', 'done', 'dead')),
+    run_after    timestamptz NOT NULL DEFAULT now(),
+    attempt      int NOT NULL DEFAULT 0,
+    max_attempts int NOT NULL DEFAULT 3,
+    token        uuid,
+    lease_until  timestamptz,
+    locked_by    text,
+    payload      text,
+    group_key    text,
+    last_error   text,
+    created_at   timestamptz NOT NULL DEFAULT now()
+) WITH (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 200,
+        autovacuum_vacuum_cost_delay = 0, fillfactor = 70);
+-- Partial index in the exact shape of the claim: done rows never enter it.
+CREATE INDEX jobs_ready ON qchaos.jobs (run_after, id) WHERE state = 'ready';
+CREATE INDEX jobs_inflight ON qchaos.jobs (lease_until) WHERE state = 'inflight';
+
+-- name: teardown
+DROP TABLE IF EXISTS qchaos.jobs;
+
+-- name: enqueue
+INSERT INTO qchaos.jobs (payload, group_key, max_attempts, run_after)
+VALUES (:payload, :group_key, :max_attempts::int,
+        now() + make_interval(secs => :delay_ms::int / 1000.0))
+RETURNING id AS job_id;
+
+-- name: claim
+WITH picked AS (
+    SELECT id
+    FROM qchaos.jobs
+    WHERE state = 'ready' AND run_after <= now()
+    ORDER BY run_after, id
+    FOR UPDATE SKIP LOCKED
+    LIMIT :batch::int
+)
+UPDATE qchaos.jobs j
+SET state = 'inflight',
+    token = gen_random_uuid(),
+    attempt = j.attempt + 1,
+    lease_until = clock_timestamp() + make_interval(secs => :lease_ms::int / 1000.0),
+    locked_by = :worker
+FROM picked
+WHERE j.id = picked.id
+RETURNING j.id AS job_id,
+          j.token::text AS token,
+          (extract(epoch FROM j.lease_until) * 1000)::float8 AS lease_until_ms,
+          (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms,
+          j.attempt,
+          j.id::text AS op_key,
+          j.payload,
+          j.group_key;
+
+-- name: complete
+UPDATE qchaos.jobs
+SET state = 'done', lease_until = NULL, locked_by = NULL
+WHERE id = :job_id::bigint AND token = :token::uuid AND state = 'inflight'
+RETURNING (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms;
+
+-- name: renew
+UPDATE qchaos.jobs
+SET lease_until = clock_timestamp() + make_interval(secs => :lease_ms::int / 1000.0)
+WHERE id = :job_id::bigint AND token = :token::uuid AND state = 'inflight'
+RETURNING token::text AS token,
+          (extract(epoch FROM lease_until) * 1000)::float8 AS lease_until_ms,
+          (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms;
+
+-- name: fail
+UPDATE qchaos.jobs
+SET state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'ready' END,
+    run_after = clock_timestamp() + make_interval(secs => :delay_ms::int / 1000.0),
+    token = NULL, lease_until = NULL, locked_by = NULL, last_error = :error
+WHERE id = :job_id::bigint AND token = :token::uuid AND state = 'inflight'
+RETURNING state, (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms;
+
+-- name: reap
+-- run_after is left alone: a recovered job keeps its place at the head of
+-- the queue instead of waiting behind the whole backlog.
+WITH expired AS (
+    SELECT id, token
+    FROM qchaos.jobs
+    WHERE state = 'inflight' AND lease_until < now()
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE qchaos.jobs j
+SET state = CASE WHEN j.attempt >= j.max_attempts THEN 'dead' ELSE 'ready' END,
+    last_error = CASE WHEN j.attempt >= j.max_attempts
+                      THEN 'lease expired on attempt ' || j.attempt ELSE j.last_error END,
+    token = NULL, lease_until = NULL, locked_by = NULL
+FROM expired e
+WHERE j.id = e.id
+RETURNING j.id AS job_id, e.token::text AS token, j.state,
+          (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms;
+
+-- name: snapshot
+SELECT id AS job_id, state, attempt, token::text AS token, last_error AS error
+FROM qchaos.jobs
+ORDER BY id;
+
+-- name: monitor
+SELECT count(*) FILTER (WHERE state = 'ready') AS ready,
+       count(*) FILTER (WHERE state = 'inflight') AS inflight,
+       count(*) FILTER (WHERE state = 'inflight' AND lease_until < now()) AS expired,
+       count(*) FILTER (WHERE state = 'dead') AS dead,
+       count(*) FILTER (WHERE state = 'done') AS done,
+       coalesce((extract(epoch FROM now() - min(run_after)
+                 FILTER (WHERE state = 'ready' AND run_after <= now())) * 1000)::bigint, 0)
+           AS oldest_ready_age_ms
+FROM qchaos.jobs;
+
+-- name: server_pid
+SELECT pg_backend_pid() AS pid;
+
+-- name: kill_session
+SELECT pg_terminate_backend(:pid::int) AS killed;

@@ -1,0 +1,104 @@
+-- qchaos protocol: PostgreSQL job queue, transaction model.
+-- The claim's transaction stays open while the job is worked on: the claim
+-- locks the row (FOR UPDATE SKIP LOCKED, so other workers pass it by) and
+-- marks it in flight without committing; complete (or fail) commits.  A
+-- worker that dies has its transaction rolled back by the server, so the
+-- job is ready again at once: no lease, no reaper, and the attempt counted
+-- by a claim that crashed is rolled back with it (so a job that crashes its
+-- worker every time is retried forever: use lease protocols for those).
+-- engine: postgres
+-- model: transaction
+-- description: claim in an open transaction (SKIP LOCKED), complete commits
+-- tested: qchaos CI, PostgreSQL 15: kill_after_claim and the C01 case
+
+-- name: setup
+CREATE SCHEMA IF NOT EXISTS qchaos;
+DROP TABLE IF EXISTS qchaos.jobs;
+CREATE TABLE qchaos.jobs (
+    id           bigserial PRIMARY KEY,
+    state        text NOT NULL DEFAULT 'ready'
+                 CHECK (state IN ('ready', 'inflight', 'done', 'dead')),
+    run_after    timestamptz NOT NULL DEFAULT now(),
+    attempt      int NOT NULL DEFAULT 0,
+    max_attempts int NOT NULL DEFAULT 3,
+    token        uuid,
+    lease_until  timestamptz,
+    locked_by    text,
+    payload      text,
+    group_key    text,
+    last_error   text,
+    created_at   timestamptz NOT NULL DEFAULT now()
+) WITH (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 200,
+        autovacuum_vacuum_cost_delay = 0, fillfactor = 70);
+-- Partial index in the exact shape of the claim: done rows never enter it.
+CREATE INDEX jobs_ready ON qchaos.jobs (run_after, id) WHERE state = 'ready';
+CREATE INDEX jobs_inflight ON qchaos.jobs (lease_until) WHERE state = 'inflight';
+
+-- name: teardown
+DROP TABLE IF EXISTS qchaos.jobs;
+
+-- name: enqueue
+INSERT INTO qchaos.jobs (payload, group_key, max_attempts, run_after)
+VALUES (:payload, :group_key, :max_attempts::int,
+        now() + make_interval(secs => :delay_ms::int / 1000.0))
+RETURNING id AS job_id;
+
+-- name: claim
+WITH picked AS (
+    SELECT id
+    FROM qchaos.jobs
+    WHERE state = 'ready' AND run_after <= now()
+    ORDER BY run_after, id
+    FOR UPDATE SKIP LOCKED
+    LIMIT 1
+)
+UPDATE qchaos.jobs j
+SET state = 'inflight',
+    token = gen_random_uuid(),
+    attempt = j.attempt + 1,
+    locked_by = :worker
+FROM picked
+WHERE j.id = picked.id
+RETURNING j.id AS job_id,
+          j.token::text AS token,
+          (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms,
+          j.attempt,
+          j.id::text AS op_key,
+          j.payload,
+          j.group_key;
+
+-- name: complete
+UPDATE qchaos.jobs
+SET state = 'done', lease_until = NULL, locked_by = NULL
+WHERE id = :job_id::bigint AND token = :token::uuid AND state = 'inflight'
+RETURNING (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms;
+
+-- name: fail
+UPDATE qchaos.jobs
+SET state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'ready' END,
+    run_after = clock_timestamp() + make_interval(secs => :delay_ms::int / 1000.0),
+    token = NULL, lease_until = NULL, locked_by = NULL, last_error = :error
+WHERE id = :job_id::bigint AND token = :token::uuid AND state = 'inflight'
+RETURNING state, (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms;
+
+-- name: snapshot
+SELECT id AS job_id, state, attempt, token::text AS token, last_error AS error
+FROM qchaos.jobs
+ORDER BY id;
+
+-- name: monitor
+SELECT count(*) FILTER (WHERE state = 'ready') AS ready,
+       count(*) FILTER (WHERE state = 'inflight') AS inflight,
+       count(*) FILTER (WHERE state = 'inflight' AND lease_until < now()) AS expired,
+       count(*) FILTER (WHERE state = 'dead') AS dead,
+       count(*) FILTER (WHERE state = 'done') AS done,
+       coalesce((extract(epoch FROM now() - min(run_after)
+                 FILTER (WHERE state = 'ready' AND run_after <= now())) * 1000)::bigint, 0)
+           AS oldest_ready_age_ms
+FROM qchaos.jobs;
+
+-- name: server_pid
+SELECT pg_backend_pid() AS pid;
+
+-- name: kill_session
+SELECT pg_terminate_backend(:pid::int) AS killed;
