@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../harness/audit.h"
 #include "../harness/checkers.h"
 #include "../harness/history.h"
 #include "ledger_fixture.h"
@@ -1114,6 +1115,52 @@ START_TEST(test_exclusive_claim_txn_model_two_open_claims_fails)
 }
 END_TEST
 
+/* Issue 11: every run ends with one verdict line saying why.  A ledger
+ * without "checkers" in its header (a run without a scenario file) judges
+ * every checker, so an INCONCLUSIVE one makes exit 4, and the line must say
+ * which checkers had no opportunity and that no scenario named the judged
+ * ones. */
+START_TEST(test_audit_verdict_line_says_why)
+{
+    qc_history h;
+    qc_check *c = NULL;
+    size_t n = 0;
+    char line[1024];
+
+    memset(&h, 0, sizeof h);
+    load(&h, HEADER EC_DONE_BODY);
+    ck_assert_int_eq(qc_check_all(&h, &c, &n), 0);
+    qc_audit_verdict_line(c, n, h.info.checkers, 0, line, sizeof line);
+    ck_assert_msg(strncmp(line, "qchaos: verdict: FAIL: exclusive_claim (1 violation)", 51) == 0,
+                  "%s", line);
+    qc_checks_free(c, n);
+    qc_history_fini(&h);
+
+    memset(&h, 0, sizeof h);
+    load(&h, HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
+                    "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':0}\n");
+    ck_assert_int_eq(qc_check_all(&h, &c, &n), 0);
+    qc_audit_verdict_line(c, n, h.info.checkers, 0, line, sizeof line);
+    ck_assert_msg(strstr(line, "qchaos: verdict: INCONCLUSIVE: no violation, but ") == line, "%s",
+                  line);
+    ck_assert_msg(strstr(line, "stale_token_rejected") != NULL, "%s", line);
+    ck_assert_msg(strstr(line, "no scenario named the checkers it judges") != NULL, "%s", line);
+    qc_checks_free(c, n);
+    qc_history_fini(&h);
+
+    memset(&h, 0, sizeof h);
+    load(&h, HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
+                    "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,"
+                    "'job':17,'token':'a','now':1000.5,'lease_until':6000.5}\n");
+    ck_assert_int_eq(qc_check_all(&h, &c, &n), 0);
+    qc_audit_verdict_line(c, n, "exclusive_claim", 0, line, sizeof line);
+    ck_assert_msg(strstr(line, "qchaos: verdict: PASS: 1 judged checker passed") == line, "%s",
+                  line);
+    qc_checks_free(c, n);
+    qc_history_fini(&h);
+}
+END_TEST
+
 /* Transaction model, no job claimed twice: PASS with the completed jobs as
  * opportunities; without a later claim there is nothing to watch. */
 START_TEST(test_exclusive_claim_txn_model_no_reclaim_passes)
@@ -1211,6 +1258,7 @@ static Suite *checkers_suite(void)
     tcase_add_test(tc, test_exclusive_claim_txn_model_claimed_again_after_done_fails);
     tcase_add_test(tc, test_all_checkers_starved_claim_answer_no_violation);
     tcase_add_test(tc, test_exclusive_claim_txn_model_two_open_claims_fails);
+    tcase_add_test(tc, test_audit_verdict_line_says_why);
     tcase_add_test(tc, test_exclusive_claim_whole_second_claim_clock_passes);
     tcase_add_test(tc, test_exclusive_claim_txn_model_no_reclaim_passes);
     tcase_add_test(tc, test_exclusive_claim_reclaim_not_after_ack_passes);
