@@ -113,8 +113,9 @@ enum { MUT_NONE, MUT_EARLY_REAP, MUT_COMPLETE_IGNORES_TOKEN, MUT_CLAIM_LIVE_LEAS
  *     before the reap's answer (a starved reap answer, or just network
  *     delays) is missed, and every later empty claim looks like a missed
  *     recovery although the job was claimed (and done).  Avoided: a reap
- *     answer naming a faulted job is never starved, and that job becomes
- *     claimable only once the reap's answer has arrived. */
+ *     answer naming a faulted job is never starved, that job becomes
+ *     claimable only once the reap's answer has arrived, and no fault
+ *     fires on a job that a reap answer still in flight names. */
 enum { AVOID_FIRST_CLAIM_STARVED = 1, AVOID_FAULT_AFTER_STARVED = 2, AVOID_REAP_ANSWERED_LATE = 4,
        AVOID_ALL = 7 };
 
@@ -404,6 +405,20 @@ static void fault(sim *s, actor *w, int64_t T, const char *kind, int64_t until)
     sb_printf(&s->out, "}\n");
 }
 
+/* 1 when a reap answer still in flight names job jb. */
+static int reap_in_flight(const sim *s, int jb)
+{
+    for (int i = 0; i < s->nactors; i++) {
+        const actor *x = &s->a[i];
+        if (x->action != A_ANSWER || x->op != OP_REAP)
+            continue;
+        for (int k = 0; k < x->nreaped; k++)
+            if (x->reaped_job[k] == jb)
+                return 1;
+    }
+    return 0;
+}
+
 /* The answer to w's request reaches the client at true time T. */
 static void answer(sim *s, actor *w, int64_t T)
 {
@@ -476,6 +491,8 @@ static void answer(sim *s, actor *w, int64_t T)
         double u = prng_unit(&s->r);
         if ((s->avoid & AVOID_FAULT_AFTER_STARVED) && w->late)
             u = 1.0;
+        if ((s->avoid & AVOID_REAP_ANSWERED_LATE) && reap_in_flight(s, w->job))
+            u = 1.0;
         if (!jb->faulted && u < s->kill_p) {
             jb->faulted = 1;
             s->kills++;
@@ -532,7 +549,8 @@ static void on_wake(sim *s, actor *w, int64_t T)
             return;
         }
         effect(s, w, T);
-        if (w->stalled && (s->avoid & AVOID_FAULT_AFTER_STARVED) && w->late)
+        if (w->stalled && (((s->avoid & AVOID_FAULT_AFTER_STARVED) && w->late) ||
+                           ((s->avoid & AVOID_REAP_ANSWERED_LATE) && reap_in_flight(s, w->job))))
             w->stalled = 0; /* the job's fault does not fire */
         if (w->stalled) {
             /* stall_beyond_lease: 2.5 leases, then renew and complete with
@@ -678,7 +696,8 @@ typedef struct tally {
 static const char *keep_ledger(const sim *s, uint64_t seed, int mutation)
 {
     static char path[128];
-    snprintf(path, sizeof path, "/tmp/qchaos-starved-m%d-seed%" PRIu64 ".jsonl", mutation, seed);
+    snprintf(path, sizeof path, "/tmp/qchaos-starved-m%d-a%d-seed%" PRIu64 ".jsonl", mutation,
+             s->avoid, seed);
     FILE *f = fopen(path, "w");
     if (f) {
         fwrite(s->out.p, 1, s->out.n, f);
@@ -752,8 +771,10 @@ START_TEST(test_starved_correct_queue_no_violation)
     tally t;
     const char *mask = getenv("QC_STARVED_AVOID"); /* debugging: another AVOID_* mask */
     int avoid = mask ? atoi(mask) : AVOID_ALL;
+    const char *many = getenv("QC_STARVED_SEEDS"); /* debugging: more seeds */
+    uint64_t nseeds = many ? strtoull(many, NULL, 10) : 200;
     memset(&t, 0, sizeof t);
-    for (uint64_t seed = 1; seed <= 200; seed++)
+    for (uint64_t seed = 1; seed <= nseeds; seed++)
         run_seed(seed, MUT_NONE, avoid, 1, &t);
     printf("check_starved: %ld seeds, %ld events, %ld starved answers, %ld stalls, %ld kills\n",
            t.seeds, t.events, t.starved, t.stalls, t.kills);
@@ -788,6 +809,7 @@ START_TEST(test_starved_early_reap_caught)
 {
     const char *const names[] = {"no_early_reap", "exclusive_claim", NULL};
     int hits = caught(MUT_EARLY_REAP, names);
+    printf("check_starved: early reap caught in %d of 30 seeds\n", hits);
     ck_assert_msg(hits >= 24, "early reap caught in %d of 30 seeds", hits);
 }
 END_TEST
@@ -796,6 +818,7 @@ START_TEST(test_starved_complete_ignores_token_caught)
 {
     const char *const names[] = {"stale_token_rejected", NULL};
     int hits = caught(MUT_COMPLETE_IGNORES_TOKEN, names);
+    printf("check_starved: complete ignoring the token caught in %d of 30 seeds\n", hits);
     ck_assert_msg(hits >= 24, "complete ignoring the token caught in %d of 30 seeds", hits);
 }
 END_TEST
@@ -804,9 +827,81 @@ START_TEST(test_starved_claim_live_lease_caught)
 {
     const char *const names[] = {"exclusive_claim", NULL};
     int hits = caught(MUT_CLAIM_LIVE_LEASE, names);
+    printf("check_starved: claim of a live lease caught in %d of 30 seeds\n", hits);
     ck_assert_msg(hits >= 24, "claim of a live lease caught in %d of 30 seeds", hits);
 }
 END_TEST
+
+
+/* ---- known false alarms (not in the default suite) ------------------------
+ *
+ * Each test below is one seed of the CORRECT queue with one AVOID_* bit
+ * cleared; each fails today with the violation quoted, which the ledger
+ * proves innocent.  They are compiled in with -DQC_STARVED_KNOWN (make
+ * tests/check_starved CFLAGS+=-DQC_STARVED_KNOWN) and belong in the suite
+ * once the checker is fixed.  The ledgers are written to /tmp when they
+ * fail. */
+#ifdef QC_STARVED_KNOWN
+/* Runs one seed of the correct queue with the avoid mask given: 0 violations expected. */
+static void known_seed(uint64_t seed, int avoid)
+{
+    tally t;
+    memset(&t, 0, sizeof t);
+    run_seed(seed, MUT_NONE, avoid, 1, &t);
+}
+
+/* bounded_idle_polling, pickup (check_idle.c check_pickups): seed 65,
+ * "job 27 was due and ready (enqueued seq 28) but the claim by worker 5
+ * sent at seq 273, 5176 ms after it fell due, found nothing".  Job 27's
+ * first claim (worker 6, req 92) ran at server 4463.364 (lease until
+ * 5463.364) but its answer was starved to seq 335; the empty claim (seq
+ * 273/274) ran at about 5180, while job 27 was inflight: nothing was
+ * missed.  The checker takes the job's first OK claim in seq (answer)
+ * order, seq 334 (its third attempt), as "the first claim", instead of the
+ * earliest-SENT OK claim (req 92, invoked before seq 273). */
+START_TEST(test_known_pickup_first_claim_answered_late)
+{
+    known_seed(65, AVOID_ALL & ~AVOID_FIRST_CLAIM_STARVED);
+}
+END_TEST
+
+/* recovery, rule (1) (check_recovery.c find_window): seed 120 (coarse
+ * server clock), "job 11: stall_beyond_lease at seq 212 abandoned its
+ * lease (until +4000 ms of the claim); the reap pass sent at seq 243, 2189
+ * ms after the lease had expired and the 2000 ms slack passed, returned 0
+ * jobs but not this one".  Worker 0's renew (req 57, ran at 15000, lease
+ * until 18000) was answered only at seq 205; meanwhile the job was reaped
+ * (seq 172), claimed by worker 1 (seq 176) and completed (seq 179, rows
+ * 1).  The stall fault is logged after all that (seq 212), so the lease it
+ * "abandoned" was long gone and the job done: a reap pass that does not
+ * return a done job is right.  find_window looks only at events after the
+ * fault and ignores the job's recovery before it (a reap of that lease's
+ * token, another claim, an acknowledged complete).  Seed 11 shows the
+ * same with kill_after_claim. */
+START_TEST(test_known_recovery_fault_logged_after_recovery)
+{
+    known_seed(120, AVOID_ALL & ~AVOID_FAULT_AFTER_STARVED);
+}
+END_TEST
+
+/* recovery, rule (2) (check_recovery.c find_window, reap_ready and
+ * next_claim_sent): seed 41, "job 17: stall_beyond_lease at seq 219
+ * abandoned its lease; it was reaped to ready, a claim by worker 0 sent at
+ * seq 440 (2880 ms after that and the 2000 ms slack) found nothing".  The
+ * "reaped to ready" line (seq 331) is a starved answer of a reap that ran
+ * at server 5000 and took the job's FIRST lease (token tk17), before the
+ * stalled lease (tk28) was even claimed (seq 199); the stalled worker then
+ * completed the job (seq 304, rows 1).  The job was done when the empty
+ * claim ran.  The rule takes the first reap line after the fault as the
+ * moment the job became ready and looks for the next claim only after
+ * that line (seed 132 shows it with a reap answer that merely came a few
+ * ms after the next claim's answer, no starvation at all). */
+START_TEST(test_known_recovery_reap_answered_late)
+{
+    known_seed(41, AVOID_ALL & ~AVOID_REAP_ANSWERED_LATE);
+}
+END_TEST
+#endif
 
 static Suite *starved_suite(void)
 {
@@ -824,6 +919,15 @@ static Suite *starved_suite(void)
     tcase_add_test(tc, test_starved_complete_ignores_token_caught);
     tcase_add_test(tc, test_starved_claim_live_lease_caught);
     suite_add_tcase(s, tc);
+
+#ifdef QC_STARVED_KNOWN
+    tc = tcase_create("known_false_alarms");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_known_pickup_first_claim_answered_late);
+    tcase_add_test(tc, test_known_recovery_fault_logged_after_recovery);
+    tcase_add_test(tc, test_known_recovery_reap_answered_late);
+    suite_add_tcase(s, tc);
+#endif
     return s;
 }
 
