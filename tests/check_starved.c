@@ -28,6 +28,7 @@
 
 #include "../harness/checkers.h"
 #include "../harness/history.h"
+#include "ledger_fixture.h"
 
 /* ---- PRNG (splitmix64) --------------------------------------------------- */
 
@@ -901,6 +902,161 @@ START_TEST(test_known_recovery_reap_answered_late)
     known_seed(41, AVOID_ALL & ~AVOID_REAP_ANSWERED_LATE);
 }
 END_TEST
+/* The same three false alarms in hand-written ledgers (' for "), trimmed
+ * to the events that matter, so that they outlive changes of the
+ * simulator.  Server times are small numbers on the client's time axis. */
+#define KNOWN_HEADER                                                                               \
+    "{'type':'header','seed':1,'model':'lease','lease_ms':1000,'max_attempts':3,"                 \
+    "'reaper_interval_ms':500,'recovery_slack_ms':2000,'workers':3,'jobs':1,'batch':1,"           \
+    "'idle_base_ms':100,'idle_cap_ms':100,'idle_jitter':0,'max_idle_polls_per_s':20,"             \
+    "'max_idle_pause_ms':300,'max_pickup_ms':400,'sink':'idempotent','heartbeat':true,"           \
+    "'checkers':[]}\n"
+
+/* Every checker of qc_check_all finds 0 violations in text. */
+static void assert_all_clean(const char *text)
+{
+    qc_history h;
+    qc_check *c = NULL;
+    size_t n = 0;
+
+    memset(&h, 0, sizeof h);
+    load(&h, text);
+    char bad[2048] = "";
+    size_t len = 0;
+    ck_assert_int_eq(qc_check_all(&h, &c, &n), 0);
+    for (size_t i = 0; i < n; i++)
+        if (c[i].nviolations > 0 && len < sizeof bad)
+            len += (size_t)snprintf(bad + len, sizeof bad - len, "%s%s: %s", len ? "; " : "",
+                                    c[i].name, c[i].nstored > 0 ? c[i].v[0].msg : c[i].summary);
+    ck_assert_msg(bad[0] == '\0', "%s", bad);
+    qc_checks_free(c, n);
+    qc_history_fini(&h);
+}
+
+/* pickup: worker 1's claim (seq 2) ran at 10.5 and took job 1 (lease
+ * until 1010.5); its answer is starved to seq 12.  Worker 2's empty claim
+ * (seq 3/4) ran at 500.5 while job 1 was inflight: right.  The checker
+ * takes seq 8 (the second claim, sent after seq 4) as the first claim. */
+START_TEST(test_known_pickup_hand_written)
+{
+    assert_all_clean(
+        KNOWN_HEADER
+        "{'seq':1,'t':1,'type':'ok','op':'enqueue','worker':-1,'job':1}\n"
+        "{'seq':2,'t':10,'type':'invoke','op':'claim','worker':1,'inc':0,'req':1}\n"
+        "{'seq':3,'t':500,'type':'invoke','op':'claim','worker':2,'inc':0,'req':2}\n"
+        "{'seq':4,'t':501,'type':'ok','op':'claim','worker':2,'inc':0,'req':2,'rows':0}\n"
+        "{'seq':5,'t':1100,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':3}\n"
+        "{'seq':6,'t':1101,'type':'ok','op':'reap','worker':-1,'inc':0,'req':3,'rows':1,'job':1,"
+        "'token':'a','state':'ready','now':1100.5}\n"
+        "{'seq':7,'t':1200,'type':'invoke','op':'claim','worker':2,'inc':0,'req':4,'pause_ms':100}\n"
+        "{'seq':8,'t':1201,'type':'ok','op':'claim','worker':2,'inc':0,'req':4,'rows':1,'job':1,"
+        "'token':'b','now':1200.5,'lease_until':2200.5,'attempt':2,'op_key':'1'}\n"
+        "{'seq':9,'t':1202,'type':'effect','worker':2,'inc':0,'job':1,'token':'b','op_key':'1',"
+        "'applied':true,'work_ms':1}\n"
+        "{'seq':10,'t':1203,'type':'invoke','op':'complete','worker':2,'inc':0,'req':5,'job':1,"
+        "'token':'b'}\n"
+        "{'seq':11,'t':1204,'type':'ok','op':'complete','worker':2,'inc':0,'req':5,'job':1,"
+        "'token':'b','rows':1,'now':1203.5,'counted':true}\n"
+        "{'seq':12,'t':5000,'type':'ok','op':'claim','worker':1,'inc':0,'req':1,'rows':1,'job':1,"
+        "'token':'a','now':10.5,'lease_until':1010.5,'attempt':1,'op_key':'1'}\n"
+        "{'seq':13,'t':5001,'type':'effect','worker':1,'inc':0,'job':1,'token':'a','op_key':'1',"
+        "'applied':false,'work_ms':1}\n"
+        "{'seq':14,'t':5002,'type':'invoke','op':'complete','worker':1,'inc':0,'req':6,'job':1,"
+        "'token':'a'}\n"
+        "{'seq':15,'t':5003,'type':'ok','op':'complete','worker':1,'inc':0,'req':6,'job':1,"
+        "'token':'a','rows':0,'now':5002.5,'counted':false}\n"
+        "{'seq':16,'t':6000,'type':'snapshot','job':1,'state':'done','attempt':2,'token':'b'}\n"
+        "{'seq':17,'t':6001,'type':'end','drained':true}\n");
+}
+END_TEST
+
+/* recovery rule (1): worker 1's renew (seq 4, ran at 340.5, lease until
+ * 1340.5) is answered only at seq 12; meanwhile the job was reaped (seq
+ * 6), claimed by worker 2 and completed (seq 11, rows 1).  The stall fault
+ * (seq 14) is logged after that: the reap pass of seq 15 rightly does not
+ * return a done job. */
+START_TEST(test_known_recovery_fault_after_recovery_hand_written)
+{
+    assert_all_clean(
+        KNOWN_HEADER
+        "{'seq':1,'t':1,'type':'ok','op':'enqueue','worker':-1,'job':1}\n"
+        "{'seq':2,'t':10,'type':'invoke','op':'claim','worker':1,'inc':0,'req':1}\n"
+        "{'seq':3,'t':11,'type':'ok','op':'claim','worker':1,'inc':0,'req':1,'rows':1,'job':1,"
+        "'token':'a','now':10.5,'lease_until':1010.5,'attempt':1,'op_key':'1'}\n"
+        "{'seq':4,'t':340,'type':'invoke','op':'renew','worker':1,'inc':0,'req':2,'job':1,"
+        "'token':'a'}\n"
+        "{'seq':5,'t':1500,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':3}\n"
+        "{'seq':6,'t':1501,'type':'ok','op':'reap','worker':-1,'inc':0,'req':3,'rows':1,'job':1,"
+        "'token':'a','state':'ready','now':1500.5}\n"
+        "{'seq':7,'t':1600,'type':'invoke','op':'claim','worker':2,'inc':0,'req':4}\n"
+        "{'seq':8,'t':1601,'type':'ok','op':'claim','worker':2,'inc':0,'req':4,'rows':1,'job':1,"
+        "'token':'b','now':1600.5,'lease_until':2600.5,'attempt':2,'op_key':'1'}\n"
+        "{'seq':9,'t':1602,'type':'effect','worker':2,'inc':0,'job':1,'token':'b','op_key':'1',"
+        "'applied':true,'work_ms':1}\n"
+        "{'seq':10,'t':1603,'type':'invoke','op':'complete','worker':2,'inc':0,'req':5,'job':1,"
+        "'token':'b'}\n"
+        "{'seq':11,'t':1604,'type':'ok','op':'complete','worker':2,'inc':0,'req':5,'job':1,"
+        "'token':'b','rows':1,'now':1603.5,'counted':true}\n"
+        "{'seq':12,'t':6000,'type':'ok','op':'renew','worker':1,'inc':0,'req':2,'job':1,"
+        "'token':'a','rows':1,'now':340.5,'lease_until':1340.5}\n"
+        "{'seq':13,'t':6001,'type':'effect','worker':1,'inc':0,'job':1,'token':'a','op_key':'1',"
+        "'applied':false,'work_ms':600}\n"
+        "{'seq':14,'t':6002,'type':'fault','worker':1,'inc':0,'fault':'stall_beyond_lease',"
+        "'job':1,'token':'a','until_t':9600}\n"
+        "{'seq':15,'t':9500,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':6}\n"
+        "{'seq':16,'t':9501,'type':'ok','op':'reap','worker':-1,'inc':0,'req':6,'rows':0}\n"
+        "{'seq':17,'t':9600,'type':'invoke','op':'renew','worker':1,'inc':0,'req':7,'job':1,"
+        "'token':'a'}\n"
+        "{'seq':18,'t':9601,'type':'ok','op':'renew','worker':1,'inc':0,'req':7,'job':1,"
+        "'token':'a','rows':0,'now':9600.5}\n"
+        "{'seq':19,'t':9602,'type':'invoke','op':'complete','worker':1,'inc':0,'req':8,'job':1,"
+        "'token':'a'}\n"
+        "{'seq':20,'t':9603,'type':'ok','op':'complete','worker':1,'inc':0,'req':8,'job':1,"
+        "'token':'a','rows':0,'now':9602.5,'counted':false}\n"
+        "{'seq':21,'t':10000,'type':'snapshot','job':1,'state':'done','attempt':2,'token':'b'}\n"
+        "{'seq':22,'t':10001,'type':'end','drained':true}\n");
+}
+END_TEST
+
+/* recovery rule (2): the reap of seq 4 ran at 1500.5 and took worker 1's
+ * expired lease (token a); its answer is starved to seq 9, after worker 2
+ * claimed the job (token b, seq 6) and stalled (seq 8).  Worker 2's lease
+ * was never reaped: it renews and completes (seq 13, rows 1).  The empty
+ * claim of seq 14 ran when the job was done: right.  The rule reads seq 9
+ * as "the job became ready" (whatever token the reap names) and looks for
+ * the next claim only after it. */
+START_TEST(test_known_recovery_reap_answered_late_hand_written)
+{
+    assert_all_clean(
+        KNOWN_HEADER
+        "{'seq':1,'t':1,'type':'ok','op':'enqueue','worker':-1,'job':1}\n"
+        "{'seq':2,'t':10,'type':'invoke','op':'claim','worker':1,'inc':0,'req':1}\n"
+        "{'seq':3,'t':11,'type':'ok','op':'claim','worker':1,'inc':0,'req':1,'rows':1,'job':1,"
+        "'token':'a','now':10.5,'lease_until':1010.5,'attempt':1,'op_key':'1'}\n"
+        "{'seq':4,'t':1500,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':2}\n"
+        "{'seq':5,'t':1600,'type':'invoke','op':'claim','worker':2,'inc':0,'req':3}\n"
+        "{'seq':6,'t':1601,'type':'ok','op':'claim','worker':2,'inc':0,'req':3,'rows':1,'job':1,"
+        "'token':'b','now':1600.5,'lease_until':2600.5,'attempt':2,'op_key':'1'}\n"
+        "{'seq':7,'t':1602,'type':'effect','worker':2,'inc':0,'job':1,'token':'b','op_key':'1',"
+        "'applied':true,'work_ms':1}\n"
+        "{'seq':8,'t':1603,'type':'fault','worker':2,'inc':0,'fault':'stall_beyond_lease',"
+        "'job':1,'token':'b','until_t':4103}\n"
+        "{'seq':9,'t':4000,'type':'ok','op':'reap','worker':-1,'inc':0,'req':2,'rows':1,'job':1,"
+        "'token':'a','state':'ready','now':1500.5}\n"
+        "{'seq':10,'t':4103,'type':'invoke','op':'renew','worker':2,'inc':0,'req':4,'job':1,"
+        "'token':'b'}\n"
+        "{'seq':11,'t':4104,'type':'ok','op':'renew','worker':2,'inc':0,'req':4,'job':1,"
+        "'token':'b','rows':1,'now':4103.5,'lease_until':5103.5}\n"
+        "{'seq':12,'t':4105,'type':'invoke','op':'complete','worker':2,'inc':0,'req':5,'job':1,"
+        "'token':'b'}\n"
+        "{'seq':13,'t':4106,'type':'ok','op':'complete','worker':2,'inc':0,'req':5,'job':1,"
+        "'token':'b','rows':1,'now':4105.5,'counted':true}\n"
+        "{'seq':14,'t':7000,'type':'invoke','op':'claim','worker':3,'inc':0,'req':6}\n"
+        "{'seq':15,'t':7001,'type':'ok','op':'claim','worker':3,'inc':0,'req':6,'rows':0}\n"
+        "{'seq':16,'t':8000,'type':'snapshot','job':1,'state':'done','attempt':2,'token':'b'}\n"
+        "{'seq':17,'t':8001,'type':'end','drained':true}\n");
+}
+END_TEST
 #endif
 
 static Suite *starved_suite(void)
@@ -926,6 +1082,9 @@ static Suite *starved_suite(void)
     tcase_add_test(tc, test_known_pickup_first_claim_answered_late);
     tcase_add_test(tc, test_known_recovery_fault_logged_after_recovery);
     tcase_add_test(tc, test_known_recovery_reap_answered_late);
+    tcase_add_test(tc, test_known_pickup_hand_written);
+    tcase_add_test(tc, test_known_recovery_fault_after_recovery_hand_written);
+    tcase_add_test(tc, test_known_recovery_reap_answered_late_hand_written);
     suite_add_tcase(s, tc);
 #endif
     return s;
