@@ -199,6 +199,7 @@ typedef struct sim {
     sbuf out;
     /* what the run exercised */
     int stalls, kills, starved;
+    int overtaken; /* starved claim answers whose job had changed hands (issue 11) */
 } sim;
 
 static double client_ms(const sim *s, int64_t T)
@@ -423,7 +424,6 @@ static int reap_in_flight(const sim *s, int jb)
 /* The answer to w's request reaches the client at true time T. */
 static void answer(sim *s, actor *w, int64_t T)
 {
-    int64_t lease = s->lease_ms * 1000;
     if (w->op == OP_REAP) {
         for (int i = 0; i < w->nreaped || (i == 0 && w->nreaped == 0); i++) {
             line_begin(s, T, "ok");
@@ -483,6 +483,8 @@ static void answer(sim *s, actor *w, int64_t T)
             wake(s, w, P_CLAIM, T + (int64_t)((d + over) * 1000.0));
             return;
         }
+        if (w->starved && s->jobs[w->rjob].tok != w->rtok)
+            s->overtaken++;
         w->idle_step = 0;
         w->job = w->rjob;
         w->tok = w->rtok;
@@ -528,7 +530,6 @@ static void answer(sim *s, actor *w, int64_t T)
         wake(s, w, P_CLAIM, T);
         return;
     }
-    (void)lease;
 }
 
 /* w wakes at true time T and does its phase. */
@@ -690,7 +691,7 @@ typedef struct tally {
     long opportunities[NCHECK_MAX];
     long violations[NCHECK_MAX];
     size_t n;
-    long events, stalls, kills, starved, seeds;
+    long events, stalls, kills, starved, overtaken, paused, coarse, seeds;
 } tally;
 
 /* Keeps a ledger for debugging; returns the path written. */
@@ -735,6 +736,9 @@ static void run_seed(uint64_t seed, int mutation, int avoid, int expect_clean, t
     t->stalls += s->stalls;
     t->kills += s->kills;
     t->starved += s->starved;
+    t->overtaken += s->overtaken;
+    t->paused += s->pause1 > 0;
+    t->coarse += s->coarse;
     for (size_t i = 0; i < n; i++) {
         snprintf(t->name[i], sizeof t->name[i], "%s", c[i].name);
         t->opportunities[i] += c[i].opportunities;
@@ -777,8 +781,10 @@ START_TEST(test_starved_correct_queue_no_violation)
     memset(&t, 0, sizeof t);
     for (uint64_t seed = 1; seed <= nseeds; seed++)
         run_seed(seed, MUT_NONE, avoid, 1, &t);
-    printf("check_starved: %ld seeds, %ld events, %ld starved answers, %ld stalls, %ld kills\n",
-           t.seeds, t.events, t.starved, t.stalls, t.kills);
+    printf("check_starved: %ld seeds (%ld with a server pause, %ld with whole-second server "
+           "times), %ld events, %ld starved answers (%ld claims answered after the job changed "
+           "hands), %ld stalls, %ld kills\n",
+           t.seeds, t.paused, t.coarse, t.events, t.starved, t.overtaken, t.stalls, t.kills);
     for (size_t i = 0; i < t.n; i++)
         printf("check_starved:   %-24s %ld opportunities\n", t.name[i], t.opportunities[i]);
     ck_assert_int_gt(tally_of(&t, t.opportunities, "exclusive_claim"), 0);
@@ -786,6 +792,9 @@ START_TEST(test_starved_correct_queue_no_violation)
     ck_assert_int_gt(tally_of(&t, t.opportunities, "no_early_reap"), 0);
     ck_assert_int_gt(tally_of(&t, t.opportunities, "recovery"), 0);
     ck_assert_int_gt(t.starved, 0);
+    ck_assert_int_gt(t.overtaken, 0);
+    ck_assert_int_gt(t.paused, 0);
+    ck_assert_int_gt(t.coarse, 0);
 }
 END_TEST
 
