@@ -14,10 +14,10 @@
  * job id, token and state inflight; reap of every inflight job whose
  * lease_until < now, dead at max_attempts), N workers and a reaper that
  * send one request at a time; in some seeds jobs have groups, served one
- * at a time in enqueue order (head of line).  The ledger is written as harness/worker.c
- * and harness/runner.c write it: an invoke when a request is sent (client
- * time), the answer when it arrives (client time, maybe starved), seq in
- * append order.  A failing ledger is kept under /tmp for debugging.
+ * at a time in enqueue order (head of line).  The ledger is written as
+ * harness/worker.c and harness/runner.c write it: an invoke when a request
+ * is sent (client time), the answer when it arrives (client time, maybe
+ * starved), seq in append order.  A failing ledger is kept under /tmp for debugging.
  *
  * The default runs steer clear of three known false alarms (AVOID_*
  * below); they are kept, as seeds and as hand-written ledgers, in the
