@@ -363,9 +363,9 @@ START_TEST(test_txn_model_killed_claim_rolled_back_and_redone)
 {
     ck_assert_int_eq(run_qchaos("scenarios/kill_after_claim.ini --protocol "
                                 "backends/postgres/skip_locked_txn.sql --seed 25",
-                                "txn", 1),
+                                "txn_kill", 1),
                      0);
-    json_t *r = results("txn");
+    json_t *r = results("txn_kill");
     /* no leases: exclusive_claim judges only claims after an acknowledged
      * complete there */
     ck_assert_str_eq(verdict(r, "exclusive_claim"), "PASS");
@@ -377,7 +377,7 @@ START_TEST(test_txn_model_killed_claim_rolled_back_and_redone)
     ck_assert_str_eq(verdict(r, "double_complete"), "PASS");
     json_decref(r);
     qc_history h;
-    load_history("txn", &h);
+    load_history("txn_kill", &h);
     int nfault = 0;
     for (size_t i = 0; i < h.n; i++) {
         const qc_event *f = &h.ev[i];
