@@ -94,7 +94,8 @@ fuzz-run: fuzz
 	    echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
 	    ./build/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) \
 	        -timeout=10 -print_final_stats=1 -artifact_prefix=build/fuzz/crash-$$t- \
-	        build/fuzz/new-$$t tests/fuzz/corpus/$$t tests/fuzz/regress/$$t </dev/null \
+	        build/fuzz/new-$$t tests/fuzz/corpus/$$t \
+	        $$(test -d tests/fuzz/regress/$$t && echo tests/fuzz/regress/$$t) </dev/null \
 	        2>build/fuzz/fuzz_$$t.log || { tail -n 40 build/fuzz/fuzz_$$t.log; exit 1; }; \
 	    grep -E '^stat::(number_of_executed_units|new_units_added)' build/fuzz/fuzz_$$t.log; \
 	done

@@ -358,7 +358,6 @@ static int rerun_excused(const qc_history *h, const qc__jobref *r, size_t a, siz
                          const qc_event *e1, const qc_event *e2, double res, int renews)
 {
     const qc_event *ca = NULL, *cb = NULL;
-    double until;
 
     if (strcmp(h->info.model, "transaction") == 0)
         return 0;
@@ -376,35 +375,9 @@ static int rerun_excused(const qc_history *h, const qc__jobref *r, size_t a, siz
             x->inc == e2->inc)
             cb = x;
     }
-    if (ca != NULL && cb != NULL && cb->seq < ca->seq) {
-        /* the later claim is the re-run, whichever effect came first */
-        const qc_event *x = ca;
-        ca = cb;
-        cb = x;
-        x = e1;
-        e1 = e2;
-        e2 = x;
-    }
-    if (ca == NULL || cb == NULL || ca == cb || !qc__has_time(ca->now) ||
-        !qc__has_time(ca->lease_until) || !qc__has_time(cb->now) || !qc__has_time(ca->t))
+    if (ca == NULL || cb == NULL || ca == cb)
         return 0;
-    until = ca->lease_until;
-    for (size_t k = a; k < b; k++) {
-        const qc_event *x = &h->ev[r[k].ev];
-        if (x->type == QC_EV_OK && x->op == QC_OP_RENEW && x->rows > 0 && x->seq < cb->seq &&
-            x->seq > ca->seq && x->worker == ca->worker && x->inc == ca->inc &&
-            qc__has_time(x->lease_until) && x->lease_until > until)
-            until = x->lease_until;
-    }
-    if (cb->now < until + res)
-        return 0; /* handed out while the first lease was live */
-    if (h->info.heartbeat == 1 && renews)
-        return 1;
-    if (!qc__has_time(e1->work_ms))
-        return 0;
-    const qc_event *inv = qc__invoke_of(h, ca);
-    double from = inv != NULL && qc__has_time(inv->t) ? inv->t : ca->t;
-    return ca->t + e1->work_ms + 50.0 < from + (ca->lease_until - ca->now);
+    return qc__lapse_excused(h, ca, cb, 0, e1->work_ms, 0, e2->work_ms, renews, res);
 }
 
 int qc_check_effects_once(const qc_history *h, qc_check *out)

@@ -339,11 +339,14 @@ static int check_pickups(const qc_history *h, qc_check *c, const bounds *b, long
             continue;
         due key = {.job = e->job};
         due *k = bsearch(&key, d, nd, sizeof *d, cmp_job);
-        if (k && k->first_sent == INT64_MAX) {
-            const qc_event *inv = qc__invoke_of(h, e);
-            k->first_sent = inv != NULL ? inv->seq : e->seq;
+        /* the earliest SENT claim that returned the job: a claim answered
+         * late may have taken it before the others (a starved client) */
+        const qc_event *inv = qc__invoke_of(h, e);
+        int64_t sent = inv != NULL ? inv->seq : e->seq;
+        if (k && sent < k->first_sent)
+            k->first_sent = sent;
+        if (k && k->claimed < 0)
             k->claimed = e->t;
-        }
     }
     if ((rc = lock_spans(h, &sp, &nsp)) != 0) {
         free(d);

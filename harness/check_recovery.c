@@ -109,7 +109,8 @@ typedef struct rec {
 static int is_abandoning(const qc_history *h, const qc_event *e)
 {
     static const char *const kinds[] = {"kill_after_claim", "kill_after_effect", "lost_request",
-                                        "stall_beyond_lease", "stall_until_reclaimed"};
+                                        "stall_beyond_lease", "stall_until_reclaimed",
+                                        "stall_in_work"};
 
     if (e->type != QC_EV_FAULT || e->fault == NULL || e->job == QC_NO_JOB)
         return 0;
@@ -206,25 +207,53 @@ static void find_window(const qc_history *h, const qc__jobref *r, size_t n, size
             }
         }
     }
-    for (size_t j = k + 1; j < n; j++) {
+    /* Anything that touched the job after the abandoned claim was answered
+     * ends the window, also when it was logged before the fault: a starved
+     * worker logs its fault late, after the job was recovered and done. */
+    size_t from = k + 1;
+    const qc_event *cl = x->lease >= 0 ? &h->ev[x->lease] : NULL;
+    if (cl != NULL) {
+        /* from the claim's SEND on: a claim answered late may have run long
+         * before its answer, and the job been reaped, claimed and done
+         * meanwhile */
+        const qc_event *cinv = qc__invoke_of(h, cl);
+        int64_t after = cinv != NULL ? cinv->seq : cl->seq;
+        for (from = 0; from < n && h->ev[r[from].ev].seq <= after; from++)
+            ;
+    }
+    for (size_t j = from; j < n; j++) {
         const qc_event *e = &h->ev[r[j].ev];
         int64_t s;
-        if (e->file != f->file)
+        if (e->file != f->file || j == k || (cl != NULL && r[j].ev == (size_t)x->lease))
             continue;
         if (is_reap_of(e))
             s = e->seq;
-        else if (is_job_request(e) && e->type != QC_EV_FAULT)
+        else if (is_job_request(e) && e->type != QC_EV_FAULT &&
+                 !(cl != NULL && e->worker == cl->worker && e->inc == cl->inc && j < k))
             s = sent_seq(h, e);
         else
             continue;
         if (s < x->end_seq)
             x->end_seq = s;
-        if (is_reap_of(e) && x->reap_ready < 0 &&
-            (e->state == NULL || strcmp(e->state, "ready") == 0))
+        /* the reap that took THIS lease back to ready (its token, when
+         * both are known) */
+        if (is_reap_of(e) && x->reap_ready < 0 && j > k &&
+            (e->state == NULL || strcmp(e->state, "ready") == 0) &&
+            (e->token == NULL || cl == NULL || cl->token == NULL ||
+             strcmp(e->token, cl->token) == 0))
             x->reap_ready = (long)r[j].ev;
-        if (x->reap_ready >= 0 && e->op == QC_OP_CLAIM && qc__is_claim(e) &&
-            sent_seq(h, e) < x->next_claim_sent)
-            x->next_claim_sent = sent_seq(h, e);
+    }
+    /* The job's next claim after that reap: any claim answered after the
+     * reap was sent may have run after it (its answer may be late). */
+    if (x->reap_ready >= 0) {
+        const qc_event *rinv = qc__invoke_of(h, &h->ev[x->reap_ready]);
+        int64_t rs = rinv != NULL ? rinv->seq : h->ev[x->reap_ready].seq;
+        for (size_t j = from; j < n; j++) {
+            const qc_event *e = &h->ev[r[j].ev];
+            if (qc__is_claim(e) && e->file == f->file && e->seq > rs &&
+                sent_seq(h, e) < x->next_claim_sent)
+                x->next_claim_sent = sent_seq(h, e);
+        }
     }
 }
 

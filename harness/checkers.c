@@ -285,6 +285,7 @@ int qc_check_all(const qc_history *h, qc_check **out, size_t *n)
         qc_check_stale_token_rejected,
         qc_check_no_false_success,
         qc_check_effects_once,
+        qc_check_exclusive_run,
         qc_check_recovery,
         qc_check_bounded_failure,
         qc_check_no_early_reap,
@@ -390,6 +391,42 @@ double qc__clock_resolution(const qc_history *h)
         if (finest[f] > res)
             res = finest[f];
     return res;
+}
+
+int qc__lapse_excused(const qc_history *h, const qc_event *ca, const qc_event *cb, int knew_a,
+                      double work_a, int knew_b, double work_b, int renews, double res)
+{
+    const qc_event *x = ca, *y = cb;
+    int knew = knew_a;
+    double work = work_a, until;
+
+    if (strcmp(h->info.model, "transaction") == 0)
+        return 0;
+    if (!qc__has_time(ca->now) || !qc__has_time(cb->now) || !qc__has_time(ca->lease_until) ||
+        !qc__has_time(cb->lease_until))
+        return 0;
+    if (cb->now < ca->now) {
+        x = cb;
+        y = ca;
+        knew = knew_b;
+        work = work_b;
+    }
+    if (knew)
+        return 0;
+    until = x->lease_until;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        if (e->type == QC_EV_OK && e->op == QC_OP_RENEW && e->rows > 0 && e->file == x->file &&
+            e->worker == x->worker && e->inc == x->inc && qc__event_job(h, e) == x->job &&
+            e->seq > x->seq && qc__has_time(e->lease_until) && e->lease_until > until &&
+            (!qc__has_time(e->now) || e->now < y->now))
+            until = e->lease_until;
+    }
+    if (y->now + res < until)
+        return 0; /* provably handed out while the first lease was live */
+    if (h->info.heartbeat == 1 && renews)
+        return 1;
+    return qc__has_time(work) && work + 50.0 < x->lease_until - x->now;
 }
 
 int qc__run_interrupted(const qc_history *h)

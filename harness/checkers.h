@@ -69,6 +69,14 @@ int qc_check_no_false_success(const qc_history *h, qc_check *out);
  * events of a job beyond its first). */
 int qc_check_effects_once(const qc_history *h, qc_check *out);
 
+/* exclusive_run (check_runs.c, issue 18): two runs of one job (a worker's
+ * OK claim of it up to its effect), or of two jobs of one group, by
+ * different actors overlap: the later claim was answered before the earlier
+ * run's effect.  Excused only in the lease model, when the earlier worker's
+ * lease provably ran out with a plan that fitted it and no refusal seen.
+ * Opportunities: runs that followed another run of their job. */
+int qc_check_exclusive_run(const qc_history *h, qc_check *out);
+
 /* batch_bound (check_faults.c): one claim request (OK claim events of one
  * ledger, worker, incarnation and req) returned more jobs than the header's
  * "batch".  Opportunities: non-empty claims; none when batch is unknown. */
@@ -212,6 +220,27 @@ static inline int qc__before(const qc_event *a, const qc_event *b)
  * compare server times allow this margin.  0.001 when the ledger has no
  * server time.  Thread-safe (read-only on h). */
 double qc__clock_resolution(const qc_history *h);
+
+/* Two OK claims (of one job, or of one group) by different actors, whose
+ * workers then both worked on what they got: is that innocent?  The claim
+ * that ran first on the server (lower "now") is X, the other Y.  1 when
+ *   - the queue is not proven to have handed out a live lease: Y's "now"
+ *     is not earlier than X's lease_until (extended by OK renews of X's
+ *     worker of X's job that ran before Y) by more than the clock
+ *     resolution res; and
+ *   - X's worker lost its lease through lateness, not by plan and not
+ *     knowingly: it was not told (knew_x 0: no renew of that claim answered
+ *     with rows 0 before it carried on), and it planned to keep the lease
+ *     (header heartbeat with renews in the ledger, renews 1) or its planned
+ *     work (work_x ms, QC_NO_TIME unknown) was shorter than the lease.
+ * A starved client (an answer or a wake-up that came late) is the
+ * machine's doing; a plan that lets the lease lapse (shared/cases.md C07)
+ * and a worker that carries on after a refusal are not.  0 in the
+ * transaction model (the claim lived in a transaction: C27), and when a
+ * server time is missing.  knew_y / work_y are used when Y turns out to be
+ * the earlier claim.  Thread-safe (read-only on h). */
+int qc__lapse_excused(const qc_history *h, const qc_event *ca, const qc_event *cb, int knew_a,
+                      double work_a, int knew_b, double work_b, int renews, double res);
 
 /* Makes room for need elements of size bytes in *p (capacity *cap, doubled
  * from 8).  Returns 0 or QC_ENOMEM (*p unchanged). */

@@ -29,7 +29,7 @@ struct qc_fault_plan {
 
 static const char *const names[QC_FAULT_COUNT] = {
     "none", "kill_after_claim", "kill_after_effect", "stall_beyond_lease",
-    "lost_ack", "lost_request", "poison", "stall_until_reclaimed"};
+    "lost_ack", "lost_request", "poison", "stall_until_reclaimed", "stall_in_work"};
 
 const char *qc_fault_name(qc_fault_kind k)
 {

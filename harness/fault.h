@@ -25,6 +25,8 @@ typedef enum {
     QC_FAULT_STALL_UNTIL_RECLAIMED, /* targeted: stall until another worker has claimed
                                        the job, then send the stale requests while the new
                                        owner is held before its effect (issue 12) */
+    QC_FAULT_STALL_IN_WORK,         /* a pause of stall_factor leases in the middle of the
+                                       work, between two renews (a GC pause, SIGSTOP) */
     QC_FAULT_COUNT
 } qc_fault_kind;
 

@@ -501,6 +501,7 @@ static int query_matches(const char *server, const char *ours)
  * someone else (stats_reset); then the count is unknown. */
 typedef struct server_count {
     int ok;               /* 1: the extension answered */
+    int found;            /* 1: some entry's text matched the claim statement */
     long long calls;      /* summed calls of the entries matching the claim */
     long long dealloc;    /* pg_stat_statements_info.dealloc, -1 unknown (< 14) */
     char stats_reset[64]; /* pg_stat_statements_info.stats_reset, "" unknown */
@@ -545,8 +546,10 @@ static void server_count_read(const qc_driver *d, qc_conn *c, const qc_protocol 
     for (int i = 0; i < r.nrows; i++) {
         const char *q = qc_result_get(&r, i, "query");
         const char *v = qc_result_get(&r, i, "calls");
-        if (q && v && query_matches(q, sql))
+        if (q && v && query_matches(q, sql)) {
             out->calls += strtoll(v, NULL, 10);
+            out->found = 1;
+        }
     }
     qc_result_clear(&r);
     out->ok = 1;
@@ -572,6 +575,11 @@ static void server_count_record(const qc_driver *d, qc_conn *c, const qc_protoco
     char why[256] = "";
     if (!after.ok)
         snprintf(why, sizeof why, "pg_stat_statements did not answer after the run");
+    else if (!after.found)
+        /* 0 would be read as "the server ran no claim": a text that does
+         * not match (another normalisation, texts lost by the extension's
+         * garbage collection) is an unknown count, never a zero */
+        snprintf(why, sizeof why, "no pg_stat_statements entry matches the claim statement");
     else if (after.dealloc != before->dealloc)
         snprintf(why, sizeof why, "pg_stat_statements evicted entries during the run "
                  "(dealloc %lld -> %lld)", before->dealloc, after.dealloc);

@@ -335,7 +335,7 @@ static int handler(void *user, const char *section, const char *name, const char
         return fail(c,
                     "unknown key '%s' in [%s] (expected kill_after_claim, kill_after_effect, "
                     "stall_beyond_lease, lost_ack, lost_request, poison, "
-                    "stall_until_reclaimed, stall_factor, "
+                    "stall_until_reclaimed, stall_in_work, stall_factor, "
                     "restart_delay_ms, poison_mode)",
                     name, section);
     }
@@ -344,9 +344,11 @@ static int handler(void *user, const char *section, const char *name, const char
         BOOLKEY("count_zero_row_complete", count_zero_rows)
         CHOICEKEY("on_lost_ack", lost_ack_fail, "retry", "fail")
         CHOICEKEY("after_stall", stall_then_fail, "complete", "fail")
+        CHOICEKEY("on_renew_refused", renew_refused_continue, "stop", "continue")
+        LONGKEY("policy", "heartbeat_every_ms", heartbeat_every_ms, 0)
         return fail(c,
-                    "unknown key '%s' in [%s] (expected heartbeat, count_zero_row_complete, "
-                    "on_lost_ack, after_stall)",
+                    "unknown key '%s' in [%s] (expected heartbeat, heartbeat_every_ms, "
+                    "on_renew_refused, count_zero_row_complete, on_lost_ack, after_stall)",
                     name, section);
     }
     if (!strcmp(section, "sink")) {
@@ -752,7 +754,7 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err)
     if (s->checkers[0]) {
         static const char *const known =
             ",exclusive_claim,double_complete,no_lost_jobs,acked_durable,stale_token_rejected,"
-            "no_false_success,effects_once,recovery,bounded_failure,no_early_reap,batch_bound,"
+            "no_false_success,effects_once,exclusive_run,recovery,bounded_failure,no_early_reap,batch_bound,"
             "bounded_idle_polling,group_exclusive,group_order,";
         char buf[1024];
         snprintf(buf, sizeof buf, "%s", s->checkers);

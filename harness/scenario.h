@@ -14,7 +14,8 @@
  *   [faults]   kill_after_claim, kill_after_effect, stall_beyond_lease, lost_ack,
  *              lost_request, poison (each N jobs or R%), stall_factor,
  *              restart_delay_ms, poison_mode (fail|crash)
- *   [policy]   heartbeat (yes|no), count_zero_row_complete (yes|no: a mutant),
+ *   [policy]   heartbeat (yes|no), heartbeat_every_ms, on_renew_refused (stop|continue:
+ *              continue is a mutant), count_zero_row_complete (yes|no: a mutant),
  *              on_lost_ack (retry|fail: delayed_job's reaction, shared/cases.md C06),
  *              after_stall (complete|fail: what a stalled worker does on waking)
  *   [sink]     idempotent (yes|no)
@@ -70,6 +71,9 @@ typedef struct qc_scenario {
     int count_zero_rows;     /* [policy] 1 (a policy mutant): a 0-row complete counts as success */
     int lost_ack_fail;       /* [policy] on_lost_ack = fail: call fail instead of retrying complete */
     int stall_then_fail;     /* [policy] after_stall = fail: the woken worker calls fail */
+    long heartbeat_every_ms; /* [policy] heartbeat_every_ms: renew period; 0 = lease_ms / 3 */
+    int renew_refused_continue; /* [policy] on_renew_refused = continue (a policy mutant: the
+                                   worker keeps working after its lease was refused) */
     /* [sink] */
     int sink_idempotent;     /* 1: the sink dedups by op key */
     /* [feed]: jobs enqueued during the run, in bursts */

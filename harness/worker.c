@@ -542,18 +542,30 @@ static long complete_with_retry(qc_worker *w, claimed *c, int lose_ack)
 /* Simulated work of work_ms; with heartbeat on, renews every lease/3 with
  * the current token (taking a rotated token).  Returns 0 when the lease is
  * still ours, -1 when a renew was rejected or failed (the job is given up). */
-static int work(qc_worker *w, claimed *c)
+static int work(qc_worker *w, claimed *c, int stall)
 {
     const qc_scenario *sc = w->sh->sc;
     double left = (double)qc_rng_range(&w->rng, sc->work_ms_min, sc->work_ms_max);
     w->planned_work_ms = left;
-    double every = (double)sc->lease_ms / 3.0;
+    double every = sc->heartbeat_every_ms > 0 ? (double)sc->heartbeat_every_ms
+                                              : (double)sc->lease_ms / 3.0;
     while (left > 0) {
         double chunk = (sc->heartbeat && left > every) ? every : left;
         qc_clock_sleep_ms(chunk);
         left -= chunk;
+        if (stall && left > 0) {
+            /* stall_in_work: the worker freezes past its lease between two
+             * renews; a correct worker gives the job up when the next renew
+             * is refused */
+            double ms = (double)sc->lease_ms * sc->stall_factor;
+            record_fault(w, QC_FAULT_STALL_IN_WORK, c, qc_clock_ms() - w->sh->t0 + ms);
+            qc_clock_sleep_until_stop(ms, &w->sh->stop);
+            stall = 0;
+        }
         if (left > 0 && sc->heartbeat && w->sh->proto->steps[QC_STEP_RENEW].present) {
-            if (do_update(w, QC_STEP_RENEW, c, NULL, 0) <= 0)
+            /* A refused renew means the lease is gone: the worker gives the
+             * job up (a policy mutant keeps working: exclusive_run). */
+            if (do_update(w, QC_STEP_RENEW, c, NULL, 0) <= 0 && !sc->renew_refused_continue)
                 return -1;
         }
     }
@@ -655,7 +667,7 @@ static int process(qc_worker *w, claimed *c)
         die_and_restart(w);
         return 1;
     }
-    if (work(w, c) != 0)
+    if (work(w, c, fire && f == QC_FAULT_STALL_IN_WORK) != 0)
         return 0;
     if (sh->txn_model && !w->in_txn)
         return 0; /* the claim's transaction is gone: so is the claim */
