@@ -1,9 +1,9 @@
 -- qchaos MUTANT: a token derived from the job id (the same on every claim)
--- Must be caught by: no_early_reap, effects_once, stale_token_rejected.  Exposed by: scenarios/gate/stale_complete.ini.
+-- Must be caught by: stale_token_rejected (supersession is a fact about claims: issue 18).  Exposed by: scenarios/gate/stale_complete.ini.
 -- engine: postgres
 -- model: lease
 -- description: MUTANT claim token is md5(job id): a reclaim re-issues the old token
--- expect: no_early_reap, effects_once, stale_token_rejected
+-- expect: stale_token_rejected
 -- scenario: scenarios/gate/stale_complete.ini
 -- base: ../skip_locked.sql
 
