@@ -8,8 +8,8 @@
 # Most of the time of an end-to-end run is spent waiting on leases and
 # drains, not on the CPU, so two groups of steps run side by side, each on
 # servers of its own (two runs must never share a queue table): group A the
-# test binaries and the ThreadSanitizer runs, group B the fuzzers, the
-# ASan+UBSan scenarios and the mutation matrix.  The starved-client run
+# test binaries, the ThreadSanitizer and ASan+UBSan runs and the gate,
+# group B the fuzzers and the mutation matrix.  The starved-client run
 # comes last and alone: its busy loops are meant to load the machine.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -87,6 +87,17 @@ group_a() {
       --out "$work/tsan-chaos" --no-progress
   }
   step "e2e under ThreadSanitizer (chaos scenario: every fault, nemesis)" tsan_chaos
+  # The end-to-end scenarios once more on the ASan+UBSan build, halting on
+  # the first finding (check_scenarios runs $QC_QCHAOS_BIN): every fault
+  # scenario on the correct protocol once, PostgreSQL and MariaDB.
+  asan_scenarios() {
+    make -s qchaos-asan || return 1
+    QC_QCHAOS_BIN=./qchaos-asan QC_SCENARIOS_SUBSET=correct \
+      ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
+      UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ./tests/check_scenarios
+  }
+  step "e2e fault scenarios under ASan+UBSan (check_scenarios subset on ./qchaos-asan)" \
+    asan_scenarios
   # The CI gate of the README on the correct protocol: every scenario of
   # the battery passes.
   step "qchaos gate on the correct protocol" \
@@ -103,24 +114,13 @@ group_b() {
     make -s fuzz-run FUZZ_SECONDS="${FUZZ_SECONDS:-25}"
   }
   step "fuzz targets (scenario, protocol, ledger; ${FUZZ_SECONDS:-25} s each)" fuzz_run
-  # The end-to-end scenarios once more on the ASan+UBSan build, halting on
-  # the first finding (check_scenarios runs $QC_QCHAOS_BIN): every fault
-  # scenario on the correct protocol once, PostgreSQL and MariaDB.
-  asan_scenarios() {
-    make -s qchaos-asan || return 1
-    QC_QCHAOS_BIN=./qchaos-asan QC_SCENARIOS_SUBSET=correct \
-      ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
-      UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ./tests/check_scenarios
-  }
-  step "e2e fault scenarios under ASan+UBSan (check_scenarios subset on ./qchaos-asan)" \
-    asan_scenarios
   # Detection power: every mutant must be caught in every seed and the
   # correct protocol must raise nothing (K = 2 here; `make mutation K=10`).
   step "mutation matrix (2 seeds)" ./qchaos mutation --seeds 2 --dsn "$dsn_b" \
     --out "$work/mutation"
 }
 
-echo "== groups A (test binaries, TSan, gate) and B (fuzz, ASan+UBSan, mutation) side by side"
+echo "== groups A (test binaries, TSan, ASan+UBSan, gate) and B (fuzz, mutation) side by side"
 results=$work/results-a group_a >"$work/group-a.log" 2>&1 &
 pid_a=$!
 results=$work/results-b group_b >"$work/group-b.log" 2>&1 &
