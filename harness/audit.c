@@ -294,9 +294,10 @@ int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *
     print_table(out, c, nc, h.info.checkers);
     int code = qc_audit_exit_code(c, nc, h.info.checkers);
     qc_audit_verdict_line(c, nc, h.info.checkers, qc__run_interrupted(&h), line, sizeof line);
-    fprintf(out, "%s\n", line);
     if (verdict != NULL && verdict_size > 0)
-        snprintf(verdict, verdict_size, "%s", line);
+        snprintf(verdict, verdict_size, "%s", line); /* the caller ends with it */
+    else
+        fprintf(out, "%s\n", line);
     if (out_dir) {
         json_t *root = json_object();
         json_object_set_new(root, "schema", json_string("qchaos-results/1"));

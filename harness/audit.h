@@ -17,9 +17,10 @@
 int qc_audit(const char *const *ledgers, int n, const char *out_dir, json_t *metrics, FILE *out,
              qc_err *err);
 
-/* qc_audit that also copies the verdict line (see qc_audit_verdict_line)
- * into verdict (size verdict_size; may be NULL), so a caller that prints
- * more after the table can end with it. */
+/* qc_audit that copies the verdict line (see qc_audit_verdict_line) into
+ * verdict (size verdict_size) instead of printing it, so a caller that
+ * prints more after the table ends with it; verdict NULL: printed after the
+ * table, as qc_audit does. */
 int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *metrics,
                 FILE *out, char *verdict, size_t verdict_size, qc_err *err);
 

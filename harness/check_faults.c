@@ -377,7 +377,7 @@ static int rerun_excused(const qc_history *h, const qc__jobref *r, size_t a, siz
     }
     if (ca == NULL || cb == NULL || ca == cb)
         return 0;
-    return qc__lapse_excused(h, ca, cb, 0, e1->work_ms, 0, e2->work_ms, renews, res);
+    return qc__lapse_excused(h, ca, cb, 0, e1->work_ms, 0, e2->work_ms, renews, res, 1);
 }
 
 int qc_check_effects_once(const qc_history *h, qc_check *out)

@@ -17,21 +17,20 @@
  * different jobs of one group.
  *
  * Innocent explanations, and how each is told apart:
- *   - R1's lease ran out because its worker's thread was late (a starved
- *     client): excused when the queue rightly gave the job away (R2's
- *     claim's server "now" is past R1's lease_until, renews of R1's worker
- *     included, beyond the clock's resolution), R1's worker planned to keep
- *     its lease (it renews while working, header "heartbeat" with renews in
- *     the ledger, or its planned work "work_ms" ended before the lease would
- *     run out) and R1's worker had not been told its lease was gone (no
- *     renew of that claim answered with rows 0 before its effect);
+ *   - the earlier lease ran out before the later claim ran (the queue
+ *     rightly gave the job away) and its worker was never told (no renew
+ *     of that claim answered with rows 0 before its effect): a starved
+ *     thread, or a plan that outlasts the lease (shared/cases.md C09's
+ *     rescue scenario works longer than its lease on purpose; C07's worker
+ *     that stops renewing shows up in effects_once with a plain sink).
+ *     qc__lapse_excused decides, without its plan test;
  *   - a reordered ledger: only seqs of one ledger are compared;
  *   - coarse clocks: the margin of qc__clock_resolution.
  * Never excused: a run that went on after its worker's renew was refused
- * (the worker knew), a run whose job was handed to R2 while R1's lease was
- * live (exclusive_claim's violation too), a plan that let the lease lapse
- * (a worker that does not renew: shared/cases.md C07), and any overlap in
- * the transaction model (the claim lived only in a transaction: C27).
+ * (the worker knew: the policy mutant on_renew_refused = continue), a run
+ * whose job was handed out while its lease was provably live
+ * (exclusive_claim's violation too), and any overlap in the transaction
+ * model (the claim lived only in a transaction: C27).
  *
  * Opportunities: runs that followed another run of their job (or group).
  * Cost: one sort of the claims and effects by job, O(n log n); per job or
@@ -72,7 +71,7 @@ static int excused(const qc_history *h, const run *r1, const run *r2, double res
 {
     return qc__lapse_excused(h, &h->ev[r1->claim], &h->ev[r2->claim], r1->knew,
                              h->ev[r1->effect].work_ms, r2->knew, h->ev[r2->effect].work_ms,
-                             renews, res);
+                             renews, res, 0);
 }
 
 static void report(qc_check *c, const qc_history *h, const run *r1, const run *r2, int grouped)
@@ -170,9 +169,10 @@ int qc_check_exclusive_run(const qc_history *h, qc_check *out)
             }
             runs[nr++] = (run){(size_t)cl, r[b].ev, knew, h->ev[cl].group};
         }
-        if (nr - first > 1)
+        if (nr - first > 1) {
             qsort(runs + first, nr - first, sizeof *runs, cmp_run_claim);
-        judge(out, h, runs + first, nr - first, 0, res, renews, &followed);
+            judge(out, h, runs + first, nr - first, 0, res, renews, &followed);
+        }
     }
     /* groups: the runs of grouped jobs, sorted by group, then claim */
     size_t ng = 0;

@@ -394,7 +394,8 @@ double qc__clock_resolution(const qc_history *h)
 }
 
 int qc__lapse_excused(const qc_history *h, const qc_event *ca, const qc_event *cb, int knew_a,
-                      double work_a, int knew_b, double work_b, int renews, double res)
+                      double work_a, int knew_b, double work_b, int renews, double res,
+                      int need_plan)
 {
     const qc_event *x = ca, *y = cb;
     int knew = knew_a;
@@ -424,6 +425,8 @@ int qc__lapse_excused(const qc_history *h, const qc_event *ca, const qc_event *c
     }
     if (y->now + res < until)
         return 0; /* provably handed out while the first lease was live */
+    if (!need_plan)
+        return 1;
     if (h->info.heartbeat == 1 && renews)
         return 1;
     return qc__has_time(work) && work + 50.0 < x->lease_until - x->now;

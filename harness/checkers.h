@@ -238,9 +238,12 @@ double qc__clock_resolution(const qc_history *h);
  * and a worker that carries on after a refusal are not.  0 in the
  * transaction model (the claim lived in a transaction: C27), and when a
  * server time is missing.  knew_y / work_y are used when Y turns out to be
- * the earlier claim.  Thread-safe (read-only on h). */
+ * the earlier claim.  need_plan 0 skips the plan test (exclusive_run: a
+ * run over a lapsed lease it was never told of is not the run's fault).
+ * Thread-safe (read-only on h). */
 int qc__lapse_excused(const qc_history *h, const qc_event *ca, const qc_event *cb, int knew_a,
-                      double work_a, int knew_b, double work_b, int renews, double res);
+                      double work_a, int knew_b, double work_b, int renews, double res,
+                      int need_plan);
 
 /* Makes room for need elements of size bytes in *p (capacity *cap, doubled
  * from 8).  Returns 0 or QC_ENOMEM (*p unchanged). */

@@ -243,8 +243,13 @@ int qc_gate_run(const qc_gate_opts *o, qc_err *err)
             any_error |= r->results == NULL || r->exit == 2 || r->exit == 3 || r->exit < 0;
             any_inc |= r->exit == 4;
             printf("%-32s %-6d %5d  %s%s%s\n", sc[s]->file, o->first_seed + k, r->exit,
-                   r->results == NULL ? "no results (see run.log)" : r->failed,
+                   r->results == NULL ? "no results" : r->failed,
                    r->failed[0] && r->unjudged[0] ? "; " : "", r->unjudged);
+            if (r->exit != 0) /* where to look, and how to run it again */
+                printf("    %s/ (run.log, report.html); repeat: qchaos run %s --protocol %s "
+                       "--seed %d%s%s\n",
+                       dir, files[s], o->protocol, o->first_seed + k, o->dsn ? " --dsn " : "",
+                       o->dsn ? "'...'" : "");
             fflush(stdout);
         }
     }
@@ -283,11 +288,13 @@ int qc_gate_run(const qc_gate_opts *o, qc_err *err)
            o->out_dir, secs);
     if (code == 1) {
         printf("qchaos: verdict: FAIL: the protocol failed the gate:");
+        int nf = 0;
         for (size_t s = 0; s < nsc; s++)
             for (int k = 0; k < o->seeds; k++) {
                 gate_run *r = &runs[s * (size_t)o->seeds + (size_t)k];
                 if (r->failed[0])
-                    printf(" %s seed %d (%s);", sc[s]->file, o->first_seed + k, r->failed);
+                    printf("%s %s seed %d (%s)", nf++ ? ";" : "", sc[s]->file, o->first_seed + k,
+                           r->failed);
             }
         printf("\n");
     } else if (code == 3) {
