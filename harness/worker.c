@@ -615,6 +615,20 @@ static void hold_before_effect(qc_worker *w, const claimed *c)
                 qc_clock_ms() - start);
 }
 
+/* A stalled worker wakes and carries on with its old token: renews, then
+ * completes (or fails, after_stall = fail).  The protocol must refuse. */
+static void stale_requests(qc_worker *w, claimed *c)
+{
+    qc_shared *sh = w->sh;
+
+    if (sh->proto->steps[QC_STEP_RENEW].present)
+        do_update(w, QC_STEP_RENEW, c, NULL, 0);
+    if (sh->sc->stall_then_fail && sh->proto->steps[QC_STEP_FAIL].present)
+        do_update(w, QC_STEP_FAIL, c, "stalled: work timed out", 0);
+    else
+        do_update(w, QC_STEP_COMPLETE, c, NULL, 0);
+}
+
 /* The targeted stall (stall_until_reclaimed): after its effect the worker
  * waits until another worker has claimed the job (the job's claim count
  * passed the one seen when this claim was processed), holding the new
@@ -640,14 +654,8 @@ static void stall_until_reclaimed(qc_worker *w, claimed *c, int seen)
     }
     record_hold(w, c, "stale_requests", "the job claimed by another worker", met,
                 qc_clock_ms() - start);
-    if (ensure_conn(w) == 0) {
-        if (sh->proto->steps[QC_STEP_RENEW].present)
-            do_update(w, QC_STEP_RENEW, c, NULL, 0);
-        if (sc->stall_then_fail && sh->proto->steps[QC_STEP_FAIL].present)
-            do_update(w, QC_STEP_FAIL, c, "stalled: work timed out", 0);
-        else
-            do_update(w, QC_STEP_COMPLETE, c, NULL, 0);
-    }
+    if (ensure_conn(w) == 0)
+        stale_requests(w, c);
     qc_fault_plan_set_hold(sh->plan, c->job, 0);
 }
 
@@ -701,12 +709,7 @@ static int process(qc_worker *w, claimed *c)
         qc_clock_sleep_until_stop(ms, &sh->stop);
         if (ensure_conn(w) != 0)
             return 0;
-        if (sh->proto->steps[QC_STEP_RENEW].present)
-            do_update(w, QC_STEP_RENEW, c, NULL, 0);
-        if (sc->stall_then_fail && sh->proto->steps[QC_STEP_FAIL].present)
-            do_update(w, QC_STEP_FAIL, c, "stalled: work timed out", 0);
-        else
-            do_update(w, QC_STEP_COMPLETE, c, NULL, 0);
+        stale_requests(w, c);
         return 0;
     }
     case QC_FAULT_STALL_UNTIL_RECLAIMED:
