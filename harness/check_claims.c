@@ -31,7 +31,11 @@
  * server cannot have run a request before it was sent, nor answered a
  * claim before it ran); a coarse clock (whole seconds, ms rounded) or two
  * readings of different resolution is the margin r; a reordered ledger is
- * sorted by seq and only events of one ledger are combined.
+ * sorted by seq and only events of one ledger are combined; a claim whose
+ * "now" is its transaction's start (now() in a step of several statements)
+ * may have taken the row up to its request's duration later: the later
+ * lease of a pair is taken to begin that much later (qc__lease_seg_slack),
+ * so only an overlap longer than the claim took is proven.
  *
  * No false alarm.  Every unknown is resolved in the system's favour: a lease
  * whose claim has no "now" cannot be placed and is not checked (nor counted
@@ -68,9 +72,11 @@ typedef struct job_scan {
     size_t nl, capl;
 } job_scan;
 
-/* One segment of one lease, for the per-job sweep. */
+/* One segment of one lease, for the per-job sweep.  slack: how much
+ * later than s the segment may really have begun (its opener's "now" may be
+ * any reading taken while its request ran: the transaction start, say). */
 typedef struct item {
-    double s, e;
+    double s, e, slack;
     size_t lease;
     int seg;
 } item;
@@ -249,6 +255,16 @@ static int cmp_item(const void *pa, const void *pb)
     return a->seg - b->seg;
 }
 
+double qc__lease_seg_slack(const qc_history *h, const lease *l, const seg *x)
+{
+    const qc_event *op = &h->ev[x->s_ev], *inv = qc__invoke_of(h, op);
+
+    if (x->s_ev != l->claim || inv == NULL || !qc__has_time(inv->t) || !qc__has_time(op->t) ||
+        op->t <= inv->t)
+        return 0; /* a renew's segment starts at the latest it can have run already */
+    return (op->t - inv->t) * 1.001;
+}
+
 /* Says how segment x came to end, for the message. */
 void qc__lease_describe_end(char *buf, size_t n, const qc_history *h, const lease *a, const seg *x)
 {
@@ -390,7 +406,8 @@ static int sweep_job(void *arg, const qc_history *h, int64_t job, const lease *l
     n = 0;
     for (size_t k = 0; k < nl; k++)
         for (int s = 0; s < l[k].nseg; s++)
-            cs->it[n++] = (item){l[k].seg[s].s, l[k].seg[s].e, k, s};
+            cs->it[n++] = (item){l[k].seg[s].s, l[k].seg[s].e,
+                                 qc__lease_seg_slack(h, &l[k], &l[k].seg[s]), k, s};
     if (n < 2)
         return 0; /* one segment cannot overlap another */
     qsort(cs->it, n, sizeof *cs->it, cmp_item);
@@ -399,6 +416,8 @@ static int sweep_job(void *arg, const qc_history *h, int64_t job, const lease *l
         const item *x = &cs->it[i];
         for (size_t j = i + 1; j < n && cs->it[j].s + cs->res < x->e && rc == 0; j++) {
             const item *y = &cs->it[j];
+            if (y->s + y->slack + cs->res >= x->e)
+                continue; /* it may have begun only when x had ended */
             if (y->lease == x->lease || seen_pair(cs, x->lease, y->lease, &rc))
                 continue;
             const lease *a = &l[x->lease], *b = &l[y->lease];

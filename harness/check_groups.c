@@ -122,7 +122,7 @@ typedef struct glease {
 typedef struct gitem {
     const char *group;
     size_t gid; /* group number, set after sorting */
-    double s, e;
+    double s, e, slack; /* slack: qc__lease_seg_slack (a late-read "now") */
     size_t lease;
     int seg;
 } gitem;
@@ -269,7 +269,13 @@ static int sweep_groups(gx_scan *gs, const qc_history *h, size_t *ngroups)
     n = 0;
     for (size_t k = 0; k < gs->nl; k++)
         for (int s = 0; s < gs->l[k].l.nseg; s++)
-            it[n++] = (gitem){gs->l[k].group, 0, gs->l[k].l.seg[s].s, gs->l[k].l.seg[s].e, k, s};
+            it[n++] = (gitem){gs->l[k].group,
+                              0,
+                              gs->l[k].l.seg[s].s,
+                              gs->l[k].l.seg[s].e,
+                              qc__lease_seg_slack(h, &gs->l[k].l, &gs->l[k].l.seg[s]),
+                              k,
+                              s};
     qsort(it, n, sizeof *it, cmp_gitem);
     for (size_t i = 0; i < n; i++) {
         if (i > 0 && strcmp(it[i - 1].group, it[i].group) != 0)
@@ -284,6 +290,8 @@ static int sweep_groups(gx_scan *gs, const qc_history *h, size_t *ngroups)
              j++) {
             const gitem *y = &it[j];
             const glease *a = &gs->l[x->lease], *b = &gs->l[y->lease];
+            if (y->s + y->slack + res >= x->e)
+                continue; /* it may have begun only when x had ended */
             if (a->job == b->job || pair_seen(&ps, x->lease, y->lease, &rc))
                 continue;
             report_group_overlap(gs->c, h, a, &a->l.seg[x->seg], b, &b->l.seg[y->seg]);

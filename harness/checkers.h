@@ -328,6 +328,13 @@ typedef int (*qc__lease_visit_fn)(void *arg, const qc_history *h, int64_t job, c
  * or visit's nonzero return.  Thread-safe (read-only on h). */
 int qc__leases_visit(const qc_history *h, qc__lease_visit_fn visit, void *arg);
 
+/* How much later than x->s segment x of lease l may really have begun: for
+ * the claim's own segment, the client time from the claim's invoke to its
+ * answer (its "now" may be read anywhere in it, e.g. the transaction start
+ * of a step of several statements); 0 for a renew's segment, or when a
+ * time is missing.  ms. */
+double qc__lease_seg_slack(const qc_history *h, const qc__lease *l, const qc__lease_seg *x);
+
 /* Writes how segment x of lease a came to end into buf, times relative to
  * a's start ("lease until +5000 ms", "released by complete seq 7 at
  * +2000 ms", ...). */

@@ -16,6 +16,7 @@
 #include "../backends/protocol.h"
 
 #include <jansson.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,9 @@ static const gate_scenario battery[] = {
 };
 
 #define NBATTERY (sizeof battery / sizeof battery[0])
+
+/* runner.c: set by main.c's SIGINT / SIGTERM handler */
+extern volatile sig_atomic_t qc_interrupted;
 
 /* What one run showed. */
 typedef struct gate_run {
@@ -226,8 +230,8 @@ int qc_gate_run(const qc_gate_opts *o, qc_err *err)
            proto->model, proto->engine, nsc, o->seeds);
     printf("%-32s %-6s %5s  %s\n", "scenario", "seed", "exit", "failed / judged without an "
                                                            "opportunity");
-    for (size_t s = 0; s < nsc; s++) {
-        for (int k = 0; k < o->seeds; k++) {
+    for (size_t s = 0; s < nsc && !qc_interrupted; s++) {
+        for (int k = 0; k < o->seeds && !qc_interrupted; k++) {
             gate_run *r = &runs[s * (size_t)o->seeds + (size_t)k];
             char dir[PATH_MAX + 128], name[128];
             snprintf(name, sizeof name, "%s", sc[s]->file);
@@ -255,6 +259,8 @@ int qc_gate_run(const qc_gate_opts *o, qc_err *err)
     }
     double secs = (qc_clock_ms() - t0) / 1000.0;
     code = any_fail ? 1 : any_error ? 3 : any_inc ? 4 : 0;
+    if (qc_interrupted && code != 1)
+        code = 4; /* stopped: what ran is written, the rest was not judged */
 
     json_t *root = json_object(), *arr = json_array();
     json_object_set_new(root, "schema", json_string("qchaos-gate/1"));
@@ -297,6 +303,9 @@ int qc_gate_run(const qc_gate_opts *o, qc_err *err)
                            r->failed);
             }
         printf("\n");
+    } else if (qc_interrupted) {
+        printf("qchaos: verdict: INCONCLUSIVE: the gate was interrupted (SIGINT / SIGTERM) "
+               "before all its runs were done\n");
     } else if (code == 3) {
         printf("qchaos: verdict: ERROR: some runs could not be done (exit 2/3: see their "
                "run.log)\n");

@@ -517,8 +517,12 @@ static int cmd_gate(int argc, char **argv)
     qc_err err = {0};
     if (qc_scenario_resolve(argv[optind], NULL, proto, sizeof proto, &err) != 0)
         return die(2, err.msg);
+    struct stat pst;
+    if (stat(proto, &pst) == 0 && !S_ISREG(pst.st_mode))
+        return die(2, "gate: the protocol must be a file (a .sql protocol), not a folder");
     char abs[4096];
     o.protocol = realpath(proto, abs) ? abs : proto;
+    catch_signals(); /* SIGINT / SIGTERM: the running child is stopped, no further run */
     int code = qc_gate_run(&o, &err);
     if ((code == 2 || code == 3) && err.msg[0])
         fprintf(stderr, "qchaos: %s\n", err.msg);

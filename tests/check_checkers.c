@@ -397,6 +397,39 @@ START_TEST(test_exclusive_claim_whole_second_claim_clock_passes)
 }
 END_TEST
 
+/* now() as the claim's time (issue 11 review): the second claim's step
+ * sleeps 250 ms before its UPDATE and reports its transaction's start
+ * (1850.5), 150 ms before the first lease's end; it really took the row
+ * only after the reap.  Its request took 250 ms (invoke t 900, answer
+ * t 1150), so an overlap of less than that proves nothing. */
+START_TEST(test_exclusive_claim_transaction_start_now_passes)
+{
+    qc_check c;
+
+    run(qc_check_exclusive_claim,
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'req':1}\n"
+               "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,"
+               "'token':'a','now':1000.5,'lease_until':2000.5}\n"
+               "{'seq':3,'t':900,'type':'invoke','op':'claim','worker':9,'req':2}\n"
+               "{'seq':4,'t':1150,'type':'ok','op':'claim','worker':9,'req':2,'rows':1,'job':17,"
+               "'token':'b','now':1850.5,'lease_until':2850.5}\n",
+        &c);
+    ck_assert_msg(c.verdict == QC_PASS, "%s", c.nstored > 0 ? c.v[0].msg : c.summary);
+    free(c.v);
+    /* the same overlap from a claim that took 2 ms is proven */
+    run(qc_check_exclusive_claim,
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'req':1}\n"
+               "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,"
+               "'token':'a','now':1000.5,'lease_until':2000.5}\n"
+               "{'seq':3,'t':1148,'type':'invoke','op':'claim','worker':9,'req':2}\n"
+               "{'seq':4,'t':1150,'type':'ok','op':'claim','worker':9,'req':2,'rows':1,'job':17,"
+               "'token':'b','now':1850.5,'lease_until':2850.5}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_exclusive_claim_no_claims_inconclusive)
 {
     qc_check c;
@@ -1261,6 +1294,7 @@ static Suite *checkers_suite(void)
     tcase_add_test(tc, test_exclusive_claim_txn_model_two_open_claims_fails);
     tcase_add_test(tc, test_audit_verdict_line_says_why);
     tcase_add_test(tc, test_exclusive_claim_whole_second_claim_clock_passes);
+    tcase_add_test(tc, test_exclusive_claim_transaction_start_now_passes);
     tcase_add_test(tc, test_exclusive_claim_txn_model_no_reclaim_passes);
     tcase_add_test(tc, test_exclusive_claim_reclaim_not_after_ack_passes);
     suite_add_tcase(s, tc);
