@@ -239,7 +239,10 @@ int qc_check_stale_token_rejected(const qc_history *h, qc_check *out)
     return 0;
 }
 
-/* ---- no_false_success ------------------------------------------------- */
+/* ---- no_false_success -------------------------------------------------
+ *
+ * The worker's own bookkeeping ("counted" on the answer): no time, no
+ * order; nothing outside the worker can make it count a 0-row complete. */
 
 int qc_check_no_false_success(const qc_history *h, qc_check *out)
 {
@@ -464,7 +467,10 @@ int qc_check_effects_once(const qc_history *h, qc_check *out)
     return 0;
 }
 
-/* ---- batch_bound ------------------------------------------------------ */
+/* ---- batch_bound ------------------------------------------------------
+ *
+ * Rows per request, counted from the answer lines of one request (one
+ * ledger, worker, incarnation and req): no time or order is used. */
 
 /* One OK claim event with a job, keyed by the request that returned it. */
 typedef struct claim_key {

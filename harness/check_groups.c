@@ -45,6 +45,13 @@
  * Cost: O(n log n): sorts by job and by (group, start) or (group, enqueue
  * seq); group_exclusive's sweep is O(segments + overlapping pairs),
  * group_order judges each job against its group's prefix in O(log k).
+  *
+ * Innocent explanations: group_exclusive is exclusive_claim's lease model
+ * (server times; the clock resolution and a claim's own duration as
+ * margins: check_claims.c says why); group_order places a completion only
+ * by a server time the complete returned or by a complete sent after
+ * another was acknowledged, so a late answer or a paused server cannot
+ * invert an order it did not prove.
  */
 #include "checkers.h"
 
@@ -540,7 +547,8 @@ static void report_order(qc_check *c, const qc_history *h, const gjob *x, const 
 
 /* Judges the completed jobs of one group j[0..n) (in enqueue order) against
  * the jobs enqueued before them; p has n + 1 entries. */
-static void judge_group(qc_check *c, const qc_history *h, const gjob *j, size_t n, gprefix *p)
+static void judge_group(qc_check *c, const qc_history *h, const gjob *j, size_t n, gprefix *p,
+                        double res)
 {
     p[0] = (gprefix){-1, -1, -1, 0};
     for (size_t k = 0; k < n; k++) {
@@ -574,7 +582,15 @@ static void judge_group(qc_check *c, const qc_history *h, const gjob *j, size_t 
             continue;
         c->opportunities++;
         yd = &h->ev[y->done];
-        if (q->now_at >= 0 && qc__has_time(yd->now) && j[q->now_at].lo_now > yd->now)
+        /* y's complete may have committed up to its request's duration
+         * after its "now" (now() = its transaction's start), and clocks
+         * have a resolution: x is later only beyond both */
+        const qc_event *yinv = qc__invoke_of(h, yd);
+        double margin = res + (yinv != NULL && qc__has_time(yinv->t) && qc__has_time(yd->t) &&
+                                       yd->t > yinv->t
+                                   ? (yd->t - yinv->t) * 1.001
+                                   : 0);
+        if (q->now_at >= 0 && qc__has_time(yd->now) && j[q->now_at].lo_now > yd->now + margin)
             report_order(c, h, &j[q->now_at], y, BY_NOW);
         else if (q->seq_at >= 0 && j[q->seq_at].lo_seq > yd->seq)
             report_order(c, h, &j[q->seq_at], y, BY_SEQ);
@@ -596,6 +612,7 @@ int qc_check_group_order(const qc_history *h, qc_check *out)
     memset(out, 0, sizeof *out);
     memset(&snap, 0, sizeof snap);
     out->name = "group_order";
+    double res = qc__clock_resolution(h); /* margin of a "later" server time */
     rc = group_map_build(h, &gm);
     if (rc == 0)
         rc = gjobs_build(h, &gm, &j, &n);
@@ -614,7 +631,7 @@ int qc_check_group_order(const qc_history *h, qc_check *out)
         for (b = a + 1; b < n && strcmp(j[b].group, j[a].group) == 0; b++)
             ;
         ngroups++;
-        judge_group(out, h, j + a, b - a, p);
+        judge_group(out, h, j + a, b - a, p, res);
     }
     for (size_t k = 0; k < n; k++)
         unjudged += j[k].done < 0 && j[k].lo_now_ev < 0 && j[k].lo_seq_ev < 0 && !j[k].pending;

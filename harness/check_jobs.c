@@ -15,6 +15,15 @@
  *     excuses one snapshot job that no enqueue produced;
  *   - an acknowledged complete is an OK complete with rows > 0; rows
  *     unknown proves nothing and is not counted.
+ *
+ * Innocent explanations: a run stopped before its drain (SIGINT), or a
+ * drain that timed out while the queue was still finishing jobs (a starved
+ * harness or a slow server: qc__drain_cut_short), leaves jobs unfinished
+ * that were never lost: not judged.  An enqueue whose answer was lost may
+ * have created a job the ledger cannot name.  No time is compared, so
+ * starved answers, pauses and coarse clocks change nothing.  acked_durable
+ * has none: a complete acknowledged with rows > 0 made the job done, and
+ * nothing may undo it.
  */
 #include "checkers.h"
 
@@ -142,8 +151,8 @@ static void check_enqueued(qc_check *c, const qc_history *h, const qc__snapshot 
     } else if (!is_final(row->state)) {
         int64_t seqs[] = {enq->seq, last->seq, row->seq};
         (*unfinished)++;
-        if (qc__run_interrupted(h))
-            return; /* stopped before the drain: not judged */
+        if (qc__run_interrupted(h) || qc__drain_cut_short(h))
+            return; /* stopped before the drain, or still finishing: not judged */
         qc__check_violation(c, r[0].job, seqs, 3,
                             "job %lld is %s in the final snapshot (seq %lld), not done or dead; "
                             "enqueued at seq %lld, its last ledger event is seq %lld (%s)",
@@ -240,6 +249,12 @@ done:
         out->verdict = QC_INCONCLUSIVE;
         snprintf(out->summary, sizeof out->summary,
                  "run interrupted before the drain: unfinished jobs not judged");
+    } else if (out->verdict == QC_PASS && unfinished > 0 && qc__drain_cut_short(h)) {
+        out->verdict = QC_INCONCLUSIVE;
+        snprintf(out->summary, sizeof out->summary,
+                 "the drain timed out while jobs were still finishing (the queue was making "
+                 "progress): %ld unfinished jobs not judged; give [drain] timeout_s more time",
+                 unfinished);
     }
 out:
     free(r);

@@ -61,7 +61,11 @@
  * snapshot's "error" column is optional (issue 18): when the ledger header
  * says the protocol's snapshot does not return it, the error rule is not
  * judged and the summary says so; a dead job without an error is a
- * violation only when the protocol could have shown one.
+ * violation only when the protocol could have shown one.  Innocent
+ * explanations: the ledger sees fewer claims than happened (an answer that
+ * never came), never more, so "claimed too often" is always real; a job not
+ * dead yet when the run was stopped or the drain was cut short while jobs
+ * were still finishing is not judged.
  *
  * Cost: one sort of the relevant events by job, O(n log n), and per fault a
  * scan of the reap passes and empty claims after its expiry.
@@ -629,7 +633,7 @@ int qc_check_recovery(const qc_history *h, qc_check *out)
             break;
         case REC_NEVER:
             never++;
-            if (!qc__run_interrupted(h))
+            if (!qc__run_interrupted(h) && !qc__drain_cut_short(h))
                 report_never(out, h, x);
             break;
         case REC_UNKNOWN:

@@ -200,7 +200,12 @@ void qc__snapshot_fini(qc__snapshot *s)
     memset(s, 0, sizeof *s);
 }
 
-/* ---- double_complete -------------------------------------------------- */
+/* ---- double_complete --------------------------------------------------
+ *
+ * Innocent explanations: none can make two completes of one job both
+ * answer rows > 0 on a correct protocol.  A lost answer followed by a
+ * retry is one OK event (the lost one is INFO); no time or order is used,
+ * so starvation, pauses and clocks change nothing. */
 
 /* Appends a short form of a token (the first 8 characters) to buf. */
 static void short_token(char *buf, size_t n, const char *token)
@@ -430,6 +435,32 @@ int qc__lapse_excused(const qc_history *h, const qc_event *ca, const qc_event *c
     if (h->info.heartbeat == 1 && renews)
         return 1;
     return qc__has_time(work) && work + 50.0 < x->lease_until - x->now;
+}
+
+int qc__drain_cut_short(const qc_history *h)
+{
+    const qc_event *end = NULL, *last = NULL;
+
+    for (size_t i = h->n; i-- > 0 && end == NULL;)
+        if (h->ev[i].type == QC_EV_END)
+            end = &h->ev[i];
+    if (end == NULL || end->timed_out != 1)
+        return 0;
+    for (size_t i = h->n; i-- > 0;) {
+        const qc_event *m = &h->ev[i];
+        if (m->type != QC_EV_MONITOR || m->done < 0 || !qc__has_time(m->t))
+            continue;
+        if (last == NULL) {
+            last = m;
+            continue;
+        }
+        if (last->t - m->t > 5000.0)
+            break;
+        if (last->done + (last->dead > 0 ? last->dead : 0) >
+            m->done + (m->dead > 0 ? m->dead : 0))
+            return 1;
+    }
+    return 0;
 }
 
 int qc__run_interrupted(const qc_history *h)

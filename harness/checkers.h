@@ -180,6 +180,14 @@ void qc__check_model(const qc_history *h, qc_check *c);
  * cannot be judged then, safety still can. */
 int qc__run_interrupted(const qc_history *h);
 
+/* 1 when the drain timed out (end event "timed_out") while the queue was
+ * still finishing jobs: the done + dead count of the monitor samples rose
+ * over the last 5 s before the end.  Jobs left then were slow, not lost: a
+ * starved harness or server, not the queue (issue 11); no_lost_jobs and
+ * recovery do not judge unfinished jobs then.  A queue that stopped making
+ * progress (a stuck lease, C10) is still judged. */
+int qc__drain_cut_short(const qc_history *h);
+
 /* ---- shared by the checker files only (not for other modules) ---- */
 
 /* The job an event is about: its own "job", else (a completion whose line

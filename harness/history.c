@@ -593,6 +593,7 @@ static const struct field {
     {"applied", F_BOOL, offsetof(qc_event, applied)},
     {"drained", F_BOOL, offsetof(qc_event, drained)},
     {"interrupted", F_BOOL, offsetof(qc_event, interrupted)},
+    {"timed_out", F_BOOL, offsetof(qc_event, timed_out)},
     {"token", F_STR, offsetof(qc_event, token)},
     {"new_token", F_STR, offsetof(qc_event, new_token)},
     {"op_key", F_STR, offsetof(qc_event, op_key)},

@@ -100,6 +100,7 @@ typedef struct qc_event {
     int applied;          /* effect: 1 applied by the sink, 0 deduplicated */
     int drained;          /* end: 1 when every job reached done/dead */
     int interrupted;      /* end: 1 when the run was stopped (SIGINT/SIGTERM) before the drain */
+    int timed_out;        /* end: 1 when the drain timed out with jobs left */
     const char *token;    /* interned strings, owned by the history; NULL absent */
     const char *new_token;/* renew that rotated the token */
     const char *op_key;

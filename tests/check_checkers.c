@@ -1195,6 +1195,41 @@ START_TEST(test_audit_verdict_line_says_why)
 }
 END_TEST
 
+/* Issue 11: a drain that timed out while the queue was still finishing
+ * jobs (done rose over the last 5 s of monitor samples) leaves job 2
+ * unfinished because the harness or the server was slow, not because the
+ * queue lost it: not judged.  The same drain with no progress is judged. */
+#define DRAIN_BODY(d1, d2)                                                                         \
+    "{'seq':1,'t':0,'type':'ok','op':'enqueue','worker':-1,'job':1}\n"                             \
+    "{'seq':2,'t':0,'type':'ok','op':'enqueue','worker':-1,'job':2}\n"                             \
+    "{'seq':3,'t':1000,'type':'monitor','ready':1,'inflight':1,'done':0,'dead':0}\n"               \
+    "{'seq':30,'t':8000,'type':'invoke','op':'complete','worker':1,'inc':0,'req':9,'job':1,"      \
+    "'token':'a'}\n"                                                                              \
+    "{'seq':31,'t':8001,'type':'ok','op':'complete','worker':1,'inc':0,'req':9,'job':1,"          \
+    "'token':'a','rows':1}\n"                                                                     \
+    "{'seq':40,'t':9000,'type':'monitor','ready':0,'inflight':1,'done':" d1 ",'dead':0}\n"         \
+    "{'seq':50,'t':12000,'type':'monitor','ready':0,'inflight':1,'done':" d2 ",'dead':0}\n"        \
+    "{'seq':60,'t':12100,'type':'snapshot','job':1,'state':'done','attempt':1}\n"                  \
+    "{'seq':61,'t':12101,'type':'snapshot','job':2,'state':'inflight','attempt':1}\n"              \
+    "{'seq':62,'t':12102,'type':'end','drained':false,'timed_out':true}\n"
+
+START_TEST(test_no_lost_jobs_drain_timed_out_while_progressing_not_judged)
+{
+    qc_check c;
+
+    run(qc_check_no_lost_jobs, HEADER DRAIN_BODY("0", "1"), &c);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_msg(strstr(c.summary, "still finishing") != NULL, "%s", c.summary);
+    free(c.v);
+    /* job 1 done long before the end, nothing finished in the last 5 s */
+    run(qc_check_no_lost_jobs, HEADER DRAIN_BODY("1", "1"), &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1); /* job 2 left in flight */
+    free(c.v);
+}
+END_TEST
+
 /* Transaction model, no job claimed twice: PASS with the completed jobs as
  * opportunities; without a later claim there is nothing to watch. */
 START_TEST(test_exclusive_claim_txn_model_no_reclaim_passes)
@@ -1293,6 +1328,7 @@ static Suite *checkers_suite(void)
     tcase_add_test(tc, test_all_checkers_starved_claim_answer_no_violation);
     tcase_add_test(tc, test_exclusive_claim_txn_model_two_open_claims_fails);
     tcase_add_test(tc, test_audit_verdict_line_says_why);
+    tcase_add_test(tc, test_no_lost_jobs_drain_timed_out_while_progressing_not_judged);
     tcase_add_test(tc, test_exclusive_claim_whole_second_claim_clock_passes);
     tcase_add_test(tc, test_exclusive_claim_transaction_start_now_passes);
     tcase_add_test(tc, test_exclusive_claim_txn_model_no_reclaim_passes);
