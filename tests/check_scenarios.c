@@ -16,44 +16,10 @@
 
 #include "../harness/checkers.h"
 #include "../harness/scenario.h"
+#include "e2e_fixture.h"
 
 static const char *dsn;
 static const char *odbc; /* QC_TEST_ODBC: a live MariaDB through unixODBC */
-static char outdir[256];
-
-/* The qchaos binary under test: QC_QCHAOS_BIN (tests/run.sh runs these
- * tests once more with ./qchaos-asan), default ./qchaos. */
-static const char *qc_bin(void)
-{
-    const char *b = getenv("QC_QCHAOS_BIN");
-    return b && *b ? b : "./qchaos";
-}
-
-/* system(cmd) with every "./qchaos " replaced by qc_bin(). */
-static int qc_system(const char *cmd)
-{
-    const char *bin = qc_bin(), *p;
-    size_t n = strlen(cmd) + 1, blen = strlen(bin);
-    for (p = cmd; (p = strstr(p, "./qchaos ")) != NULL; p += 9)
-        n += blen;
-    char *out = malloc(n), *o = out;
-    if (out == NULL)
-        return -1;
-    for (p = cmd; *p;) {
-        if (strncmp(p, "./qchaos ", 9) == 0) {
-            memcpy(o, bin, blen);
-            o += blen;
-            *o++ = ' ';
-            p += 9;
-        } else {
-            *o++ = *p++;
-        }
-    }
-    *o = '\0';
-    int st = system(out);
-    free(out);
-    return st;
-}
 
 static int run_qchaos(const char *args, const char *name, int use_dsn)
 {
@@ -68,30 +34,9 @@ static int run_qchaos(const char *args, const char *name, int use_dsn)
 
 static json_t *results(const char *name)
 {
-    char p[512];
-    snprintf(p, sizeof p, "%s/%s/results.json", outdir, name);
-    json_error_t je;
-    json_t *r = json_load_file(p, 0, &je);
-    ck_assert_msg(r != NULL, "cannot read %s: %s", p, je.text);
-    return r;
-}
-
-static json_t *checker(json_t *r, const char *name)
-{
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(r, "checkers"), i, c)
-    {
-        if (!strcmp(json_string_value(json_object_get(c, "name")), name))
-            return c;
-    }
-    ck_abort_msg("checker %s missing", name);
-    return NULL;
-}
-
-static const char *verdict(json_t *r, const char *name)
-{
-    return json_string_value(json_object_get(checker(r, name), "verdict"));
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", outdir, name);
+    return load_results(p);
 }
 
 /* Every judged checker passed with opportunities > 0. */

@@ -16,47 +16,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "e2e_fixture.h"
+
 #include "../backends/driver.h"
 
 static const char *dsn;
 static const char *odbc; /* QC_TEST_ODBC: a MariaDB, or NULL */
-static char outdir[256];
 
 /* The variables qchaos reads as a target (harness/target.h), unset for the
  * runs that must not see them. */
 static const char *const pg_vars = "-u PGHOST -u PGHOSTADDR -u PGPORT -u PGDATABASE -u PGUSER "
                                    "-u PGPASSWORD -u PGSERVICE -u PGSERVICEFILE";
-
-/* Runs a shell command line; returns its exit code; its stderr in *errtext
- * (malloc'd) when errtext is not NULL. */
-static int run(const char *cmd, char **errtext)
-{
-    char errpath[300], full[4096];
-    snprintf(errpath, sizeof errpath, "%s/stderr.%d.txt", outdir, (int)getpid());
-    snprintf(full, sizeof full, "%s >%s/stdout.txt 2>%s", cmd, outdir, errpath);
-    int st = system(full);
-    if (errtext) {
-        FILE *f = fopen(errpath, "r");
-        *errtext = calloc(1, 65536);
-        if (f) {
-            size_t n = fread(*errtext, 1, 65535, f);
-            (*errtext)[n] = 0;
-            fclose(f);
-        }
-    }
-    ck_assert_msg(WIFEXITED(st), "command died: %s", cmd);
-    return WEXITSTATUS(st);
-}
-
-static json_t *load_results(const char *dir)
-{
-    char p[512];
-    snprintf(p, sizeof p, "%s/results.json", dir);
-    json_error_t je;
-    json_t *r = json_load_file(p, 0, &je);
-    ck_assert_msg(r != NULL, "cannot read %s: %s", p, je.text);
-    return r;
-}
 
 /* The value of keyword in QC_TEST_DSN ("" when absent), into buf. */
 static void dsn_value(const char *keyword, char *buf, size_t n)
