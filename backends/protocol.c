@@ -1111,22 +1111,46 @@ static int lookup(const qc_result *res, int upto, const qc_params *in, const cha
 }
 
 static int run_step(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
-                    const qc_params *in, qc_result *out, qc_err *err, int manage_txn);
+                    const qc_params *in, qc_result *out, qc_err *err, int manage_txn,
+                    const qc_step_hooks *h);
+
+int qc_protocol_run_hooked(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
+                           const qc_params *in, qc_result *out, qc_err *err, int manage_txn,
+                           const qc_step_hooks *h)
+{
+    return run_step(d, c, p, step, in, out, err, manage_txn, h);
+}
 
 int qc_protocol_run(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
                     const qc_params *in, qc_result *out, qc_err *err)
 {
-    return run_step(d, c, p, step, in, out, err, 1);
+    return run_step(d, c, p, step, in, out, err, 1, NULL);
 }
 
 int qc_protocol_run_in_txn(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
                            const qc_params *in, qc_result *out, qc_err *err)
 {
-    return run_step(d, c, p, step, in, out, err, 0);
+    return run_step(d, c, p, step, in, out, err, 0, NULL);
+}
+
+#define WIRE(in_)                                                                          \
+    do {                                                                                   \
+        if (h != NULL && h->wire != NULL)                                                  \
+            h->wire(h->ctx, in_);                                                          \
+    } while (0)
+
+static void hook_point(const qc_step_hooks *h, qc_step_id step, const char *what)
+{
+    char name[40];
+    if (h == NULL || h->point == NULL)
+        return;
+    snprintf(name, sizeof name, "%s.%s", step_names[step], what);
+    h->point(h->ctx, name);
 }
 
 static int run_step(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
-                    const qc_params *in, qc_result *out, qc_err *err, int manage_txn)
+                    const qc_params *in, qc_result *out, qc_err *err, int manage_txn,
+                    const qc_step_hooks *h)
 {
     const qc_step *st;
     qc_result *res = NULL;
@@ -1166,15 +1190,25 @@ static int run_step(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_ste
                 goto fail;
             }
         }
+        WIRE(1);
         rc = d->exec(c, s->id, prepare, s->sql, s->nparams, vals, &res[i], err);
+        WIRE(0);
         if (rc != 0)
             goto fail;
         last = i;
         if (i + 1 < st->nstmts && res[i].ncols > 0 && res[i].nrows == 0)
             break; /* nothing to work on: the step ends here */
+        if (i + 1 < st->nstmts) {
+            char n[12];
+            snprintf(n, sizeof n, "%d", i + 1);
+            hook_point(h, step, n);
+        }
     }
     if (began) {
+        hook_point(h, step, "commit");
+        WIRE(1);
         rc = d->commit(c, err);
+        WIRE(0);
         if (rc != 0)
             goto fail;
     }

@@ -190,4 +190,21 @@ int qc_protocol_run(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_ste
 int qc_protocol_run_in_txn(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
                            const qc_params *in, qc_result *out, qc_err *err);
 
+/* Hooks into a step's run (the schedule's named points, harness/sched.h).
+ * wire(ctx, 1) before a statement or COMMIT is sent, wire(ctx, 0) when its
+ * answer came; point(ctx, name) after statement N of several answered
+ * ("claim.1": N = 1) and before a step's own COMMIT is sent ("claim.commit").
+ * Called on the running thread; either may be NULL. */
+typedef struct qc_step_hooks {
+    void (*wire)(void *ctx, int in);
+    void (*point)(void *ctx, const char *name);
+    void *ctx;
+} qc_step_hooks;
+
+/* qc_protocol_run (manage_txn = 1) or qc_protocol_run_in_txn (0) with
+ * hooks (may be NULL). */
+int qc_protocol_run_hooked(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
+                           const qc_params *in, qc_result *out, qc_err *err, int manage_txn,
+                           const qc_step_hooks *h);
+
 #endif

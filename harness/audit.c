@@ -294,6 +294,24 @@ int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *
     print_table(out, c, nc, h.info.checkers);
     int code = qc_audit_exit_code(c, nc, h.info.checkers);
     qc_audit_verdict_line(c, nc, h.info.checkers, qc__run_interrupted(&h), line, sizeof line);
+    /* A schedule (script, replay) that was not carried out: what it was to
+     * show may not have happened, so a run without a violation proves
+     * nothing (a violation found on the way is still real). */
+    for (size_t i = 0; i < h.n; i++) {
+        const qc_event *e = &h.ev[i];
+        if (e->type != QC_EV_NOTE || e->note == NULL || strcmp(e->note, "schedule abandoned"))
+            continue;
+        fprintf(out, "qchaos: the schedule was not carried out: %s\n",
+                e->error != NULL ? e->error : "(no reason recorded)");
+        if (code == 0) {
+            code = 4;
+            snprintf(line, sizeof line,
+                     "qchaos: verdict: INCONCLUSIVE: no violation, but the schedule was not "
+                     "carried out: %.900s",
+                     e->error != NULL ? e->error : "(no reason recorded)");
+        }
+        break;
+    }
     if (verdict != NULL && verdict_size > 0)
         snprintf(verdict, verdict_size, "%s", line); /* the caller ends with it */
     else

@@ -29,9 +29,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "audit.h"
 #include "cli.h"
 #include "../reports/report.h"
+#include "explore.h"
 #include "gate.h"
 #include "mutation.h"
 #include "runner.h"
@@ -69,6 +72,8 @@ static void usage(FILE *f)
             "       qchaos report [--allow-inconclusive] DIR [LEDGER...]\n"
             "       qchaos mutation [--seeds K] [--out DIR] [--dsn DSN] [--only NAME] [--correct FILE]\n"
             "       qchaos gate PROTOCOL [--dsn DSN] [--seeds K] [--seed N] [--out DIR] [--groups]\n"
+            "       qchaos explore SCENARIO [--protocol FILE] [--runs N] [--seed N] [--depth D]\n"
+            "                      [--dsn DSN] [--out DIR]\n"
             "       qchaos version (or -V, --version)\n"
             "\n"
             "'qchaos COMMAND --help' (or 'qchaos help COMMAND') lists a command's options.\n"
@@ -103,6 +108,9 @@ static void run_help(void)
            "  --allow-inconclusive  junit.xml shows INCONCLUSIVE checkers as skipped\n"
            "  --repeat N         run seeds SEED..SEED+N-1 (folders OUT/seed-S), stop at the\n"
            "                     first that does not pass\n"
+           "  --replay RUNDIR    run RUNDIR's run again (its scenario, protocol, seed, workers,\n"
+           "                     jobs), imposing the order in which its actors passed the\n"
+           "                     protocol's points (results in RUNDIR/replay-N)\n"
            "  -h, --help         this help\n"
            "\n%s",
            qc_datadir(), exit_codes);
@@ -282,11 +290,142 @@ static void run_out_dir(char *dir, size_t n, const char *out, const char *name, 
  * repeat line; freed by main. */
 static char **run_typed;
 
+static const char *jstr(const json_t *v)
+{
+    return json_is_string(v) ? json_string_value(v) : "";
+}
+
+/* What --replay RUNDIR takes from the run's ledger header. */
+typedef struct replay_src {
+    char ledger[4200];
+    char scenario[4096];
+    char protocol[1000];
+    uint64_t seed;
+    long workers, jobs;
+    double duration_s;
+} replay_src;
+
+/* Reads RUNDIR/ledger.jsonl's header.  Errors: QC_EINVAL naming the file
+ * (not a run folder, a ledger without a header). */
+static int replay_load(const char *dir, replay_src *r, qc_err *err)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    FILE *f;
+    json_t *h;
+    json_error_t je;
+
+    snprintf(r->ledger, sizeof r->ledger, "%s/ledger.jsonl", dir);
+    if ((f = fopen(r->ledger, "r")) == NULL)
+        return qc_err_set(err, QC_EINVAL, "--replay %s: no ledger.jsonl there (give the folder "
+                                          "of a run)", dir);
+    if (getline(&line, &cap, f) < 0) {
+        fclose(f);
+        free(line);
+        return qc_err_set(err, QC_EINVAL, "%s:1: empty ledger", r->ledger);
+    }
+    fclose(f);
+    h = json_loads(line, 0, &je);
+    free(line);
+    if (h == NULL || strcmp(jstr(json_object_get(h, "type")), "header")) {
+        json_decref(h);
+        return qc_err_set(err, QC_EINVAL, "%s:1: expected the run's header line", r->ledger);
+    }
+    const char *sc = json_string_value(json_object_get(h, "scenario_file"));
+    const char *pr = json_string_value(json_object_get(h, "protocol"));
+    if (pr == NULL || !json_is_integer(json_object_get(h, "seed"))) {
+        json_decref(h);
+        return qc_err_set(err, QC_EINVAL, "%s:1: the header names no protocol or seed",
+                          r->ledger);
+    }
+    snprintf(r->scenario, sizeof r->scenario, "%s", sc ? sc : "");
+    snprintf(r->protocol, sizeof r->protocol, "%s", pr);
+    r->seed = (uint64_t)json_integer_value(json_object_get(h, "seed"));
+    r->workers = (long)json_integer_value(json_object_get(h, "workers"));
+    r->jobs = (long)json_integer_value(json_object_get(h, "jobs"));
+    r->duration_s = json_number_value(json_object_get(h, "duration_s"));
+    json_decref(h);
+    if (r->scenario[0] == '\0')
+        return qc_err_set(err, QC_EINVAL,
+                          "%s:1: the run had no scenario file; give it: qchaos run FILE "
+                          "--replay %s",
+                          r->ledger, dir);
+    if (r->workers < 1)
+        return qc_err_set(err, QC_EINVAL, "%s:1: the header has no worker count", r->ledger);
+    return 0;
+}
+
+/* The first violation's job of checker name in results.json root, or
+ * INT64_MIN. */
+static int64_t first_job(json_t *root, const char *name, int *failed)
+{
+    size_t i;
+    json_t *c;
+    *failed = 0;
+    json_array_foreach(json_object_get(root, "checkers"), i, c)
+    {
+        if (strcmp(jstr(json_object_get(c, "name")), name))
+            continue;
+        *failed = !strcmp(jstr(json_object_get(c, "verdict")), "FAIL");
+        json_t *v = json_array_get(json_object_get(c, "violations"), 0);
+        json_t *j = json_object_get(v, "job");
+        return json_is_integer(j) ? (int64_t)json_integer_value(j) : INT64_MIN;
+    }
+    return INT64_MIN;
+}
+
+/* Says, per checker that failed in the original run, whether the replay
+ * failed it again on the same job. */
+static void replay_compare(const char *orig_dir, const char *new_dir)
+{
+    char p1[1300], p2[1300];
+    json_t *a, *b;
+    size_t i;
+    json_t *c;
+    int same = 0, differ = 0;
+
+    snprintf(p1, sizeof p1, "%s/results.json", orig_dir);
+    snprintf(p2, sizeof p2, "%s/results.json", new_dir);
+    a = json_load_file(p1, 0, NULL);
+    b = json_load_file(p2, 0, NULL);
+    if (a == NULL || b == NULL) {
+        json_decref(a);
+        json_decref(b);
+        return;
+    }
+    json_array_foreach(json_object_get(a, "checkers"), i, c)
+    {
+        const char *name = json_string_value(json_object_get(c, "name"));
+        int f1, f2;
+        if (name == NULL ||
+            strcmp(jstr(json_object_get(c, "verdict")), "FAIL"))
+            continue;
+        int64_t j1 = first_job(a, name, &f1), j2 = first_job(b, name, &f2);
+        if (f2 && j1 == j2) {
+            same++;
+            printf("qchaos: replay: %s failed again on job %lld, as in %s\n", name,
+                   (long long)j2, orig_dir);
+        } else {
+            differ++;
+            if (f2)
+                printf("qchaos: replay: %s failed, but first on job %lld (the original: job "
+                       "%lld)\n", name, (long long)j2, (long long)j1);
+            else
+                printf("qchaos: replay: %s did NOT fail again (the original failed it on job "
+                       "%lld)\n", name, (long long)j1);
+        }
+    }
+    if (same + differ == 0)
+        printf("qchaos: replay: the original run had no failing checker\n");
+    json_decref(a);
+    json_decref(b);
+}
+
 static int cmd_run(int argc, char **argv)
 {
     enum { O_DSN = 256, O_WORKER_DSN, O_PROTOCOL, O_WORKERS, O_JOBS, O_DURATION, O_SEED, O_OUT, O_KEEP,
            O_NOPROGRESS, O_ALLOW_INC, O_REPEAT,
-           O_FORCE, O_ALLOW_EXISTING };
+           O_FORCE, O_ALLOW_EXISTING, O_REPLAY };
     static const struct option opts[] = {
         {"dsn", required_argument, 0, O_DSN}, {"worker-dsn", required_argument, 0, O_WORKER_DSN},         {"protocol", required_argument, 0, O_PROTOCOL},
         {"workers", required_argument, 0, O_WORKERS}, {"jobs", required_argument, 0, O_JOBS},
@@ -297,11 +436,13 @@ static int cmd_run(int argc, char **argv)
         {"repeat", required_argument, 0, O_REPEAT},
         {"force", no_argument, 0, O_FORCE},
         {"allow-existing", no_argument, 0, O_ALLOW_EXISTING},
+        {"replay", required_argument, 0, O_REPLAY},
         {0, 0, 0, 0}};
     if ((run_typed = calloc((size_t)argc + 1, sizeof *run_typed)) == NULL)
         return die(3, "out of memory");
     memcpy(run_typed, argv, (size_t)argc * sizeof *run_typed);
     const char *dsn = NULL, *worker_dsn = NULL, *protocol = NULL, *out = NULL, *seed = NULL, *duration = NULL;
+    const char *replay = NULL;
     long workers = -1, jobs = -1, repeat_n = 0;
     int keep = 0, noprogress = 0, allow_inc = 0, force = 0, allow_existing = 0, c;
     optind = 1;
@@ -327,6 +468,7 @@ static int cmd_run(int argc, char **argv)
             if (parse_long_arg("--repeat", optarg, 1, &repeat_n)) return 2;
             break;
         case O_FORCE: force = 1; break;
+        case O_REPLAY: replay = optarg; break;
         case 'h': run_help(); return 0;
         default: return bad_option("run", opts, argc, argv, c);
         }
@@ -339,8 +481,22 @@ static int cmd_run(int argc, char **argv)
     qc_scenario_defaults(&o.sc);
     qc_err err = {0};
     char base_dir[1024] = "", scenario[4096];
-    if (optind < argc) {
-        if (qc_scenario_find(argv[optind], scenario, sizeof scenario, &err) != 0 ||
+    replay_src rp;
+    memset(&rp, 0, sizeof rp);
+    if (replay != NULL) {
+        if (repeat_n > 0 || workers > 0 || jobs >= 0 || duration != NULL)
+            return die(2, "--replay runs the earlier run as it was: it takes no --repeat, "
+                          "--workers, --jobs or --duration");
+        if (replay_load(replay, &rp, &err) != 0)
+            return die(2, err.msg);
+        if (seed != NULL && strtoull(seed, NULL, 10) != rp.seed)
+            return die(2, "--replay: the run had another --seed (a replay runs the run's own)");
+    }
+    const char *scen_arg = optind < argc ? argv[optind] : replay != NULL ? rp.scenario : NULL;
+    if (replay != NULL && protocol == NULL)
+        protocol = rp.protocol; /* the run's own, whatever its scenario file says now */
+    if (scen_arg != NULL) {
+        if (qc_scenario_find(scen_arg, scenario, sizeof scenario, &err) != 0 ||
             qc_scenario_load(&o.sc, scenario, &err) != 0)
             return die(qc_err_exit_code(err.code), err.msg);
         char tmp[4096];
@@ -354,6 +510,39 @@ static int cmd_run(int argc, char **argv)
     if (qc_scenario_resolve(proto_name, protocol ? NULL : (base_dir[0] ? base_dir : NULL),
                             o.sc.protocol, sizeof o.sc.protocol, &err) != 0)
         return die(2, err.msg);
+    if (replay != NULL) {
+        char want[4096], have[4096];
+        if (realpath(rp.protocol, want) == NULL)
+            snprintf(want, sizeof want, "%s", rp.protocol);
+        if (realpath(o.sc.protocol, have) == NULL)
+            snprintf(have, sizeof have, "%s", o.sc.protocol);
+        if (strcmp(want, have)) {
+            fprintf(stderr,
+                    "qchaos: %s: the ledger was recorded with protocol %s, not %s: a replay runs "
+                    "the protocol the run had (drop --protocol, or give that file)\n",
+                    rp.ledger, rp.protocol, o.sc.protocol);
+            return 2;
+        }
+        o.sc.seed = rp.seed;
+        o.sc.seed_set = 1;
+        o.sc.workers = rp.workers;
+        o.sc.jobs = rp.jobs;
+        o.sc.duration_s = rp.duration_s;
+        /* the recorded order is the schedule: a script or PCT does not also run */
+        o.sc.nsteps = 0;
+        o.sc.explore_pct = 0;
+        o.replay = rp.ledger;
+        if (out == NULL) {
+            static char rdir[1200];
+            for (int k = 1; k < 1000; k++) {
+                struct stat st;
+                snprintf(rdir, sizeof rdir, "%s/replay-%d", replay, k);
+                if (stat(rdir, &st) != 0)
+                    break;
+            }
+            out = rdir;
+        }
+    }
     if (workers > 0)
         o.sc.workers = workers;
     if (jobs >= 0)
@@ -428,6 +617,8 @@ static int cmd_run(int argc, char **argv)
         code = qc_run(&o, &err);
         if ((code == 2 || code == 3) && err.msg[0])
             fprintf(stderr, "qchaos: %s\n", err.msg);
+        if (replay != NULL && (code == 0 || code == 1 || code == 4))
+            replay_compare(replay, o.out_dir);
         if (code != 0 || qc_interrupted) {
             if (repeat_n > 0 && code != 0)
                 fprintf(stderr, "qchaos: --repeat stopped at seed %" PRIu64 " (run %ld of %ld, exit %d); "
@@ -524,6 +715,89 @@ static int cmd_gate(int argc, char **argv)
     o.protocol = realpath(proto, abs) ? abs : proto;
     catch_signals(); /* SIGINT / SIGTERM: the running child is stopped, no further run */
     int code = qc_gate_run(&o, &err);
+    if ((code == 2 || code == 3) && err.msg[0])
+        fprintf(stderr, "qchaos: %s\n", err.msg);
+    return code;
+}
+
+static void explore_help(void)
+{
+    printf("usage: qchaos explore SCENARIO [--protocol FILE] [--runs N] [--seed N] [--depth D]\n"
+           "                      [--dsn DSN] [--out DIR]\n"
+           "\n"
+           "Runs SCENARIO again and again, each run under a different PCT schedule (one actor\n"
+           "at a time at the protocol's named points, random priorities and D-1 random\n"
+           "priority changes from the run's seed), and stops at the first run that fails:\n"
+           "prints its folder, its order of points and the command that replays it.\n"
+           "Keep the scenario small (2-3 workers, a few jobs): each run is serial.\n"
+           "\n"
+           "options:\n"
+           "  --protocol FILE  protocol file, overrides the scenario's\n"
+           "  --runs N         at most N runs (default 20)\n"
+           "  --seed N         first seed (default 1); run i uses seed N+i\n"
+           "  --depth D        PCT depth (default 3)\n"
+           "  --dsn DSN        database (default: an ephemeral PostgreSQL per run)\n"
+           "  --out DIR        runs go to DIR/run-SEED (default results/explore)\n"
+           "\n%s",
+           exit_codes);
+}
+
+static int cmd_explore(int argc, char **argv)
+{
+    static const struct option opts[] = {{"dsn", required_argument, 0, 'd'},
+                                          {"protocol", required_argument, 0, 'p'},
+                                          {"runs", required_argument, 0, 'r'},
+                                          {"seed", required_argument, 0, 's'},
+                                          {"depth", required_argument, 0, 'D'},
+                                          {"out", required_argument, 0, 'o'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    qc_explore_opts o = {.runs = 20, .first_seed = 1, .depth = 3, .out_dir = "results/explore"};
+    long k;
+    int c;
+    char scen[4096], proto[1024], pabs[4096], sabs[4096];
+    qc_err err = {0};
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': o.dsn = optarg; break;
+        case 'p': o.protocol = optarg; break;
+        case 'r':
+            if (parse_long_arg("--runs", optarg, 1, &k)) return 2;
+            o.runs = (int)(k > 100000 ? 100000 : k);
+            break;
+        case 's':
+            if (parse_long_arg("--seed", optarg, 0, &k)) return 2;
+            o.first_seed = (int)(k > 1000000000 ? 1000000000 : k);
+            break;
+        case 'D':
+            if (parse_long_arg("--depth", optarg, 1, &k)) return 2;
+            o.depth = (int)(k > 9 ? 9 : k);
+            break;
+        case 'o': o.out_dir = optarg; break;
+        case 'h': explore_help(); return 0;
+        default: return bad_option("explore", opts, argc, argv, c);
+        }
+    }
+    if (argc - optind != 1)
+        return die(2, "explore takes one scenario file (see 'qchaos explore --help')");
+    if (qc_scenario_find(argv[optind], scen, sizeof scen, &err) != 0)
+        return die(2, err.msg);
+    qc_scenario probe;
+    qc_scenario_defaults(&probe);
+    if (qc_scenario_load(&probe, scen, &err) != 0)
+        return die(2, err.msg);
+    if (probe.nsteps > 0)
+        return die(2, "explore: the scenario has [schedule] steps (a script); explore makes "
+                      "its own schedules: give a scenario without steps");
+    o.scenario = realpath(scen, sabs) ? sabs : scen;
+    if (o.protocol != NULL) {
+        if (qc_scenario_resolve(o.protocol, NULL, proto, sizeof proto, &err) != 0)
+            return die(2, err.msg);
+        o.protocol = realpath(proto, pabs) ? pabs : proto;
+    }
+    catch_signals();
+    int code = qc_explore_run(&o, &err);
     if ((code == 2 || code == 3) && err.msg[0])
         fprintf(stderr, "qchaos: %s\n", err.msg);
     return code;
@@ -640,6 +914,8 @@ static int command_help(const char *cmd)
         mutation_help();
     else if (!strcmp(cmd, "gate"))
         gate_help();
+    else if (!strcmp(cmd, "explore"))
+        explore_help();
     else if (!strcmp(cmd, "version"))
         printf("usage: qchaos version (or -V, --version)\n");
     else {
@@ -679,6 +955,8 @@ int main(int argc, char **argv)
         return cmd_mutation(argc - 1, argv + 1);
     if (!strcmp(cmd, "gate"))
         return cmd_gate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "explore"))
+        return cmd_explore(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
         printf("qchaos %s\n", QC_VERSION);
         return 0;

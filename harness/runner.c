@@ -8,6 +8,7 @@
  * `qchaos audit` on the same ledger gives the same verdict.
  */
 #include "runner.h"
+#include "sched.h"
 #include "audit.h"
 #include "clock.h"
 #include "lint.h"
@@ -171,6 +172,14 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "idle_cap_ms", json_integer(s->idle_cap_ms));
     json_object_set_new(h, "idle_jitter", json_real(s->idle_jitter));
     json_object_set_new(h, "duration_s", json_real(s->duration_s));
+    if (o->replay != NULL)
+        json_object_set_new(h, "replay_of", json_string(o->replay));
+    if (s->nsteps > 0 || s->explore_pct || o->replay != NULL) {
+        json_object_set_new(h, "schedule",
+                            json_string(o->replay ? "replay" : s->nsteps > 0 ? "script" : "pct"));
+        if (s->explore_pct)
+            json_object_set_new(h, "pct_depth", json_integer(s->pct_depth));
+    }
     /* The idle bounds: given in [bounds], or derived from the declared
      * policy (twice the steady rate at the cap, the cap with jitter plus
      * 100 ms of scheduling slack). */
@@ -710,6 +719,72 @@ static void progress(const qc_shared *sh, double elapsed_s, long total, double *
         fputc('\n', stderr);
 }
 
+/* The run's schedule (sched.h): a replay of o->replay's ledger, the
+ * scenario's script (its steps on points this protocol lacks are dropped,
+ * each with a note), or PCT exploration; *out stays NULL without one.
+ * Errors: QC_EIO / QC_EINVAL reading the replayed ledger, QC_ENOMEM. */
+static int make_schedule(const qc_run_opts *o, const qc_protocol *proto, int txn_model,
+                         qc_ledger *ledger, qc_lbuf *lb, qc_sched **out, qc_err *err)
+{
+    const qc_scenario *s = &o->sc;
+    qc_sched_entry *v = NULL;
+    int n = 0, rc;
+    qc_sched_mode mode;
+    char source[1100];
+    qc_lbuf *slb;
+
+    *out = NULL;
+    if (o->replay == NULL && s->nsteps == 0 && !s->explore_pct)
+        return 0;
+    if (o->replay != NULL) {
+        if ((rc = qc_sched_load_replay(o->replay, &v, &n, err)) != 0)
+            return rc;
+        mode = QC_SCHED_REPLAY;
+        snprintf(source, sizeof source, "%s", o->replay);
+    } else if (s->nsteps > 0) {
+        mode = QC_SCHED_SCRIPT;
+        snprintf(source, sizeof source, "%s", s->path);
+        if ((v = calloc((size_t)s->nsteps, sizeof *v)) == NULL)
+            return qc_err_set(err, QC_ENOMEM, "out of memory");
+        for (int i = 0; i < s->nsteps; i++) {
+            int actor;
+            if (qc_actor_parse(s->steps[i].actor, &actor) != 0)
+                continue; /* checked at load */
+            if (!qc_point_in_protocol(s->steps[i].point, proto, txn_model)) {
+                char msg[1400];
+                snprintf(msg, sizeof msg,
+                         "%s:%d: step '%s %s' dropped: protocol %s has no such point (a step "
+                         "it lacks, or fewer statements)",
+                         s->path, s->steps[i].line, s->steps[i].actor, s->steps[i].point,
+                         proto->path);
+                fprintf(stderr, "qchaos: %s\n", msg);
+                json_t *e = json_object();
+                json_object_set_new(e, "type", json_string("note"));
+                json_object_set_new(e, "note", json_string("schedule step dropped"));
+                json_object_set_new(e, "error", json_string(msg));
+                qc_ledger_append(lb, e);
+                continue;
+            }
+            v[n].actor = actor;
+            snprintf(v[n].point, sizeof v[n].point, "%s", s->steps[i].point);
+            v[n].job = s->steps[i].with_job ? QC_SCHED_ANY_JOB : INT64_MIN;
+            v[n].where = s->steps[i].line;
+            n++;
+        }
+    } else {
+        mode = QC_SCHED_PCT;
+        snprintf(source, sizeof source, "PCT seed %llu", (unsigned long long)s->seed);
+    }
+    if ((slb = qc_ledger_buf(ledger)) == NULL ||
+        (*out = qc_sched_new(mode, v, n, (int)s->workers, s->seed, (int)s->pct_depth,
+                             s->block_ms, qc_scenario_hold_timeout_ms(s), slb, source)) == NULL) {
+        free(v);
+        return qc_err_set(err, QC_ENOMEM, "out of memory");
+    }
+    free(v);
+    return 0;
+}
+
 int qc_run(const qc_run_opts *o, qc_err *err)
 {
     const qc_scenario *s = &o->sc;
@@ -720,6 +795,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     qc_ledger *ledger = NULL;
     qc_sink *sink = NULL;
     qc_worker *workers = NULL;
+    qc_sched *sched = NULL;
     qc_worker reaper;
     int nstarted = 0, reaper_started = 0;
     qc_shared sh;
@@ -931,6 +1007,12 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     sh.no_prepare = !strcmp(s->pooler, "pgbouncer");
     sh.txn_model = !strcmp(proto->model, "transaction");
     sh.stmt_timeout_ms = qc_scenario_statement_timeout_ms(s);
+    if ((rc = make_schedule(o, proto, !strcmp(proto->model, "transaction"), ledger, lb, &sched,
+                            err)) != 0) {
+        code = rc == QC_EINVAL || rc == QC_EIO ? 2 : 3;
+        goto out;
+    }
+    sh.sched = sched;
     atomic_store(&sh.chaos, 1);
     server_count count_before = {0};
     if (!strcmp(proto->engine, "postgres"))
@@ -946,6 +1028,8 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         if (qc_worker_start(&reaper, &sh, -1) == 0)
             reaper_started = 1;
     }
+    if (!reaper_started)
+        qc_sched_exit(sched, QC_ACTOR_REAPER); /* no reaper: nobody waits for it */
     if (s->feed_bursts > 0 && s->feed_jobs > 0) {
         feed.sh = &sh;
         feed.dsn = dsn;
@@ -998,7 +1082,8 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             qc_ledger_append(lb, e);
         }
         if (!drained && chaos_over && m.ok && m.ready == 0 && m.inflight == 0 &&
-            atomic_load(&feed.done) && atomic_load(&sh.connected) == nstarted) {
+            atomic_load(&feed.done) && atomic_load(&sh.connected) == nstarted &&
+            !qc_sched_in_flight(sched)) {
             drained = 1;
             drained_at = el;
             if (s->idle_tail_s > 0) {
@@ -1021,6 +1106,16 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     }
     atomic_store(&sh.chaos, 0);
     atomic_store(&sh.stop, 1);
+    qc_sched_release(sched); /* nobody waits at a point once the run stops */
+    if (sched != NULL) {
+        int done_n, total_n, blocked_n;
+        qc_sched_stats(sched, &done_n, &total_n, &blocked_n);
+        if (qc_sched_abandoned(sched))
+            fprintf(stderr, "qchaos: schedule abandoned: %s\n", qc_sched_abandoned(sched));
+        else if (total_n > 0)
+            fprintf(stderr, "qchaos: schedule: %d of %d steps carried out, %d blocked\n", done_n,
+                    total_n, blocked_n);
+    }
     if (qc_interrupted) {
         fprintf(stderr, "qchaos: interrupted: cancelling the statements in flight\n");
         cancel_all(&sh, workers, nstarted, reaper_started ? &reaper : NULL, &feed, &nem);
@@ -1190,6 +1285,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         printf("%s\n", verdict_line); /* the last line, whatever came before */
 
 out:
+    qc_sched_release(sched);
     if (workers && atomic_load(&sh.stop) == 0) {
         atomic_store(&sh.stop, 1);
         for (int i = 0; i < nstarted; i++)
@@ -1213,6 +1309,7 @@ out:
     free(pids);
     free(job_ids);
     qc_fault_plan_destroy(plan);
+    qc_sched_free(sched);
     qc_sink_destroy(sink);
     qc_protocol_destroy(proto);
     json_decref(target);

@@ -17,6 +17,8 @@ typedef struct qc_run_opts {
     int progress;         /* 1: progress line on stderr every second */
     int allow_inconclusive; /* junit.xml: INCONCLUSIVE as skipped, not failure */
     const char *argv_line;/* the command line, for "repeat with" */
+    const char *replay;   /* --replay: the earlier run's ledger.jsonl whose order of points
+                             this run imposes again (harness/sched.h), or NULL */
 } qc_run_opts;
 
 /* Runs a scenario; returns the process exit code (0 pass, 1 violation,

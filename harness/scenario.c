@@ -7,6 +7,7 @@
  */
 #include "scenario.h"
 #include "input.h"
+#include "sched.h"
 
 #include <ini.h>
 #include <pthread.h>
@@ -49,6 +50,8 @@ void qc_scenario_defaults(qc_scenario *s)
     s->drain_timeout_s = 120;
     s->monitor_interval_ms = 250;
     s->recovery_slack_ms = 2000;
+    s->pct_depth = 3;
+    s->block_ms = 300;
     for (int k = 0; k < QC_FAULT_COUNT; k++) {
         s->faults[k].count = 0;
         s->faults[k].rate = 0;
@@ -346,9 +349,11 @@ static int handler(void *user, const char *section, const char *name, const char
         CHOICEKEY("after_stall", stall_then_fail, "complete", "fail")
         CHOICEKEY("on_renew_refused", renew_refused_continue, "stop", "continue")
         LONGKEY("policy", "heartbeat_every_ms", heartbeat_every_ms, 0)
+        CHOICEKEY("worker_name", worker_name_kept, "per_incarnation", "kept")
         return fail(c,
                     "unknown key '%s' in [%s] (expected heartbeat, heartbeat_every_ms, "
-                    "on_renew_refused, count_zero_row_complete, on_lost_ack, after_stall)",
+                    "on_renew_refused, count_zero_row_complete, on_lost_ack, after_stall, "
+                    "worker_name)",
                     name, section);
     }
     if (!strcmp(section, "sink")) {
@@ -406,6 +411,46 @@ static int handler(void *user, const char *section, const char *name, const char
         return fail(c, "unknown key '%s' in [%s] (expected judge, expect, baseline)", name,
                     section);
     }
+    if (!strcmp(section, "schedule")) {
+        if (!strcmp(name, "step")) {
+            char a[64], pt[64], extra[8], msg[400];
+            int actor;
+            if (s->nsteps >= (int)(sizeof s->steps / sizeof s->steps[0]))
+                return fail(c, "too many steps (at most %d)",
+                            (int)(sizeof s->steps / sizeof s->steps[0]));
+            int nw = sscanf(value, "%63s %63s %7s", a, pt, extra);
+            char more[8];
+            if (nw < 2 || (nw == 3 && strcmp(extra, "job")) ||
+                sscanf(value, "%*s %*s %*s %7s", more) == 1)
+                return fail(c, "step must be ACTOR POINT [job] (e.g. 'w0 claim.1', "
+                               "'reaper reap.after job'), got '%s'", value);
+            s->steps[s->nsteps].with_job = nw == 3;
+            if (qc_actor_parse(a, &actor) != 0)
+                return fail(c, "unknown actor '%s' in step (expected w0, w1, ... or reaper)", a);
+            if (qc_point_check(pt, msg, sizeof msg) != 0)
+                return fail(c, "%s", msg);
+            if (strlen(a) >= sizeof s->steps[0].actor || strlen(pt) >= sizeof s->steps[0].point)
+                return fail(c, "step '%s': name too long", value);
+            memcpy(s->steps[s->nsteps].actor, a, strlen(a) + 1);
+            memcpy(s->steps[s->nsteps].point, pt, strlen(pt) + 1);
+            s->steps[s->nsteps].line = c->rd->line;
+            s->nsteps++;
+            return 1;
+        }
+        if (!strcmp(name, "explore")) {
+            if (strcmp(value, "pct") && strcmp(value, "none"))
+                return fail(c, "explore must be pct or none, got '%s'", value);
+            s->explore_pct = !strcmp(value, "pct");
+            return 1;
+        }
+        LONGKEY("schedule", "pct_depth", pct_depth, 1)
+        LONGKEY("schedule", "block_ms", block_ms, 10)
+        LONGKEY("schedule", "hold_timeout_ms", hold_timeout_ms, 100)
+        return fail(c,
+                    "unknown key '%s' in [%s] (expected step, explore, pct_depth, block_ms, "
+                    "hold_timeout_ms)",
+                    name, section);
+    }
     if (!strcmp(section, "run")) {
         if (!strcmp(name, "seed")) {
             char *end;
@@ -421,7 +466,7 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     return fail(c,
                 "unknown section [%s]%s (expected [scenario], [workload], [lease], [idle], "
-                "[drain], [bounds], [faults], [sink], [policy], [feed], [nemesis], [topology], [checks], [run])",
+                "[drain], [bounds], [faults], [sink], [policy], [feed], [nemesis], [topology], [checks], [schedule], [run])",
                 section, "");
 }
 
@@ -715,9 +760,32 @@ int qc_scenario_resolve(const char *name, const char *base_dir, char *out, size_
                       base_dir ? base_dir : ".", qc_datadir());
 }
 
+long qc_scenario_hold_timeout_ms(const qc_scenario *s)
+{
+    double planned = (double)s->lease_ms * s->stall_factor + (double)s->work_ms_max;
+    long derived = (long)(3.0 * planned);
+    if (s->hold_timeout_ms > 0)
+        return s->hold_timeout_ms;
+    return derived > 10000 ? derived : 10000;
+}
+
 int qc_scenario_validate(const qc_scenario *s, qc_err *err)
 {
     const char *src = s->path[0] ? s->path : "scenario";
+    for (int i = 0; i < s->nsteps; i++) {
+        int actor;
+        if (qc_actor_parse(s->steps[i].actor, &actor) == 0 && actor >= s->workers)
+            return qc_err_set(err, QC_EINVAL,
+                              "%s:%d: step names worker %s, but the run has %ld worker%s "
+                              "(w0 .. w%ld)",
+                              src, s->steps[i].line, s->steps[i].actor, s->workers,
+                              s->workers == 1 ? "" : "s", s->workers - 1);
+    }
+    if (s->nsteps > 0 && s->explore_pct)
+        return qc_err_set(err, QC_EINVAL,
+                          "%s: [schedule] has steps and explore = pct: a script or an "
+                          "exploration, not both",
+                          src);
     if (s->idle_cap_ms < s->idle_base_ms)
         return qc_err_set(err, QC_EINVAL, "%s: [idle] cap_ms (%ld) must be >= base_ms (%ld)", src,
                           s->idle_cap_ms, s->idle_base_ms);

@@ -91,6 +91,21 @@ typedef struct qc_scenario {
     /* [checks] */
     char checkers[1024];     /* comma-separated checkers this scenario judges; "" = all */
     char expect[512];        /* policy mutants: checkers that must FAIL (qchaos mutation) */
+    /* [schedule] (harness/sched.h): a script of steps, or exploration */
+    struct {
+        char actor[16];      /* "w0", "reaper" */
+        char point[40];      /* "claim.1" */
+        int line;            /* line of the scenario file */
+        int with_job;        /* "ACTOR POINT job": only a pass for a job counts (a claim or
+                                reap that returned one) */
+    } steps[128];
+    int nsteps;
+    int explore_pct;         /* explore = pct: PCT schedules from the seed */
+    long pct_depth;          /* priority changes + 1 (PCT's d); default 3 */
+    long block_ms;           /* a statement without an answer this long is blocked; 300 */
+    long hold_timeout_ms;    /* 0: derived (qc_scenario_hold_timeout_ms) */
+    int worker_name_kept;    /* [policy] worker_name = kept: :worker is "w3" in every
+                                incarnation (pod and host names), not "w3.1" */
     uint64_t seed;
     int seed_set;
     /* Keys the scenario file(s) set, for load-time remarks (lint.c): the
@@ -102,6 +117,11 @@ typedef struct qc_scenario {
     } set[96];
     int nset;
 } qc_scenario;
+
+/* The hold timeout of a schedule, ms: [schedule] hold_timeout_ms, else
+ * max(10000, 3 x (lease_ms x stall_factor + work_ms max)): longer than any
+ * action a scenario plans. */
+long qc_scenario_hold_timeout_ms(const qc_scenario *s);
 
 /* Fills s with the built-in defaults (16 workers, 20000 jobs, lease 5000 ms,
  * protocol backends/postgres/skip_locked.sql). */

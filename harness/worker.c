@@ -49,6 +49,49 @@ static void set_job(json_t *e, int64_t job, const char *token)
         json_object_set_new(e, "token", json_string(token));
 }
 
+/* Appends e and passes the named point it marks (sched.h): the schedule may
+ * hold the actor here until its next action is granted.  job: the job the
+ * point is passed for (INT64_MIN: none). */
+static void emit(qc_worker *w, json_t *e, int64_t job)
+{
+    char buf[64];
+    const char *pt = NULL;
+    if (w->sh->sched != NULL)
+        pt = qc_point_of_event(json_string_value(json_object_get(e, "type")),
+                               json_string_value(json_object_get(e, "op")),
+                               json_string_value(json_object_get(e, "point")),
+                               json_string_value(json_object_get(e, "fault")), buf, sizeof buf);
+    if (pt != NULL && pt != buf) {
+        snprintf(buf, sizeof buf, "%s", pt); /* e's own string goes with e */
+        pt = buf;
+    }
+    qc_ledger_append(w->lb, e);
+    if (pt != NULL)
+        qc_sched_point(w->sh->sched, w->id, pt, job);
+}
+
+/* Protocol hooks (protocol.h): a statement on the wire, for the
+ * schedule's blocked rule, and the points between a step's statements. */
+static void hook_wire(void *ctx, int in)
+{
+    qc_worker *w = ctx;
+    qc_sched_request(w->sh->sched, w->id, in);
+}
+
+static void hook_point(void *ctx, const char *name)
+{
+    qc_worker *w = ctx;
+    json_t *e = json_object();
+    json_object_set_new(e, "type", json_string("point"));
+    json_object_set_new(e, "point", json_string(name));
+    json_object_set_new(e, "worker", json_integer(w->id));
+    json_object_set_new(e, "inc", json_integer(w->inc));
+    json_object_set_new(e, "req", json_integer(w->cur_req));
+    if (w->cur_job != INT64_MIN)
+        json_object_set_new(e, "job", json_integer(w->cur_job));
+    emit(w, e, w->cur_job);
+}
+
 static int parse_i64(const char *s, int64_t *out)
 {
     if (!s || !*s)
@@ -193,11 +236,16 @@ static int request(qc_worker *w, qc_step_id step, const qc_params *in, int64_t j
         json_object_set_new(e, "pause_ms", json_real(w->planned_pause_ms));
         w->planned_pause_ms = -1;
     }
-    qc_ledger_append(w->lb, e);
+    emit(w, e, job);
 
     qc_err err = {0};
-    int rc = w->in_txn ? qc_protocol_run_in_txn(sh->drv, w->conn, sh->proto, step, in, res, &err)
-                       : qc_protocol_run(sh->drv, w->conn, sh->proto, step, in, res, &err);
+    qc_step_hooks hooks = {hook_wire, hook_point, w};
+    w->cur_req = *req;
+    w->cur_job = job;
+    /* the points between statements are recorded in every run, so that
+     * --replay of a run without a schedule can impose them */
+    int rc = qc_protocol_run_hooked(sh->drv, w->conn, sh->proto, step, in, res, &err, !w->in_txn,
+                                    &hooks);
     if (rc == 0)
         return 0;
     if (w->in_txn && rc == QC_EDB) {
@@ -224,7 +272,7 @@ static int request(qc_worker *w, qc_step_id step, const qc_params *in, int64_t j
     e = event(w, rc == QC_EDB ? "fail" : "info", op, *req);
     set_job(e, job, token);
     json_object_set_new(e, "error", json_string(err.msg));
-    qc_ledger_append(w->lb, e);
+    emit(w, e, job);
     if (is_protocol_error(&err)) {
         char msg[1100];
         snprintf(msg, sizeof msg, "%s: step '%s' (line %d): %s", sh->proto->steps[step].file, op,
@@ -369,8 +417,11 @@ static int do_claim(qc_worker *w, claimed *out, int max)
     if (r.nrows == 0) {
         json_t *e = event(w, "ok", "claim", req);
         json_object_set_new(e, "rows", json_integer(0));
-        qc_ledger_append(w->lb, e);
+        emit(w, e, INT64_MIN);
         atomic_fetch_add(&sh->empty_claims, 1);
+    } else {
+        /* every row of the answer is in the ledger: one point */
+        qc_sched_point(sh->sched, w->id, "claim.after", n > 0 ? out[0].job : INT64_MIN);
     }
     atomic_fetch_add(&sh->claims, n);
     qc_result_clear(&r);
@@ -390,7 +441,7 @@ static void do_effect(qc_worker *w, const claimed *c)
      * came after its lease ran out although the plan fitted the lease was
      * late because the thread was starved (effects_once). */
     json_object_set_new(e, "work_ms", json_real(w->planned_work_ms));
-    qc_ledger_append(w->lb, e);
+    emit(w, e, c->job);
 }
 
 /* Publishes this worker's server session id for the nemesis: the
@@ -426,7 +477,7 @@ static void record_fault(qc_worker *w, qc_fault_kind k, const claimed *c, double
         set_job(e, c->job, c->token);
     if (until_ms > 0)
         json_object_set_new(e, "until_t", json_real(until_ms));
-    qc_ledger_append(w->lb, e);
+    emit(w, e, c ? c->job : INT64_MIN);
     atomic_fetch_add(&w->sh->faults, 1);
 }
 
@@ -468,13 +519,20 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
         /* transaction model: the step is real only once the claim's
          * transaction commits */
         qc_err cerr = {0};
+        char pt[40];
+        snprintf(pt, sizeof pt, "%s.commit", op);
+        w->cur_req = req;
+        w->cur_job = c->job;
+        hook_point(w, pt);
+        qc_sched_request(sh->sched, w->id, 1);
         int crc = sh->drv->commit(w->conn, &cerr);
+        qc_sched_request(sh->sched, w->id, 0);
         w->in_txn = 0;
         if (crc != 0) {
             json_t *f = event(w, crc == QC_EDB ? "fail" : "info", op, req);
             set_job(f, c->job, c->token);
             json_object_set_new(f, "error", json_string(cerr.msg));
-            qc_ledger_append(w->lb, f);
+            emit(w, f, c->job);
             atomic_fetch_add(&sh->errors, 1);
             if (crc != QC_EDB)
                 drop_conn(w, 1);
@@ -489,7 +547,7 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
         /* What the server said, kept for the reader, never used by a checker. */
         json_object_set_new(e, "discarded_rows", json_integer(rows));
         json_object_set_new(e, "error", json_string("lost_ack: answer thrown away"));
-        qc_ledger_append(w->lb, e);
+        emit(w, e, c->job);
         qc_result_clear(&r);
         return -1;
     }
@@ -509,7 +567,7 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
         json_object_set_new(e, "counted", json_boolean(rows > 0 || sh->sc->count_zero_rows));
         atomic_fetch_add(rows > 0 ? &sh->completes_ok : &sh->completes_zero, 1);
     }
-    qc_ledger_append(w->lb, e);
+    emit(w, e, c->job);
     qc_result_clear(&r);
     return rows;
 }
@@ -772,6 +830,7 @@ static void *worker_main(void *arg)
     qc_slot_publish(&w->slot, w->conn);
     atomic_fetch_add(&sh->connected, 1);
     publish_pid(w);
+    qc_sched_begin(sh->sched, w->id);
     while (!atomic_load(&sh->stop)) {
         int had = w->conn != NULL;
         if (ensure_conn(w) != 0)
@@ -804,6 +863,7 @@ static void *reaper_main(void *arg)
 {
     qc_worker *w = arg;
     qc_shared *sh = w->sh;
+    qc_sched_begin(sh->sched, w->id);
     while (!atomic_load(&sh->stop)) {
         if (qc_clock_sleep_until_stop((double)sh->sc->reaper_interval_ms, &sh->stop))
             break;
@@ -816,12 +876,15 @@ static void *reaper_main(void *arg)
         int64_t req;
         if (request(w, QC_STEP_REAP, &p, INT64_MIN, NULL, &r, &req) != 0)
             continue;
-        int64_t job;
+        int64_t job, first = INT64_MIN;
         for (int i = 0; i < r.nrows; i++) {
             json_t *e = event(w, "ok", "reap", req);
             json_object_set_new(e, "rows", json_integer(r.nrows));
-            if (parse_i64(qc_result_get(&r, i, "job_id"), &job) == 0)
+            if (parse_i64(qc_result_get(&r, i, "job_id"), &job) == 0) {
                 set_job(e, job, qc_result_get(&r, i, "token"));
+                if (i == 0)
+                    first = job;
+            }
             const char *st = qc_result_get(&r, i, "state");
             if (st)
                 json_object_set_new(e, "state", json_string(st));
@@ -831,7 +894,9 @@ static void *reaper_main(void *arg)
         if (r.nrows == 0) {
             json_t *e = event(w, "ok", "reap", req);
             json_object_set_new(e, "rows", json_integer(r.affected > 0 ? r.affected : 0));
-            qc_ledger_append(w->lb, e);
+            emit(w, e, INT64_MIN);
+        } else {
+            qc_sched_point(sh->sched, w->id, "reap.after", first);
         }
         atomic_fetch_add(&sh->reaped, r.nrows);
         qc_result_clear(&r);
@@ -848,6 +913,7 @@ static void *thread_main(void *arg)
         reaper_main(w);
     else
         worker_main(w);
+    qc_sched_exit(w->sh->sched, w->id);
     atomic_store(&w->exited, 1);
     return NULL;
 }
@@ -861,6 +927,8 @@ int qc_worker_start(qc_worker *w, qc_shared *sh, int id)
     w->conn = NULL;
     w->idle_step = 0;
     w->planned_pause_ms = -1;
+    w->cur_req = -1;
+    w->cur_job = INT64_MIN;
     qc_rng_init(&w->rng, sh->sc->seed, (uint64_t)(id + 2));
     w->lb = qc_ledger_buf(sh->ledger);
     if (!w->lb)

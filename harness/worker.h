@@ -17,6 +17,7 @@
 #include "ledger.h"
 #include "rng.h"
 #include "scenario.h"
+#include "sched.h"
 #include "sink.h"
 
 /* A thread's current connection, published so that another thread can
@@ -62,6 +63,7 @@ typedef struct qc_shared {
     int txn_model;           /* protocol model "transaction" (claim stays open until complete) */
     long stmt_timeout_ms;    /* every worker / reaper / feeder / nemesis statement; 0 = none */
     atomic_int *pids;        /* [workers]: each worker's server session id, 0 unknown */
+    qc_sched *sched;         /* the schedule over named points, or NULL: actors run freely */
     /* atomics */
     atomic_int chaos;        /* 1 while planned faults may fire (the chaos phase) */
     atomic_int stop;         /* workers and reaper leave their loops */
@@ -94,6 +96,7 @@ typedef struct qc_worker {
     double planned_pause_ms; /* the idle pause before the next claim (ledger "pause_ms"), -1 none */
     double planned_work_ms;  /* the work drawn for the job in hand (ledger effect "work_ms") */
     int in_txn;      /* transaction model: the claim's transaction is open */
+    int64_t cur_req, cur_job; /* the request in flight, for its statements' point events */
     qc_conn_slot slot; /* conn, published for qc_worker_cancel */
     atomic_int exited; /* the thread has left its loop (join will not block) */
 } qc_worker;

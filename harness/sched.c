@@ -1,0 +1,734 @@
+/*
+ * sched.c - the schedule over named points (sched.h).
+ *
+ * One mutex and one condition variable: an actor at a point waits on the
+ * condition with a 5 ms timeout, and every waiter re-checks the two things
+ * that let a schedule go on without the running actor's help: the running
+ * action sent a statement that has no answer for block_ms (blocked: the
+ * next action is granted), and nothing moved for hold_timeout_ms (the
+ * schedule is abandoned).  A schedule never blocks an actor that it does
+ * not name, and never holds its mutex across anything but bookkeeping.
+ */
+#include "sched.h"
+#include "clock.h"
+#include "fault.h"
+#include "rng.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE (-1000)
+
+typedef struct actor_state {
+    int remaining;           /* script / replay: entries not yet consumed */
+    int named;               /* script / replay: the schedule has entries for it */
+    int arrived;             /* it called qc_sched_begin */
+    int exited;
+    int waiting;             /* at a point, waiting for a grant */
+    int loose;               /* replay: its action was blocked in the ledger; its next point
+                                consumes its next entry wherever the cursor is */
+    int prio;                /* pct */
+    char at[40];             /* the last point passed, for messages */
+    _Atomic double req_since;/* ms (qc_clock_ms) a statement was sent, 0: none in flight */
+} actor_state;
+
+struct qc_sched {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    qc_sched_mode mode;
+    qc_sched_entry *e;
+    unsigned char *state;    /* per entry: 0 open, 1 consumed, 2 pending (blocked) */
+    int n, cursor;
+    int nact;                /* workers + the reaper (index workers) */
+    actor_state *a;
+    int granted;             /* actor index running its action, or NONE */
+    double moved;            /* ms: last time the schedule went on */
+    double created;          /* ms: qc_sched_new */
+    long block_ms, hold_ms;
+    int free;                /* everyone runs freely */
+    int consumed, blocked;
+    /* pct */
+    long actions;
+    long change[8];
+    int nchange, low;
+    qc_rng rng;
+    qc_lbuf *lb;
+    char source[512];
+    char why[1024];
+};
+
+static const char *step_points[] = {"claim", "complete", "renew", "fail", "reap"};
+
+int qc_point_check(const char *point, char *msg, size_t n)
+{
+    const char *dot = strchr(point, '.');
+    char step[16];
+    size_t k;
+
+    if (!strcmp(point, "effect.after"))
+        return 0;
+    if (!strncmp(point, "fault.", 6)) {
+        if (qc_fault_from_name(point + 6) != QC_FAULT_NONE)
+            return 0;
+        snprintf(msg, n, "unknown fault in point '%s' (expected fault.KIND, KIND one of the "
+                         "[faults] keys)", point);
+        return -1;
+    }
+    if (dot == NULL || (size_t)(dot - point) >= sizeof step)
+        goto bad;
+    memcpy(step, point, (size_t)(dot - point));
+    step[dot - point] = '\0';
+    for (k = 0; k < sizeof step_points / sizeof step_points[0]; k++)
+        if (!strcmp(step, step_points[k]))
+            break;
+    if (k == sizeof step_points / sizeof step_points[0])
+        goto bad;
+    dot++;
+    if (!strcmp(dot, "before") || !strcmp(dot, "after") || !strcmp(dot, "commit"))
+        return 0;
+    if (*dot >= '1' && *dot <= '9') {
+        char *end;
+        long v = strtol(dot, &end, 10);
+        if (*end == '\0' && v >= 1 && v < 100)
+            return 0;
+    }
+bad:
+    snprintf(msg, n,
+             "unknown point '%s' (expected STEP.before, STEP.after, STEP.N (after statement N "
+             "of a step of several), STEP.commit, with STEP one of claim, complete, renew, "
+             "fail, reap; or effect.after, or fault.KIND)",
+             point);
+    return -1;
+}
+
+static qc_step_id step_of(const char *point, size_t len)
+{
+    static const qc_step_id ids[] = {QC_STEP_CLAIM, QC_STEP_COMPLETE, QC_STEP_RENEW,
+                                     QC_STEP_FAIL, QC_STEP_REAP};
+    for (size_t k = 0; k < sizeof ids / sizeof ids[0]; k++)
+        if (strlen(step_points[k]) == len && !strncmp(point, step_points[k], len))
+            return ids[k];
+    return QC_STEP_COUNT;
+}
+
+int qc_point_in_protocol(const char *point, const qc_protocol *p, int txn_model)
+{
+    const char *dot = strchr(point, '.');
+    qc_step_id id;
+    const qc_step *st;
+
+    if (!strncmp(point, "fault.", 6) || !strcmp(point, "effect.after"))
+        return 1;
+    if (dot == NULL || (id = step_of(point, (size_t)(dot - point))) == QC_STEP_COUNT)
+        return 0;
+    st = &p->steps[id];
+    if (!st->present)
+        return 0;
+    dot++;
+    if (!strcmp(dot, "before") || !strcmp(dot, "after"))
+        return 1;
+    if (!strcmp(dot, "commit"))
+        return (st->nstmts > 1 && !st->autocommit) ||
+               (txn_model && (id == QC_STEP_COMPLETE || id == QC_STEP_FAIL));
+    return atoi(dot) >= 1 && atoi(dot) < st->nstmts;
+}
+
+int qc_actor_parse(const char *name, int *actor)
+{
+    char *end;
+    long v;
+
+    if (!strcmp(name, "reaper")) {
+        *actor = QC_ACTOR_REAPER;
+        return 0;
+    }
+    if (name[0] != 'w' || name[1] < '0' || name[1] > '9')
+        return -1;
+    v = strtol(name + 1, &end, 10);
+    if (*end || v < 0 || v > 100000)
+        return -1;
+    *actor = (int)v;
+    return 0;
+}
+
+void qc_actor_name(int actor, char *buf, size_t n)
+{
+    if (actor == QC_ACTOR_REAPER)
+        snprintf(buf, n, "reaper");
+    else
+        snprintf(buf, n, "w%d", actor);
+}
+
+const char *qc_point_of_event(const char *type, const char *op, const char *point,
+                              const char *fault, char *buf, size_t n)
+{
+    if (type == NULL)
+        return NULL;
+    if (!strcmp(type, "point"))
+        return point;
+    if (!strcmp(type, "effect"))
+        return "effect.after";
+    if (!strcmp(type, "fault") && fault != NULL) {
+        snprintf(buf, n, "fault.%s", fault);
+        return buf;
+    }
+    if (op == NULL || step_of(op, strlen(op)) == QC_STEP_COUNT)
+        return NULL;
+    if (!strcmp(type, "invoke")) {
+        snprintf(buf, n, "%s.before", op);
+        return buf;
+    }
+    if (!strcmp(type, "ok") || !strcmp(type, "fail") || !strcmp(type, "info")) {
+        snprintf(buf, n, "%s.after", op);
+        return buf;
+    }
+    return NULL;
+}
+
+static int idx(const qc_sched *s, int actor)
+{
+    if (actor == QC_ACTOR_REAPER)
+        return s->nact - 1;
+    return actor >= 0 && actor < s->nact - 1 ? actor : NONE;
+}
+
+static int actor_of(const qc_sched *s, int i)
+{
+    return i == s->nact - 1 ? QC_ACTOR_REAPER : i;
+}
+
+qc_sched *qc_sched_new(qc_sched_mode mode, const qc_sched_entry *entries, int n, int workers,
+                       uint64_t seed, int depth, long block_ms, long hold_timeout_ms,
+                       qc_lbuf *lb, const char *source)
+{
+    qc_sched *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->nact = workers + 1;
+    s->a = calloc((size_t)s->nact, sizeof *s->a);
+    s->e = calloc((size_t)(n > 0 ? n : 1), sizeof *s->e);
+    s->state = calloc((size_t)(n > 0 ? n : 1), 1);
+    if (s->a == NULL || s->e == NULL || s->state == NULL) {
+        qc_sched_free(s);
+        return NULL;
+    }
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    s->mode = mode;
+    s->block_ms = block_ms > 0 ? block_ms : 300;
+    s->hold_ms = hold_timeout_ms > 0 ? hold_timeout_ms : 10000;
+    s->lb = lb;
+    s->granted = NONE;
+    s->moved = s->created = qc_clock_ms();
+    snprintf(s->source, sizeof s->source, "%s", source ? source : "");
+    for (int i = 0; i < n; i++) {
+        int k = idx(s, entries[i].actor);
+        if (k == NONE)
+            continue; /* the caller checked actors; an unknown one is skipped */
+        s->e[s->n] = entries[i];
+        s->a[k].remaining++;
+        s->a[k].named = 1;
+        s->n++;
+    }
+    for (int i = 0; i < s->nact; i++)
+        snprintf(s->a[i].at, sizeof s->a[i].at, "its start");
+    if (mode == QC_SCHED_PCT) {
+        qc_rng_init(&s->rng, seed, 0x5c4ed);
+        /* priorities depth .. depth+nact-1, a random permutation */
+        for (int i = 0; i < s->nact; i++)
+            s->a[i].prio = depth + i;
+        for (int i = s->nact - 1; i > 0; i--) {
+            int j = (int)qc_rng_range(&s->rng, 0, i);
+            int t = s->a[i].prio;
+            s->a[i].prio = s->a[j].prio;
+            s->a[j].prio = t;
+        }
+        s->nchange = depth - 1 < 0 ? 0 : (depth - 1 > 8 ? 8 : depth - 1);
+        for (int i = 0; i < s->nchange; i++)
+            s->change[i] = (long)qc_rng_range(&s->rng, 1, 400);
+        s->low = 0;
+    } else if (s->n == 0) {
+        s->free = 1;
+    }
+    return s;
+}
+
+void qc_sched_free(qc_sched *s)
+{
+    if (s == NULL)
+        return;
+    if (s->a != NULL) {
+        pthread_mutex_destroy(&s->mu);
+        pthread_cond_destroy(&s->cv);
+    }
+    free(s->a);
+    free(s->e);
+    free(s->state);
+    free(s);
+}
+
+/* Records one of the schedule's own events (mutex held). */
+static void record(qc_sched *s, json_t *e)
+{
+    if (s->lb != NULL)
+        qc_ledger_append(s->lb, e);
+    else
+        json_decref(e);
+}
+
+static void abandon(qc_sched *s, const char *why)
+{
+    if (s->free)
+        return;
+    snprintf(s->why, sizeof s->why, "%s", why);
+    s->free = 1;
+    json_t *e = json_object();
+    json_object_set_new(e, "type", json_string("note"));
+    json_object_set_new(e, "note", json_string("schedule abandoned"));
+    json_object_set_new(e, "worker", json_integer(-3));
+    json_object_set_new(e, "error", json_string(why));
+    record(s, e);
+    pthread_cond_broadcast(&s->cv);
+}
+
+static void entry_text(const qc_sched *s, int k, char *buf, size_t n)
+{
+    char who[16];
+    qc_actor_name(s->e[k].actor, who, sizeof who);
+    if (s->mode == QC_SCHED_REPLAY)
+        snprintf(buf, n, "%s: seq %ld: %s at %s", s->source, s->e[k].where, who, s->e[k].point);
+    else
+        snprintf(buf, n, "%s:%ld: step '%s %s'", s->source, s->e[k].where, who, s->e[k].point);
+}
+
+/* Moves the cursor past consumed and pending entries; frees the schedule
+ * when no entry is left open. */
+static void advance(qc_sched *s)
+{
+    while (s->cursor < s->n && s->state[s->cursor] != 0)
+        s->cursor++;
+    s->moved = qc_clock_ms();
+    if (s->cursor >= s->n && s->consumed >= s->n && s->mode != QC_SCHED_PCT)
+        s->free = 1; /* every step done (a blocked one too) */
+    pthread_cond_broadcast(&s->cv);
+}
+
+static void consume(qc_sched *s, int k)
+{
+    int i = idx(s, s->e[k].actor);
+    s->state[k] = 1;
+    s->consumed++;
+    if (i != NONE)
+        s->a[i].remaining--;
+}
+
+/* The blocked and timeout rules, checked by every waiter (mutex held). */
+static void watch(qc_sched *s)
+{
+    double now = qc_clock_ms();
+    if (s->free)
+        return;
+    if (s->granted != NONE) {
+        actor_state *g = &s->a[s->granted];
+        double since = atomic_load(&g->req_since);
+        if (since > 0 && now - since > (double)s->block_ms) {
+            json_t *e = json_object();
+            json_object_set_new(e, "type", json_string("blocked"));
+            json_object_set_new(e, "worker", json_integer(actor_of(s, s->granted)));
+            json_object_set_new(e, "point", json_string(g->at));
+            json_object_set_new(e, "after_ms", json_real((double)(int64_t)(now - since)));
+            record(s, e);
+            s->blocked++;
+            if (s->mode != QC_SCHED_PCT && s->cursor < s->n &&
+                idx(s, s->e[s->cursor].actor) == s->granted)
+                s->state[s->cursor] = 2; /* it passes the point when the lock goes */
+            s->granted = NONE;
+            advance(s);
+            return;
+        }
+        if (s->mode == QC_SCHED_PCT && now - s->moved > (double)s->block_ms) {
+            /* a long sleep (work, a stall) is not a reason to hold the others */
+            s->granted = NONE;
+            advance(s);
+            return;
+        }
+    }
+    if (s->mode != QC_SCHED_PCT && s->cursor < s->n) {
+        int k = s->cursor, i = idx(s, s->e[k].actor);
+        char what[700], why[1024];
+        if (i != NONE && s->a[i].exited) {
+            entry_text(s, k, what, sizeof what);
+            snprintf(why, sizeof why, "%s cannot come: the actor's thread ended (it was at %s)",
+                     what, s->a[i].at);
+            abandon(s, why);
+        } else if (now - s->moved > (double)s->hold_ms) {
+            entry_text(s, k, what, sizeof what);
+            snprintf(why, sizeof why, "%s did not come within %ld ms (%s was at %s)", what,
+                     s->hold_ms, s->e[k].actor == QC_ACTOR_REAPER ? "the reaper" : "the worker",
+                     i != NONE ? s->a[i].at : "?");
+            abandon(s, why);
+        }
+    }
+}
+
+/* Whether actor index i may start its next action now (mutex held). */
+static int may_go(qc_sched *s, int i)
+{
+    if (s->free)
+        return 1;
+    if (s->mode == QC_SCHED_PCT) {
+        if (s->granted != NONE)
+            return 0;
+        /* the first grant waits for every actor to arrive (the priorities
+         * decide, not which thread started first), at most 2 s */
+        if (qc_clock_ms() - s->created < 2000.0)
+            for (int j = 0; j < s->nact; j++)
+                if (!s->a[j].arrived && !s->a[j].exited)
+                    return 0;
+        for (int j = 0; j < s->nact; j++)
+            if (j != i && s->a[j].waiting && !s->a[j].exited && s->a[j].prio > s->a[i].prio)
+                return 0;
+        return 1;
+    }
+    if (s->a[i].remaining == 0)
+        /* a worker a script does not name waits until the script is done
+         * (its claims would race the script's); the reaper, which time
+         * drives, runs freely unless named */
+        return s->a[i].named || i == s->nact - 1 || s->mode != QC_SCHED_SCRIPT;
+    return s->granted == NONE && s->cursor < s->n && idx(s, s->e[s->cursor].actor) == i;
+}
+
+static void wait_turn(qc_sched *s, int i)
+{
+    s->a[i].waiting = 1;
+    pthread_cond_broadcast(&s->cv);
+    while (!may_go(s, i)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 5 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+        watch(s);
+    }
+    s->a[i].waiting = 0;
+    if (!s->free && (s->mode == QC_SCHED_PCT || s->a[i].remaining > 0)) {
+        s->granted = i;
+        s->moved = qc_clock_ms();
+    }
+}
+
+void qc_sched_begin(qc_sched *s, int actor)
+{
+    int i;
+    if (s == NULL || (i = idx(s, actor)) == NONE)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->a[i].arrived = 1;
+    wait_turn(s, i);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
+{
+    int i;
+    if (s == NULL || point == NULL || (i = idx(s, actor)) == NONE)
+        return;
+    pthread_mutex_lock(&s->mu);
+    snprintf(s->a[i].at, sizeof s->a[i].at, "%s", point);
+    if (s->free) {
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    if (s->mode == QC_SCHED_PCT) {
+        s->actions++;
+        for (int c = 0; c < s->nchange; c++)
+            if (s->change[c] == s->actions)
+                s->a[i].prio = --s->low; /* a priority change point: below everyone */
+        if (job == INT64_MIN && (!strcmp(point, "claim.after") || !strcmp(point, "reap.after")))
+            s->a[i].prio = --s->low; /* an idle poll yields */
+        if (s->granted == i)
+            s->granted = NONE;
+        s->moved = qc_clock_ms();
+        wait_turn(s, i);
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    /* script / replay: a pending (blocked) entry of this actor first */
+    int hit = -1;
+    for (int k = 0; k < s->cursor && k < s->n; k++)
+        if (s->state[k] == 2 && idx(s, s->e[k].actor) == i) {
+            hit = k;
+            break;
+        }
+    if (hit < 0 && s->a[i].loose) {
+        for (int k = s->cursor; k < s->n; k++)
+            if (s->state[k] == 0 && idx(s, s->e[k].actor) == i) {
+                hit = k;
+                break;
+            }
+        s->a[i].loose = 0;
+    } else if (hit < 0 && s->cursor < s->n && idx(s, s->e[s->cursor].actor) == i &&
+               s->granted == i) {
+        hit = s->cursor;
+    } else if (hit < 0 && s->mode == QC_SCHED_SCRIPT) {
+        /* not named any more, or a point on the way to its entry */
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    if (hit >= 0) {
+        const qc_sched_entry *e = &s->e[hit];
+        int same = !strcmp(e->point, point) &&
+                   (e->job == INT64_MIN || e->job == job ||
+                    (e->job == QC_SCHED_ANY_JOB && job != INT64_MIN));
+        if (!same && s->mode == QC_SCHED_SCRIPT) {
+            /* script: the entry lets the actor run until its point */
+            pthread_mutex_unlock(&s->mu);
+            return;
+        }
+        if (!same) {
+            char what[700], why[1024], jb[32] = "";
+            entry_text(s, hit, what, sizeof what);
+            if (job != INT64_MIN)
+                snprintf(jb, sizeof jb, " (job %lld)", (long long)job);
+            if (e->job != INT64_MIN)
+                snprintf(why, sizeof why,
+                         "replay diverged: %s (job %lld) expected, the worker passed %s%s", what,
+                         (long long)e->job, point, jb);
+            else
+                snprintf(why, sizeof why, "replay diverged: %s expected, the worker passed %s%s",
+                         what, point, jb);
+            abandon(s, why);
+            pthread_mutex_unlock(&s->mu);
+            return;
+        }
+        consume(s, hit);
+        if (s->granted == i)
+            s->granted = NONE;
+        advance(s);
+    } else if (s->a[i].remaining == 0) {
+        pthread_mutex_unlock(&s->mu);
+        return;
+    } else if (s->mode == QC_SCHED_REPLAY) {
+        char why[1024];
+        snprintf(why, sizeof why,
+                 "replay diverged: %s: w%d passed %s out of turn (the ledger has it later)",
+                 s->source, actor, point);
+        abandon(s, why);
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    for (;;) {
+        wait_turn(s, i);
+        if (s->free || s->granted != i || s->cursor >= s->n || !s->e[s->cursor].nowait)
+            break;
+        /* the original run's action blocked here: grant it and let the next
+         * entry go at once; its point comes when the lock goes */
+        consume(s, s->cursor);
+        s->a[i].loose = 1;
+        s->granted = NONE;
+        advance(s);
+        break;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+void qc_sched_request(qc_sched *s, int actor, int in)
+{
+    int i;
+    if (s == NULL || (i = idx(s, actor)) == NONE)
+        return;
+    atomic_store(&s->a[i].req_since, in ? qc_clock_ms() : 0.0);
+}
+
+void qc_sched_exit(qc_sched *s, int actor)
+{
+    int i;
+    if (s == NULL || (i = idx(s, actor)) == NONE)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->a[i].exited = 1;
+    if (s->granted == i)
+        s->granted = NONE;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+int qc_sched_in_flight(qc_sched *s)
+{
+    int busy = 0;
+    if (s == NULL)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    if (!s->free && s->granted != NONE)
+        busy = atomic_load(&s->a[s->granted].req_since) > 0;
+    pthread_mutex_unlock(&s->mu);
+    return busy;
+}
+
+void qc_sched_release(qc_sched *s)
+{
+    if (s == NULL)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->free = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+const char *qc_sched_abandoned(const qc_sched *s)
+{
+    return s != NULL && s->why[0] ? s->why : NULL;
+}
+
+void qc_sched_stats(const qc_sched *s, int *consumed, int *total, int *blocked)
+{
+    *consumed = s ? s->consumed : 0;
+    *total = s ? s->n : 0;
+    *blocked = s ? s->blocked : 0;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+    json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "seq"));
+    json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "seq"));
+    return x < y ? -1 : x > y;
+}
+
+int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err *err)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0, alloc = 0;
+    ssize_t len;
+    long lineno = 0;
+    qc_sched_entry *v = NULL;
+    int cnt = 0;
+    /* (actor, req) of the last point recorded per actor: a claim answered
+     * with several rows is one point */
+    typedef struct last { long long req; int actor; } last;
+    last *lasts = NULL;
+    size_t nlast = 0;
+
+    *out = NULL;
+    *n = 0;
+    if (f == NULL)
+        return qc_err_set(err, QC_EIO, "cannot read %s", path);
+    json_t **evs = NULL;
+    size_t nev = 0, evcap = 0;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        json_error_t je;
+        lineno++;
+        json_t *e = json_loadb(line, (size_t)len, 0, &je);
+        if (e == NULL || !json_is_object(e)) {
+            json_decref(e);
+            if (len > 0 && line[len - 1] != '\n')
+                break; /* a torn last line (the run was killed) */
+            fclose(f);
+            free(line);
+            for (size_t i = 0; i < nev; i++)
+                json_decref(evs[i]);
+            free(evs);
+            return qc_err_set(err, QC_EINVAL, "%s:%ld: not a ledger event (%s)", path, lineno,
+                              je.text);
+        }
+        if (nev == evcap) {
+            evcap = evcap ? evcap * 2 : 1024;
+            json_t **nv = realloc(evs, evcap * sizeof *nv);
+            if (nv == NULL) {
+                json_decref(e);
+                break;
+            }
+            evs = nv;
+        }
+        evs[nev++] = e;
+    }
+    fclose(f);
+    free(line);
+    /* lines may be out of seq order across threads */
+    qsort(evs, nev, sizeof *evs, by_seq);
+    for (size_t i = 0; i < nev; i++) {
+        json_t *e = evs[i];
+        const char *type = json_string_value(json_object_get(e, "type"));
+        json_t *w = json_object_get(e, "worker");
+        char buf[64];
+        const char *pt;
+        int actor;
+        if (type == NULL || !json_is_integer(w))
+            continue;
+        actor = (int)json_integer_value(w);
+        if (actor < QC_ACTOR_REAPER)
+            continue; /* the nemesis, the feeder, the schedule */
+        if (!strcmp(type, "blocked")) {
+            pt = json_string_value(json_object_get(e, "point"));
+            if (alloc == (size_t)cnt) {
+                alloc = alloc ? alloc * 2 : 256;
+                qc_sched_entry *nv = realloc(v, alloc * sizeof *nv);
+                if (nv == NULL)
+                    break;
+                v = nv;
+            }
+            memset(&v[cnt], 0, sizeof v[cnt]);
+            v[cnt].actor = actor;
+            snprintf(v[cnt].point, sizeof v[cnt].point, "%s", pt ? pt : "");
+            v[cnt].job = INT64_MIN;
+            v[cnt].nowait = 1;
+            v[cnt].where = (long)json_integer_value(json_object_get(e, "seq"));
+            cnt++;
+            continue;
+        }
+        pt = qc_point_of_event(type, json_string_value(json_object_get(e, "op")),
+                               json_string_value(json_object_get(e, "point")),
+                               json_string_value(json_object_get(e, "fault")), buf, sizeof buf);
+        if (pt == NULL)
+            continue;
+        json_t *rq = json_object_get(e, "req");
+        if (json_is_integer(rq) && !strcmp(type, "ok")) {
+            long long req = json_integer_value(rq);
+            size_t k;
+            for (k = 0; k < nlast; k++)
+                if (lasts[k].actor == actor)
+                    break;
+            if (k < nlast && lasts[k].req == req)
+                continue; /* another row of the same claim (or reap) */
+            if (k == nlast) {
+                last *nl = realloc(lasts, (nlast + 1) * sizeof *nl);
+                if (nl == NULL)
+                    break;
+                lasts = nl;
+                nlast++;
+                lasts[k].actor = actor;
+            }
+            lasts[k].req = req;
+        }
+        if (alloc == (size_t)cnt) {
+            alloc = alloc ? alloc * 2 : 256;
+            qc_sched_entry *nv = realloc(v, alloc * sizeof *nv);
+            if (nv == NULL)
+                break;
+            v = nv;
+        }
+        memset(&v[cnt], 0, sizeof v[cnt]);
+        v[cnt].actor = actor;
+        snprintf(v[cnt].point, sizeof v[cnt].point, "%s", pt);
+        json_t *jb = json_object_get(e, "job");
+        v[cnt].job = json_is_integer(jb) ? (int64_t)json_integer_value(jb) : INT64_MIN;
+        if (!strcmp(type, "ok") && json_integer_value(json_object_get(e, "rows")) > 1)
+            v[cnt].job = INT64_MIN; /* a batch: the first row's job is enough to say */
+        v[cnt].where = (long)json_integer_value(json_object_get(e, "seq"));
+        cnt++;
+    }
+    for (size_t i = 0; i < nev; i++)
+        json_decref(evs[i]);
+    free(evs);
+    free(lasts);
+    *out = v;
+    *n = cnt;
+    return 0;
+}

@@ -1,0 +1,154 @@
+/*
+ * sched.h - the schedule: which actor (a worker, the reaper) may take its
+ * next action, at named points of the protocol (issue 12).
+ *
+ * Points.  An actor passes a named point each time it records a ledger
+ * event of its protocol: the invoke of a request ("claim.before"), its
+ * answer ("claim.after": ok, fail or info), the end of each statement of a
+ * step of several statements but the last ("claim.1" after the first,
+ * "claim.2" ...), a step's COMMIT about to be sent ("claim.commit": a step
+ * of several statements in one transaction, and the transaction model's
+ * claim transaction before complete / fail commit it), the effect
+ * ("effect.after") and a client-side fault ("fault.kill_after_claim" ...).
+ * STEP is claim, complete, renew, fail or reap.  The events are the record:
+ * a ledger's events in seq order are the order in which points were passed,
+ * which is what --replay imposes again.
+ *
+ * Actions.  What an actor does between two of its points is one action (a
+ * statement, a sleep, the effect).  Under a schedule one action runs at a
+ * time, in the order the schedule gives, as PostgreSQL's isolationtester
+ * runs one step at a time: an actor that reached a point waits there until
+ * it is granted its next action.  An action that sends a statement and gets
+ * no answer within block_ms (a row lock another session holds) is recorded
+ * as `blocked` and the next action is granted; the blocked one completes
+ * when the lock goes (isolationtester's "waiting" steps).
+ *
+ * Modes.
+ *  - script ([schedule] step = ACTOR POINT lines): entry k lets ACTOR run
+ *    until it passes POINT; actors named in the script wait at every point
+ *    for their next entry; workers not named wait at their start, the
+ *    reaper runs freely unless named; when the script is done everyone
+ *    runs freely.
+ *  - replay (--replay RUNDIR): the entries are the points of the earlier
+ *    run's ledger, with the job each was passed for; an actor that reaches
+ *    another point or job than the ledger says ends the replay (recorded:
+ *    "replay diverged"), and everyone runs freely.
+ *  - pct (explore = pct): PCT (Burckhardt et al., ASPLOS 2010): every actor
+ *    gets a random priority from the seed, the highest-priority waiting actor
+ *    is granted, and at depth-1 random action counts the running actor drops
+ *    below all others; an empty claim or reap drops its actor too (an idle
+ *    poll yields), so a polling loop cannot starve the others.
+ *
+ * Holds never hang: when the actor an entry waits for does not pass its
+ * point within hold_timeout_ms (or exits), the schedule is abandoned with a
+ * ledger note naming the entry and where the actor was, everyone runs
+ * freely, and qc_sched_abandoned() says why (the run is INCONCLUSIVE).
+ *
+ * Thread safety: every function is thread-safe; a NULL qc_sched is "no
+ * schedule" and every call on it returns at once.
+ */
+#ifndef QC_SCHED_H
+#define QC_SCHED_H
+
+#include <stdint.h>
+
+#include "../backends/protocol.h"
+#include "ledger.h"
+#include "scenario.h"
+
+typedef struct qc_sched qc_sched;
+
+typedef enum { QC_SCHED_SCRIPT = 1, QC_SCHED_REPLAY = 2, QC_SCHED_PCT = 3 } qc_sched_mode;
+
+#define QC_SCHED_ANY_JOB (INT64_MIN + 1)
+
+/* The reaper's actor number (workers are 0..workers-1). */
+#define QC_ACTOR_REAPER (-1)
+
+/* One entry of a schedule. */
+typedef struct qc_sched_entry {
+    int actor;         /* worker id, or QC_ACTOR_REAPER */
+    char point[40];    /* "claim.1" */
+    int64_t job;       /* replay: the job the point was passed for; INT64_MIN: any;
+                          QC_SCHED_ANY_JOB: any job, but not none (a script's "job") */
+    int nowait;        /* replay of a `blocked` event: grant the action, do not wait for it */
+    long where;        /* scenario line (script) or ledger seq (replay), for messages */
+} qc_sched_entry;
+
+/* Checks a point name's grammar (see above).  Returns 0 when it is one,
+ * else -1 with what was expected in msg (size n). */
+int qc_point_check(const char *point, char *msg, size_t n);
+
+/* Whether protocol p has point (its step present, its statement number
+ * below the step's count, a commit point on a step that has one).  A
+ * script naming a point the protocol lacks drops that entry (a step of
+ * one statement has no "claim.1"), so one script serves a protocol and
+ * its mutants. */
+int qc_point_in_protocol(const char *point, const qc_protocol *p, int txn_model);
+
+/* Parses "w3", "reaper" into *actor.  Returns 0, or -1. */
+int qc_actor_parse(const char *name, int *actor);
+
+/* Writes an actor's name ("w3", "reaper") into buf (size n). */
+void qc_actor_name(int actor, char *buf, size_t n);
+
+/* The point a ledger event marks, or NULL when it marks none (notes, header,
+ * workers' bookkeeping).  type/op/point/fault are the event's fields (NULL
+ * when absent).  The same function names points in a run and in a replay.
+ * Returns a pointer into buf (size n) or to a static string. */
+const char *qc_point_of_event(const char *type, const char *op, const char *point,
+                              const char *fault, char *buf, size_t n);
+
+/* A new schedule.  entries (n, copied) for script and replay; for pct,
+ * seed and depth.  workers: the run's worker count (actors 0..workers-1 and
+ * the reaper).  block_ms: a statement without an answer this long is
+ * blocked (ms, > 0).  hold_timeout_ms: see above.  lb: a ledger buffer the
+ * schedule records its own events in (blocked, abandoned), used only under
+ * the schedule's mutex.  source: where entries came from, for messages
+ * ("scenarios/scripts/race.ini", "results/run-1/ledger.jsonl").
+ * Returns NULL on out of memory. */
+qc_sched *qc_sched_new(qc_sched_mode mode, const qc_sched_entry *entries, int n, int workers,
+                       uint64_t seed, int depth, long block_ms, long hold_timeout_ms,
+                       qc_lbuf *lb, const char *source);
+
+void qc_sched_free(qc_sched *s);
+
+/* An actor starts (a worker thread after connecting, the reaper): waits
+ * for its first grant when the schedule names it. */
+void qc_sched_begin(qc_sched *s, int actor);
+
+/* An actor passed point (its event is already in the ledger) for job
+ * (INT64_MIN: none; an empty claim or reap).  Ends its current action and
+ * waits until its next action is granted. */
+void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job);
+
+/* The actor sends a statement (in = 1) or has its answer (in = 0): a
+ * statement without an answer for block_ms is blocked. */
+void qc_sched_request(qc_sched *s, int actor, int in);
+
+/* The actor's thread ends: an entry waiting for it can never come. */
+void qc_sched_exit(qc_sched *s, int actor);
+
+/* 1 while the action the schedule granted has a statement in flight: the
+ * run is not quiescent, whatever the queue's depth says (the drain waits). */
+int qc_sched_in_flight(qc_sched *s);
+
+/* Everyone runs freely from now on (the run stops). */
+void qc_sched_release(qc_sched *s);
+
+/* NULL while the schedule was kept (or there is none), else why it was
+ * abandoned ("scenarios/scripts/x.ini:14: step 'w1 claim.after' did not
+ * come within 10000 ms (w1 was at claim.before)").  Valid until free. */
+const char *qc_sched_abandoned(const qc_sched *s);
+
+/* Counters for the summary: entries consumed, total, blocked actions. */
+void qc_sched_stats(const qc_sched *s, int *consumed, int *total, int *blocked);
+
+/* Loads the entries of a replay from a run's ledger (path): every event
+ * that marks a point, in seq order, one per request (a claim of several
+ * rows is one point).  *out (n entries) is malloc'd; the caller frees it.
+ * Errors: QC_EIO, QC_EINVAL "path:line: ..." for a line that is not an
+ * event. */
+int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err *err);
+
+#endif

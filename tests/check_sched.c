@@ -1,0 +1,377 @@
+/*
+ * check_sched.c - the schedule over named points (harness/sched.h): the
+ * point grammar, which points a protocol has, the [schedule] section's
+ * errors (file:line), and the scheduler itself on real threads: a script's
+ * order is enforced against threads that would run otherwise, a statement
+ * that gets no answer is recorded as blocked and the others go on, a hold
+ * whose actor never comes is abandoned (never a hang), PCT is a function of
+ * its seed, and a replay's entries come from a ledger in seq order.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../backends/protocol.h"
+#include "../harness/scenario.h"
+#include "../harness/sched.h"
+
+START_TEST(test_point_grammar)
+{
+    char msg[400];
+    const char *good[] = {"claim.before", "claim.after", "claim.1", "claim.12", "reap.1",
+                          "complete.commit", "fail.after", "renew.before", "effect.after",
+                          "fault.kill_after_claim", "fault.lost_ack"};
+    const char *bad[] = {"claim", "claim.0", "claim.x", "work.after", "effect.before",
+                         "fault.nope", "claim.1x", "", "claim."};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        ck_assert_msg(qc_point_check(good[i], msg, sizeof msg) == 0, "%s: %s", good[i], msg);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        msg[0] = '\0';
+        ck_assert_msg(qc_point_check(bad[i], msg, sizeof msg) != 0, "%s accepted", bad[i]);
+        ck_assert_ptr_nonnull(strstr(msg, "expected"));
+    }
+}
+END_TEST
+
+START_TEST(test_point_of_event_names_what_the_worker_passes)
+{
+    char b[64];
+    ck_assert_str_eq(qc_point_of_event("invoke", "claim", NULL, NULL, b, sizeof b),
+                     "claim.before");
+    ck_assert_str_eq(qc_point_of_event("ok", "complete", NULL, NULL, b, sizeof b),
+                     "complete.after");
+    ck_assert_str_eq(qc_point_of_event("info", "complete", NULL, NULL, b, sizeof b),
+                     "complete.after");
+    ck_assert_str_eq(qc_point_of_event("point", NULL, "reap.1", NULL, b, sizeof b), "reap.1");
+    ck_assert_str_eq(qc_point_of_event("effect", NULL, NULL, NULL, b, sizeof b), "effect.after");
+    ck_assert_str_eq(qc_point_of_event("fault", NULL, NULL, "lost_ack", b, sizeof b),
+                     "fault.lost_ack");
+    /* the enqueuer's, the monitor's and notes mark no point */
+    ck_assert_ptr_null(qc_point_of_event("ok", "enqueue", NULL, NULL, b, sizeof b));
+    ck_assert_ptr_null(qc_point_of_event("note", NULL, NULL, NULL, b, sizeof b));
+    ck_assert_ptr_null(qc_point_of_event("monitor", NULL, NULL, NULL, b, sizeof b));
+}
+END_TEST
+
+static const char *two_step_claim =
+    "-- engine: postgres\n"
+    "-- name: setup\nSELECT 1;\n"
+    "-- name: teardown\nSELECT 1;\n"
+    "-- name: enqueue\nSELECT 1 AS job_id;\n"
+    "-- name: claim\n"
+    "SELECT 1 AS job_id;\n"
+    "UPDATE t SET x = 1 WHERE id = :job_id RETURNING id AS job_id, 't' AS token, "
+    "1 AS lease_until_ms, 1 AS now_ms, 1 AS attempt, 'k' AS op_key, '' AS payload;\n"
+    "-- name: complete\nUPDATE t SET x = 2 WHERE id = :job_id;\n"
+    "-- name: snapshot\nSELECT 1 AS job_id, 'done' AS state, 1 AS attempt, 't' AS token;\n";
+
+START_TEST(test_points_a_protocol_has)
+{
+    qc_protocol *p = NULL;
+    qc_err err = {0};
+    ck_assert_int_eq(qc_protocol_parse("two.sql", two_step_claim, QC_PARAM_DOLLAR, &p, &err), 0);
+    ck_assert_int_eq(qc_point_in_protocol("claim.1", p, 0), 1);
+    ck_assert_int_eq(qc_point_in_protocol("claim.commit", p, 0), 1);
+    ck_assert_int_eq(qc_point_in_protocol("claim.2", p, 0), 0);   /* the last statement */
+    ck_assert_int_eq(qc_point_in_protocol("complete.1", p, 0), 0); /* one statement */
+    ck_assert_int_eq(qc_point_in_protocol("complete.commit", p, 0), 0);
+    ck_assert_int_eq(qc_point_in_protocol("complete.commit", p, 1), 1); /* transaction model */
+    ck_assert_int_eq(qc_point_in_protocol("reap.after", p, 0), 0); /* no reap step */
+    ck_assert_int_eq(qc_point_in_protocol("effect.after", p, 0), 1);
+    qc_protocol_destroy(p);
+}
+END_TEST
+
+static int parse(const char *text, qc_scenario *s, qc_err *err)
+{
+    qc_scenario_defaults(s);
+    return qc_scenario_parse(s, "race.ini", text, strlen(text), err);
+}
+
+START_TEST(test_schedule_section_errors_name_the_line)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    ck_assert_int_eq(parse("[workload]\nworkers = 2\n[schedule]\nstep = w0 claim.1\n"
+                           "step = w1 claim.after\n",
+                           &s, &err),
+                     0);
+    ck_assert_int_eq(s.nsteps, 2);
+    ck_assert_str_eq(s.steps[1].actor, "w1");
+    ck_assert_str_eq(s.steps[1].point, "claim.after");
+    ck_assert_int_eq(s.steps[1].line, 5);
+    ck_assert_int_eq(qc_scenario_validate(&s, &err), 0);
+
+    ck_assert_int_ne(parse("[schedule]\nstep = w0 claim.foo\n", &s, &err), 0);
+    ck_assert_ptr_nonnull(strstr(err.msg, "race.ini:2"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "unknown point 'claim.foo'"));
+    ck_assert_int_ne(parse("[schedule]\n\nstep = bob claim.1\n", &s, &err), 0);
+    ck_assert_ptr_nonnull(strstr(err.msg, "race.ini:3"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "unknown actor 'bob'"));
+    ck_assert_int_ne(parse("[schedule]\nstep = w0\n", &s, &err), 0);
+    ck_assert_ptr_nonnull(strstr(err.msg, "ACTOR POINT"));
+    ck_assert_int_ne(parse("[schedule]\nexplore = random\n", &s, &err), 0);
+    ck_assert_ptr_nonnull(strstr(err.msg, "pct"));
+    /* a worker the run does not have: the step's line */
+    ck_assert_int_eq(parse("[workload]\nworkers = 2\n[schedule]\nstep = w0 claim.1\n"
+                           "step = w2 claim.1\n",
+                           &s, &err),
+                     0);
+    ck_assert_int_ne(qc_scenario_validate(&s, &err), 0);
+    ck_assert_ptr_nonnull(strstr(err.msg, "race.ini:5"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "w2"));
+    /* a script and an exploration at once */
+    ck_assert_int_eq(parse("[schedule]\nstep = w0 claim.1\nexplore = pct\n", &s, &err), 0);
+    ck_assert_int_ne(qc_scenario_validate(&s, &err), 0);
+    ck_assert_ptr_nonnull(strstr(err.msg, "not both"));
+}
+END_TEST
+
+/* Threads that stand for actors: each passes its points in order and logs
+ * the start of each action (what it does after the schedule let it go). */
+typedef struct actor_run {
+    qc_sched *s;
+    int actor;
+    const char *const *points; /* NULL-terminated */
+    int delay_first_us;        /* sleep before the first point (a slow start) */
+    int block_us;              /* at point index 1: a statement this long in flight */
+    int exit_early;            /* stop after the first point */
+} actor_run;
+
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char order[64][24];
+static int norder;
+
+static void log_action(int actor, const char *what)
+{
+    pthread_mutex_lock(&log_mu);
+    if (norder < 64)
+        snprintf(order[norder++], sizeof order[0], "w%d %s", actor, what);
+    pthread_mutex_unlock(&log_mu);
+}
+
+static void *actor_main(void *arg)
+{
+    actor_run *r = arg;
+    qc_sched_begin(r->s, r->actor);
+    if (r->delay_first_us)
+        usleep((useconds_t)r->delay_first_us);
+    for (int i = 0; r->points[i] != NULL; i++) {
+        log_action(r->actor, r->points[i]); /* the action that ends at this point */
+        if (i == 1 && r->block_us) {
+            qc_sched_request(r->s, r->actor, 1);
+            usleep((useconds_t)r->block_us);
+            qc_sched_request(r->s, r->actor, 0);
+        }
+        qc_sched_point(r->s, r->actor, r->points[i], 1);
+        if (r->exit_early)
+            break;
+    }
+    qc_sched_exit(r->s, r->actor);
+    return NULL;
+}
+
+static const char *claim_points[] = {"claim.before", "claim.1", "claim.after", NULL};
+
+static int pos(const char *what)
+{
+    for (int i = 0; i < norder; i++)
+        if (!strcmp(order[i], what))
+            return i;
+    return -1;
+}
+
+static void run_two(actor_run *a, actor_run *b)
+{
+    pthread_t ta, tb;
+    norder = 0;
+    ck_assert_int_eq(pthread_create(&ta, NULL, actor_main, a), 0);
+    ck_assert_int_eq(pthread_create(&tb, NULL, actor_main, b), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+}
+
+START_TEST(test_script_order_is_enforced)
+{
+    /* w0 starts slowly; without the schedule w1 would read and write
+     * first.  The script: both read (claim.1), then both write. */
+    qc_sched_entry e[] = {{0, "claim.1", INT64_MIN, 0, 4},
+                          {1, "claim.1", INT64_MIN, 0, 5},
+                          {0, "claim.after", INT64_MIN, 0, 6},
+                          {1, "claim.after", INT64_MIN, 0, 7}};
+    qc_sched *s = qc_sched_new(QC_SCHED_SCRIPT, e, 4, 2, 1, 3, 200, 5000, NULL, "race.ini");
+    actor_run a = {s, 0, claim_points, 100000, 0, 0}, b = {s, 1, claim_points, 0, 0, 0};
+    run_two(&a, &b);
+    /* w1's read (the action ending at claim.1) starts after w0's read ended */
+    ck_assert_int_lt(pos("w0 claim.1"), pos("w1 claim.before"));
+    /* both reads happen before either write */
+    ck_assert_int_lt(pos("w1 claim.1"), pos("w0 claim.after"));
+    ck_assert_int_lt(pos("w0 claim.after"), pos("w1 claim.after"));
+    int done, total, blocked;
+    qc_sched_stats(s, &done, &total, &blocked);
+    ck_assert_int_eq(done, 4);
+    ck_assert_int_eq(total, 4);
+    ck_assert_int_eq(blocked, 0);
+    ck_assert_ptr_null(qc_sched_abandoned(s));
+    qc_sched_free(s);
+}
+END_TEST
+
+START_TEST(test_blocked_statement_lets_the_next_step_go)
+{
+    /* w0's second statement gets no answer for 600 ms (a row lock); the
+     * script's next step is w1's: it must not wait for w0's answer. */
+    qc_sched_entry e[] = {{0, "claim.after", INT64_MIN, 0, 4},
+                          {1, "claim.after", INT64_MIN, 0, 5}};
+    qc_sched *s = qc_sched_new(QC_SCHED_SCRIPT, e, 2, 2, 1, 3, 100, 5000, NULL, "lock.ini");
+    actor_run a = {s, 0, claim_points, 0, 600000, 0}, b = {s, 1, claim_points, 0, 0, 0};
+    run_two(&a, &b);
+    /* w1 finished its claim while w0's statement was still blocked */
+    ck_assert_int_lt(pos("w1 claim.after"), pos("w0 claim.after"));
+    int done, total, blocked;
+    qc_sched_stats(s, &done, &total, &blocked);
+    ck_assert_int_eq(blocked, 1);
+    ck_assert_int_eq(done, 2);
+    ck_assert_ptr_null(qc_sched_abandoned(s));
+    qc_sched_free(s);
+}
+END_TEST
+
+START_TEST(test_hold_that_never_comes_is_abandoned)
+{
+    /* w1 stops after its first point: the script's w1 claim.after can
+     * never come.  The schedule gives up (naming the step's line) and w0
+     * goes on: no hang. */
+    qc_sched_entry e[] = {{1, "claim.before", INT64_MIN, 0, 3},
+                          {1, "claim.after", INT64_MIN, 0, 9},
+                          {0, "claim.after", INT64_MIN, 0, 10}};
+    qc_sched *s = qc_sched_new(QC_SCHED_SCRIPT, e, 3, 2, 1, 3, 100, 300, NULL, "hold.ini");
+    actor_run a = {s, 0, claim_points, 0, 0, 0}, b = {s, 1, claim_points, 0, 0, 1};
+    run_two(&a, &b);
+    const char *why = qc_sched_abandoned(s);
+    ck_assert_ptr_nonnull(why);
+    ck_assert_msg(strstr(why, "hold.ini:9") != NULL, "%s", why);
+    ck_assert_msg(strstr(why, "w1 claim.after") != NULL, "%s", why);
+    ck_assert_int_ge(pos("w0 claim.after"), 0);
+    qc_sched_free(s);
+
+    /* the same with an actor that is alive but never gets there in time */
+    qc_sched_entry f[] = {{0, "claim.after", INT64_MIN, 0, 4},
+                          {1, "claim.after", INT64_MIN, 0, 5}};
+    s = qc_sched_new(QC_SCHED_SCRIPT, f, 2, 2, 1, 3, 100, 200, NULL, "slow.ini");
+    actor_run c = {s, 0, claim_points, 700000, 0, 0}, d = {s, 1, claim_points, 0, 0, 0};
+    run_two(&c, &d);
+    why = qc_sched_abandoned(s);
+    ck_assert_ptr_nonnull(why);
+    ck_assert_msg(strstr(why, "slow.ini:4") != NULL && strstr(why, "did not come within 200 ms"),
+                  "%s", why);
+    qc_sched_free(s);
+}
+END_TEST
+
+static const char *many_points[] = {"claim.before", "claim.after", "effect.after",
+                                    "complete.before", "complete.after", "claim.before",
+                                    "claim.after", "effect.after", "complete.before",
+                                    "complete.after", NULL};
+
+static void pct_order(uint64_t seed, char out[64][24], int *n)
+{
+    qc_sched *s = qc_sched_new(QC_SCHED_PCT, NULL, 0, 2, seed, 3, 2000, 5000, NULL, "pct");
+    qc_sched_exit(s, QC_ACTOR_REAPER); /* this run has no reaper */
+    actor_run a = {s, 0, many_points, 0, 0, 0}, b = {s, 1, many_points, 0, 0, 0};
+    run_two(&a, &b);
+    memcpy(out, order, sizeof order);
+    *n = norder;
+    qc_sched_free(s);
+}
+
+START_TEST(test_pct_order_is_a_function_of_the_seed)
+{
+    static char o1[64][24], o2[64][24];
+    int n1, n2;
+    pct_order(7, o1, &n1);
+    pct_order(7, o2, &n2);
+    ck_assert_int_eq(n1, 20);
+    ck_assert_int_eq(n1, n2);
+    for (int i = 0; i < n1; i++)
+        ck_assert_str_eq(o1[i], o2[i]);
+}
+END_TEST
+
+START_TEST(test_replay_entries_from_a_ledger)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/qc_sched_%d.jsonl", (int)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    /* lines out of seq order, a claim of two rows, a blocked action, the
+     * enqueuer and notes (no points) */
+    fputs("{\"type\":\"header\",\"seq\":0}\n"
+          "{\"type\":\"ok\",\"op\":\"enqueue\",\"worker\":-1,\"job\":1,\"seq\":1}\n"
+          "{\"type\":\"invoke\",\"op\":\"claim\",\"worker\":1,\"req\":1,\"seq\":3}\n"
+          "{\"type\":\"invoke\",\"op\":\"claim\",\"worker\":0,\"req\":0,\"seq\":2}\n"
+          "{\"type\":\"point\",\"point\":\"claim.1\",\"worker\":0,\"req\":0,\"seq\":4}\n"
+          "{\"type\":\"blocked\",\"worker\":1,\"point\":\"claim.before\",\"seq\":5}\n"
+          "{\"type\":\"ok\",\"op\":\"claim\",\"worker\":0,\"req\":0,\"rows\":2,\"job\":1,\"seq\":6}\n"
+          "{\"type\":\"ok\",\"op\":\"claim\",\"worker\":0,\"req\":0,\"rows\":2,\"job\":2,\"seq\":7}\n"
+          "{\"type\":\"note\",\"note\":\"hold\",\"worker\":0,\"seq\":8}\n"
+          "{\"type\":\"ok\",\"op\":\"claim\",\"worker\":1,\"req\":1,\"rows\":0,\"seq\":9}\n"
+          "{\"type\":\"effect\",\"worker\":0,\"job\":1,\"seq\":10}\n",
+          f);
+    fclose(f);
+    qc_sched_entry *v = NULL;
+    int n = 0;
+    qc_err err = {0};
+    ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
+    ck_assert_int_eq(n, 7);
+    const char *want[] = {"claim.before", "claim.before", "claim.1", "claim.before",
+                          "claim.after", "claim.after", "effect.after"};
+    const int who[] = {0, 1, 0, 1, 0, 1, 0};
+    for (int i = 0; i < n; i++) {
+        ck_assert_str_eq(v[i].point, want[i]);
+        ck_assert_int_eq(v[i].actor, who[i]);
+    }
+    ck_assert_int_eq(v[3].nowait, 1);      /* the blocked action */
+    ck_assert_int_eq(v[4].job, INT64_MIN); /* a claim of two rows: any first job */
+    ck_assert_int_eq(v[6].job, 1);
+    ck_assert_int_eq(v[6].where, 10);
+    free(v);
+
+    f = fopen(path, "w");
+    fputs("{\"type\":\"header\",\"seq\":0}\nnot json\n{\"type\":\"ok\"}\n", f);
+    fclose(f);
+    ck_assert_int_ne(qc_sched_load_replay(path, &v, &n, &err), 0);
+    ck_assert_msg(strstr(err.msg, ":2:") != NULL, "%s", err.msg);
+    unlink(path);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("sched");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_point_grammar);
+    tcase_add_test(tc, test_point_of_event_names_what_the_worker_passes);
+    tcase_add_test(tc, test_points_a_protocol_has);
+    tcase_add_test(tc, test_schedule_section_errors_name_the_line);
+    tcase_add_test(tc, test_script_order_is_enforced);
+    tcase_add_test(tc, test_blocked_statement_lets_the_next_step_go);
+    tcase_add_test(tc, test_hold_that_never_comes_is_abandoned);
+    tcase_add_test(tc, test_pct_order_is_a_function_of_the_seed);
+    tcase_add_test(tc, test_replay_entries_from_a_ledger);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
