@@ -1083,7 +1083,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         }
         if (!drained && chaos_over && m.ok && m.ready == 0 && m.inflight == 0 &&
             atomic_load(&feed.done) && atomic_load(&sh.connected) == nstarted &&
-            !qc_sched_in_flight(sched)) {
+            qc_sched_settled(sched)) {
             drained = 1;
             drained_at = el;
             if (s->idle_tail_s > 0) {

@@ -189,6 +189,13 @@ const char *qc_point_of_event(const char *type, const char *op, const char *poin
     return NULL;
 }
 
+/* A point between a step's statements, or before its COMMIT. */
+static int mid_step(const char *point)
+{
+    const char *dot = strchr(point, '.');
+    return dot != NULL && ((dot[1] >= '1' && dot[1] <= '9') || !strcmp(dot + 1, "commit"));
+}
+
 static int idx(const qc_sched *s, int actor)
 {
     if (actor == QC_ACTOR_REAPER)
@@ -453,6 +460,8 @@ void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
                 s->a[i].prio = --s->low; /* a priority change point: below everyone */
         if (job == INT64_MIN && (!strcmp(point, "claim.after") || !strcmp(point, "reap.after")))
             s->a[i].prio = --s->low; /* an idle poll yields */
+        else if (mid_step(point) && qc_rng_unit(&s->rng) < 0.5)
+            s->a[i].prio = --s->low; /* between a step's statements: where races are */
         if (s->granted == i)
             s->granted = NONE;
         s->moved = qc_clock_ms();
@@ -560,16 +569,20 @@ void qc_sched_exit(qc_sched *s, int actor)
     pthread_mutex_unlock(&s->mu);
 }
 
-int qc_sched_in_flight(qc_sched *s)
+int qc_sched_settled(qc_sched *s)
 {
-    int busy = 0;
+    int settled;
     if (s == NULL)
-        return 0;
+        return 1;
     pthread_mutex_lock(&s->mu);
-    if (!s->free && s->granted != NONE)
-        busy = atomic_load(&s->a[s->granted].req_since) > 0;
+    if (s->free)
+        settled = 1;
+    else if (s->mode != QC_SCHED_PCT)
+        settled = 0; /* steps are left: the hold timeout bounds the wait */
+    else
+        settled = s->granted == NONE || atomic_load(&s->a[s->granted].req_since) <= 0;
     pthread_mutex_unlock(&s->mu);
-    return busy;
+    return settled;
 }
 
 void qc_sched_release(qc_sched *s)

@@ -37,7 +37,9 @@
  *    gets a random priority from the seed, the highest-priority waiting actor
  *    is granted, and at depth-1 random action counts the running actor drops
  *    below all others; an empty claim or reap drops its actor too (an idle
- *    poll yields), so a polling loop cannot starve the others.
+ *    poll yields), so a polling loop cannot starve the others; and, a bias
+ *    of ours, an actor drops with probability 1/2 at each point between a
+ *    step's statements (where claim and reap races live).
  *
  * Holds never hang: when the actor an entry waits for does not pass its
  * point within hold_timeout_ms (or exits), the schedule is abandoned with a
@@ -129,9 +131,11 @@ void qc_sched_request(qc_sched *s, int actor, int in);
 /* The actor's thread ends: an entry waiting for it can never come. */
 void qc_sched_exit(qc_sched *s, int actor);
 
-/* 1 while the action the schedule granted has a statement in flight: the
- * run is not quiescent, whatever the queue's depth says (the drain waits). */
-int qc_sched_in_flight(qc_sched *s);
+/* 0 while a script or replay has steps left (the run's drain waits for
+ * them: a step the run can never reach abandons the schedule after
+ * hold_timeout_ms, and the run is INCONCLUSIVE), or while a PCT action has
+ * a statement in flight; else 1 (also for NULL). */
+int qc_sched_settled(qc_sched *s);
 
 /* Everyone runs freely from now on (the run stops). */
 void qc_sched_release(qc_sched *s);

@@ -74,6 +74,7 @@ group_a() {
   # the ephemeral scripts themselves: hermetic against PG* / MYSQL*, a child
   # judged by /proc state before it has exec'd, MariaDB under a CPU hog
   step "ephemeral scripts (tests/ephemeral.sh)" tests/ephemeral.sh
+  step "scripted interleavings, --replay, explore (tests/sched.sh)" tests/sched.sh
   tsan_run() {
     make -s qchaos-tsan || return 1
     TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Scripted interleavings, --replay and explore end to end (issue 12), on
+# the PostgreSQL of $QC_TEST_DSN: each script reproduces its race on its
+# mutant and passes on the correct protocol; a blocked step is recorded;
+# a replay of a failing run fails the same checker on the same job; explore
+# finds the naive race and prints the replay command; a hold that never
+# comes, an unknown point or worker, and a replay with another protocol
+# are clear errors with their exit codes.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+dsn=${QC_TEST_DSN:?QC_TEST_DSN: the DSN of a PostgreSQL the test may use}
+q=${QC_QCHAOS_BIN:-./qchaos}
+work=$(mktemp -d /tmp/qchaos-sched.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fails=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# expect NAME EXIT PATTERN CMD...: CMD exits EXIT and prints PATTERN
+expect() {
+  local name=$1 want=$2 pat=$3 out rc
+  shift 3
+  out=$("$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    bad "$name: exit $rc, expected $want"
+    printf '%s\n' "$out" | tail -n 15
+  elif ! printf '%s\n' "$out" | grep -qE -- "$pat"; then
+    bad "$name: output lacks /$pat/"
+    printf '%s\n' "$out" | tail -n 15
+  else
+    ok "$name"
+  fi
+}
+
+P=backends/postgres
+run() { "$q" run "$@" --dsn "$dsn" --no-progress --force; }
+
+expect "naive race on select_then_update: exclusive_claim on job 1" 1 \
+  "exclusive_claim: job 1 claimed by worker" \
+  run scenarios/scripts/naive_race.ini --protocol $P/mutants/select_then_update.sql --seed 1 \
+  --out "$work/race-m"
+expect "naive race on skip_locked: pass, the claim.1 steps dropped" 0 "step 'w0 claim.1' dropped" \
+  run scenarios/scripts/naive_race.ini --seed 1 --out "$work/race-c"
+expect "C01 script on snapshot_claim: effects_once on job 1" 1 "effects_once: job 1: effect applied 2" \
+  run scenarios/scripts/c01_snapshot.ini --protocol $P/mutants/snapshot_claim.sql --seed 1 \
+  --out "$work/c01-m"
+expect "C01 script on skip_locked_txn: pass" 0 "verdict: PASS" \
+  run scenarios/scripts/c01_snapshot.ini --seed 1 --out "$work/c01-c"
+expect "C09 script on reap_read_then_write: job 1 claimed again after its complete" 1 \
+  "exclusive_claim: job 1 claimed again" \
+  run scenarios/scripts/c09_rescuer.ini --protocol $P/mutants/reap_read_then_write.sql --seed 1 \
+  --out "$work/c09-m"
+expect "C09 script on skip_locked: pass" 0 "verdict: PASS" \
+  run scenarios/scripts/c09_rescuer.ini --seed 1 --out "$work/c09-c"
+expect "a step waiting for a row lock is recorded as blocked and the next step goes" 1 \
+  "5 of 5 steps carried out, 1 blocked" \
+  run scenarios/scripts/lock_wait.ini --protocol $P/mutants/select_then_update.sql --seed 1 \
+  --out "$work/lock"
+if grep -q '"type":"blocked","worker":1' "$work/lock/ledger.jsonl"; then
+  ok "the blocked step is in the ledger"
+else
+  bad "no blocked event for worker 1 in $work/lock/ledger.jsonl"
+fi
+
+# replay: a run without a schedule (4 workers racing on select_then_update),
+# replayed twice: the same first violation each time
+run scenarios/default.ini --protocol $P/mutants/select_then_update.sql --workers 4 --jobs 100 \
+  --seed 5 --out "$work/free" >"$work/free.log" 2>&1
+first=$(jq -r '[.checkers[] | select(.name=="exclusive_claim") | .violations[0].job] | .[0]' \
+  "$work/free/results.json")
+for k in 1 2; do
+  expect "replay $k of a free run: exclusive_claim on job $first again" 1 \
+    "replay: exclusive_claim failed again on job $first" \
+    "$q" run --replay "$work/free" --dsn "$dsn" --no-progress
+done
+expect "replay with another protocol is refused" 2 "the ledger was recorded with protocol" \
+  "$q" run --replay "$work/free" --protocol $P/skip_locked.sql --dsn "$dsn" --no-progress
+expect "replay of a folder without a ledger is refused" 2 "no ledger.jsonl there" \
+  "$q" run --replay "$work" --dsn "$dsn" --no-progress
+
+# explore: PCT schedules find the naive race without a script
+cat >"$work/two.ini" <<'INI'
+[scenario]
+name = two
+protocol = backends/postgres/skip_locked.sql
+[workload]
+workers = 2
+jobs = 2
+[checks]
+judge = exclusive_claim, no_lost_jobs
+INI
+expect "explore finds the race on select_then_update and prints the replay" 1 \
+  "replay it with: qchaos run --replay" \
+  "$q" explore "$work/two.ini" --protocol $P/mutants/select_then_update.sql --runs 10 \
+  --dsn "$dsn" --out "$work/explore-m"
+expect "explore on skip_locked: no failing schedule" 0 "no failing schedule in 3 runs" \
+  "$q" explore "$work/two.ini" --runs 3 --dsn "$dsn" --out "$work/explore-c"
+
+# errors
+cat >"$work/never.ini" <<'INI'
+[scenario]
+name = never
+protocol = backends/postgres/skip_locked.sql
+[workload]
+workers = 2
+jobs = 1
+[policy]
+heartbeat = no
+[checks]
+judge = no_lost_jobs
+[schedule]
+hold_timeout_ms = 1000
+step = w0 claim.after
+step = w0 renew.after
+INI
+expect "a step that never comes: INCONCLUSIVE, naming its line" 4 \
+  "never.ini:14: step 'w0 renew.after' did not come within 1000 ms" \
+  run "$work/never.ini" --seed 1 --out "$work/never"
+printf '[schedule]\nstep = w0 claim.soon\n' >"$work/badpoint.ini"
+expect "an unknown point: exit 2 with file:line" 2 "badpoint.ini:2: unknown point 'claim.soon'" \
+  run "$work/badpoint.ini" --out "$work/bp"
+printf '[workload]\nworkers = 2\n[schedule]\nstep = w5 claim.1\n' >"$work/badworker.ini"
+expect "a worker the run does not have: exit 2 with file:line" 2 "badworker.ini:4: step names worker w5" \
+  run "$work/badworker.ini" --out "$work/bw"
+
+echo "sched.sh: $fails failed"
+[ "$fails" -eq 0 ]
