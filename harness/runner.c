@@ -719,6 +719,54 @@ static void progress(const qc_shared *sh, double elapsed_s, long total, double *
         fputc('\n', stderr);
 }
 
+/* The schedule's lock check (sched.h qc_sched_lock_fn) on PostgreSQL:
+ * whether the actor's backend waits for a lock (pg_stat_activity, as
+ * isolationtester's pg_isolation_test_session_is_blocked), on a connection
+ * of its own opened at the first question. */
+typedef struct lock_check {
+    const qc_driver *d;
+    const char *dsn;
+    qc_conn *c;
+    atomic_int *pids;
+    long workers;
+    int failed;
+} lock_check;
+
+static int lock_check_fn(void *ctx, int actor)
+{
+    lock_check *k = ctx;
+    qc_err e = {0};
+    qc_result r = {0};
+    char pid[24];
+    int v = -1;
+
+    if (k->failed)
+        return -1;
+    if (k->c == NULL && k->d->open(k->dsn, &k->c, &e) != 0) {
+        k->c = NULL;
+        k->failed = 1;
+        return -1;
+    }
+    int p = atomic_load(&k->pids[actor >= 0 ? actor : (int)k->workers]);
+    if (p <= 0)
+        return -1;
+    snprintf(pid, sizeof pid, "%d", p);
+    const char *params[1] = {pid};
+    if (k->d->exec(k->c, 0, 0,
+                   "SELECT (wait_event_type IS NOT DISTINCT FROM 'Lock')::int AS b "
+                   "FROM pg_stat_activity WHERE pid = $1::int",
+                   1, params, &r, &e) == 0) {
+        const char *b = qc_result_get(&r, 0, "b");
+        if (b != NULL)
+            v = atoi(b) ? 1 : 0;
+    } else if (!k->d->is_ok(k->c)) {
+        k->d->close(k->c);
+        k->c = NULL;
+    }
+    qc_result_clear(&r);
+    return v;
+}
+
 /* The run's schedule (sched.h): a replay of o->replay's ledger, the
  * scenario's script (its steps on points this protocol lacks are dropped,
  * each with a note), or PCT exploration; *out stays NULL without one.
@@ -796,6 +844,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     qc_sink *sink = NULL;
     qc_worker *workers = NULL;
     qc_sched *sched = NULL;
+    lock_check lk = {0};
     qc_worker reaper;
     int nstarted = 0, reaper_started = 0;
     qc_shared sh;
@@ -969,7 +1018,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
 
     sink = qc_sink_create(s->sink_idempotent);
     workers = calloc((size_t)s->workers, sizeof *workers);
-    pids = calloc((size_t)s->workers, sizeof *pids);
+    pids = calloc((size_t)s->workers + 1, sizeof *pids);
     if (!sink || !workers || !pids) {
         qc_err_set(err, QC_ENOMEM, "out of memory");
         goto out;
@@ -1013,6 +1062,12 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         goto out;
     }
     sh.sched = sched;
+    lk.d = d;
+    lk.dsn = dsn;
+    lk.pids = pids;
+    lk.workers = s->workers;
+    if (sched != NULL && !strcmp(proto->engine, "postgres") && !sh.no_prepare)
+        qc_sched_set_lock_check(sched, lock_check_fn, &lk);
     atomic_store(&sh.chaos, 1);
     server_count count_before = {0};
     if (!strcmp(proto->engine, "postgres"))
@@ -1310,6 +1365,8 @@ out:
     free(job_ids);
     qc_fault_plan_destroy(plan);
     qc_sched_free(sched);
+    if (lk.c != NULL)
+        lk.d->close(lk.c);
     qc_sink_destroy(sink);
     qc_protocol_destroy(proto);
     json_decref(target);

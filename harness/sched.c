@@ -57,6 +57,9 @@ struct qc_sched {
     int nchange, low;
     qc_rng rng;
     qc_lbuf *lb;
+    qc_sched_lock_fn lock_fn;
+    void *lock_ctx;
+    double lock_asked;       /* ms: when the lock check last said "not waiting" */
     char source[512];
     char why[1024];
 };
@@ -264,6 +267,14 @@ qc_sched *qc_sched_new(qc_sched_mode mode, const qc_sched_entry *entries, int n,
     return s;
 }
 
+void qc_sched_set_lock_check(qc_sched *s, qc_sched_lock_fn fn, void *ctx)
+{
+    if (s == NULL)
+        return;
+    s->lock_fn = fn;
+    s->lock_ctx = ctx;
+}
+
 void qc_sched_free(qc_sched *s)
 {
     if (s == NULL)
@@ -342,7 +353,14 @@ static void watch(qc_sched *s)
     if (s->granted != NONE) {
         actor_state *g = &s->a[s->granted];
         double since = atomic_load(&g->req_since);
-        if (since > 0 && now - since > (double)s->block_ms) {
+        int lock = -1;
+        if (since > 0 && now - since > (double)s->block_ms && s->lock_fn != NULL) {
+            if (now - s->lock_asked < (double)s->block_ms)
+                lock = 0; /* asked a moment ago: not waiting then */
+            else if ((lock = s->lock_fn(s->lock_ctx, actor_of(s, s->granted))) == 0)
+                s->lock_asked = now;
+        }
+        if (since > 0 && now - since > (double)s->block_ms && lock != 0) {
             json_t *e = json_object();
             json_object_set_new(e, "type", json_string("blocked"));
             json_object_set_new(e, "worker", json_integer(actor_of(s, s->granted)));
@@ -402,10 +420,11 @@ static int may_go(qc_sched *s, int i)
         return 1;
     }
     if (s->a[i].remaining == 0)
-        /* a worker a script does not name waits until the script is done
-         * (its claims would race the script's); the reaper, which time
-         * drives, runs freely unless named */
-        return s->a[i].named || i == s->nact - 1 || s->mode != QC_SCHED_SCRIPT;
+        /* an actor with no step left, or none at all, waits until the
+         * script is done (isolationtester's sessions do nothing beyond
+         * their steps); only the reaper, which time drives, runs freely
+         * when a script does not name it */
+        return !s->a[i].named && i == s->nact - 1 && s->mode == QC_SCHED_SCRIPT;
     return s->granted == NONE && s->cursor < s->n && idx(s, s->e[s->cursor].actor) == i;
 }
 
@@ -486,8 +505,9 @@ void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
     } else if (hit < 0 && s->cursor < s->n && idx(s, s->e[s->cursor].actor) == i &&
                s->granted == i) {
         hit = s->cursor;
-    } else if (hit < 0 && s->mode == QC_SCHED_SCRIPT) {
-        /* not named any more, or a point on the way to its entry */
+    } else if (hit < 0 && s->mode == QC_SCHED_SCRIPT && s->a[i].remaining > 0 &&
+               s->granted == i) {
+        /* a point on the way to its entry */
         pthread_mutex_unlock(&s->mu);
         return;
     }
@@ -522,8 +542,7 @@ void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
             s->granted = NONE;
         advance(s);
     } else if (s->a[i].remaining == 0) {
-        pthread_mutex_unlock(&s->mu);
-        return;
+        ; /* nothing left for it: it waits until the schedule is done */
     } else if (s->mode == QC_SCHED_REPLAY) {
         char why[1024];
         snprintf(why, sizeof why,

@@ -19,8 +19,10 @@
  * time, in the order the schedule gives, as PostgreSQL's isolationtester
  * runs one step at a time: an actor that reached a point waits there until
  * it is granted its next action.  An action that sends a statement and gets
- * no answer within block_ms (a row lock another session holds) is recorded
- * as `blocked` and the next action is granted; the blocked one completes
+ * no answer within block_ms while its session waits for a lock (on
+ * PostgreSQL pg_stat_activity.wait_event_type = 'Lock', as isolationtester
+ * asks; elsewhere the time alone) is recorded as `blocked` and the next
+ * action is granted; the blocked one completes
  * when the lock goes (isolationtester's "waiting" steps).
  *
  * Modes.
@@ -114,6 +116,16 @@ qc_sched *qc_sched_new(qc_sched_mode mode, const qc_sched_entry *entries, int n,
                        qc_lbuf *lb, const char *source);
 
 void qc_sched_free(qc_sched *s);
+
+/* How the blocked rule asks the server whether actor's session waits for a
+ * lock: 1 it does, 0 it does not (a slow statement, not a blocked one: the
+ * schedule keeps waiting), -1 cannot tell (the time rule alone decides).
+ * Called with the schedule's mutex held, on a waiting actor's thread, at
+ * most once per block_ms per actor; ctx is the caller's. */
+typedef int (*qc_sched_lock_fn)(void *ctx, int actor);
+
+/* Sets the lock check (before any actor starts). */
+void qc_sched_set_lock_check(qc_sched *s, qc_sched_lock_fn fn, void *ctx);
 
 /* An actor starts (a worker thread after connecting, the reaper): waits
  * for its first grant when the schedule names it. */

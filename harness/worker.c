@@ -316,7 +316,10 @@ typedef struct actor_params {
 static void bind_actor(const qc_worker *w, actor_params *b, qc_params *p)
 {
     const qc_scenario *sc = w->sh->sc;
-    snprintf(b->worker, sizeof b->worker, "w%d.%d", w->id, w->inc);
+    if (sc->worker_name_kept) /* a pod or host name: the same after a restart */
+        snprintf(b->worker, sizeof b->worker, "w%d", w->id);
+    else
+        snprintf(b->worker, sizeof b->worker, "w%d.%d", w->id, w->inc);
     snprintf(b->worker_id, sizeof b->worker_id, "%d", w->id);
     snprintf(b->incarnation, sizeof b->incarnation, "%d", w->inc);
     snprintf(b->lease, sizeof b->lease, "%ld", sc->lease_ms);
@@ -449,7 +452,7 @@ static void do_effect(qc_worker *w, const claimed *c)
 static void publish_pid(qc_worker *w)
 {
     qc_shared *sh = w->sh;
-    if (w->id < 0 || !sh->pids)
+    if (!sh->pids)
         return;
     int pid = 0;
     if (sh->proto->steps[QC_STEP_SERVER_PID].present) {
@@ -464,7 +467,8 @@ static void publish_pid(qc_worker *w)
     } else if (sh->drv->backend_pid) {
         pid = sh->drv->backend_pid(w->conn);
     }
-    atomic_store(&sh->pids[w->id], pid);
+    /* the reaper's is after the workers' (the schedule's lock check) */
+    atomic_store(&sh->pids[w->id >= 0 ? w->id : (int)sh->sc->workers], pid);
 }
 
 /* Records a fault the harness injects on purpose. until_ms > 0 marks the
@@ -867,8 +871,11 @@ static void *reaper_main(void *arg)
     while (!atomic_load(&sh->stop)) {
         if (qc_clock_sleep_until_stop((double)sh->sc->reaper_interval_ms, &sh->stop))
             break;
+        int had = w->conn != NULL;
         if (ensure_conn(w) != 0)
             break;
+        if (!had)
+            publish_pid(w);
         qc_params p = {0};
         actor_params ap;
         bind_actor(w, &ap, &p);

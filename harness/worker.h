@@ -62,7 +62,8 @@ typedef struct qc_shared {
     double t0;               /* the run's monotonic origin (qc_clock_ms), as the ledger's */
     int txn_model;           /* protocol model "transaction" (claim stays open until complete) */
     long stmt_timeout_ms;    /* every worker / reaper / feeder / nemesis statement; 0 = none */
-    atomic_int *pids;        /* [workers]: each worker's server session id, 0 unknown */
+    atomic_int *pids;        /* [workers + 1]: each worker's server session id, then the
+                                reaper's; 0 unknown */
     qc_sched *sched;         /* the schedule over named points, or NULL: actors run freely */
     /* atomics */
     atomic_int chaos;        /* 1 while planned faults may fire (the chaos phase) */
