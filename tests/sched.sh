@@ -63,6 +63,19 @@ else
   bad "no blocked event for worker 1 in $work/lock/ledger.jsonl"
 fi
 
+# MariaDB (through ODBC): its claim reads FOR UPDATE SKIP LOCKED, then updates
+if [ -n "${QC_TEST_ODBC:-}" ]; then
+  M=backends/mariadb
+  expect "MariaDB: naive race on select_then_update: exclusive_claim on job 1" 1 \
+    "exclusive_claim: job 1 claimed by worker" \
+    "$q" run scenarios/scripts/naive_race.ini --protocol $M/mutants/select_then_update.sql \
+    --dsn "$QC_TEST_ODBC" --seed 1 --out "$work/mdb-m" --no-progress --force
+  expect "MariaDB: naive race on skip_locked: 4 of 4 steps, pass" 0 \
+    "4 of 4 steps carried out" \
+    "$q" run scenarios/scripts/naive_race.ini --protocol $M/skip_locked.sql \
+    --dsn "$QC_TEST_ODBC" --seed 1 --out "$work/mdb-c" --no-progress --force
+fi
+
 # replay: a run without a schedule (4 workers racing on select_then_update),
 # replayed twice: the same first violation each time
 run scenarios/default.ini --protocol $P/mutants/select_then_update.sql --workers 4 --jobs 100 \
