@@ -63,6 +63,12 @@ else
   bad "no blocked event for worker 1 in $work/lock/ledger.jsonl"
 fi
 
+expect "kill, reap, reclaim on reap_ignores_lease: no_early_reap" 1 "no_early_reap \(1 violation" \
+  run scenarios/scripts/kill_reclaim.ini --protocol $P/mutants/reap_ignores_lease.sql --seed 1 \
+  --out "$work/kill-m"
+expect "kill, reap, reclaim on skip_locked: 4 of 4 steps, pass" 0 "4 of 4 steps carried out" \
+  run scenarios/scripts/kill_reclaim.ini --seed 1 --out "$work/kill-c"
+
 # MariaDB (through ODBC): its claim reads FOR UPDATE SKIP LOCKED, then updates
 if [ -n "${QC_TEST_ODBC:-}" ]; then
   M=backends/mariadb
