@@ -344,6 +344,16 @@ static void consume(qc_sched *s, int k)
         s->a[i].remaining--;
 }
 
+/* Whether actor index i has an entry it passed the cursor of without
+ * reaching its point (a blocked action): it owes that point. */
+static int has_pending(const qc_sched *s, int i)
+{
+    for (int k = 0; k < s->cursor && k < s->n; k++)
+        if (s->state[k] == 2 && idx(s, s->e[k].actor) == i)
+            return 1;
+    return 0;
+}
+
 /* The blocked and timeout rules, checked by every waiter (mutex held). */
 static void watch(qc_sched *s)
 {
@@ -378,6 +388,17 @@ static void watch(qc_sched *s)
         if (s->mode == QC_SCHED_PCT && now - s->moved > (double)s->block_ms) {
             /* a long sleep (work, a stall) is not a reason to hold the others */
             s->granted = NONE;
+            advance(s);
+            return;
+        }
+    }
+    if (s->mode != QC_SCHED_PCT && s->granted == NONE && s->cursor < s->n) {
+        int k = s->cursor, i = idx(s, s->e[k].actor);
+        if (i != NONE && !s->a[i].waiting && !s->a[i].exited && has_pending(s, i)) {
+            /* the next step's actor is still inside a blocked action: its
+             * step waits for it, the others go on (a lock holder among
+             * them lets it finish) */
+            s->state[k] = 2;
             advance(s);
             return;
         }
@@ -419,6 +440,8 @@ static int may_go(qc_sched *s, int i)
                 return 0;
         return 1;
     }
+    if (has_pending(s, i))
+        return 1; /* it goes on to the points it owes */
     if (s->a[i].remaining == 0)
         /* an actor with no step left, or none at all, waits until the
          * script is done (isolationtester's sessions do nothing beyond
