@@ -194,6 +194,8 @@ void qc_protocol_destroy(qc_protocol *p)
     }
     free(p->base);
     free(p->tested);
+    free(p->witness);
+    free(p->missing);
     free(p->path);
     free(p->engine);
     free(p->model);
@@ -575,6 +577,19 @@ static int directive(parser *ps, const char *key, const char *val)
             return set_string(ps, &ps->p->scenario, val);
         if (strcasecmp(key, "tested") == 0)
             return set_string(ps, &ps->p->tested, val);
+        if (strcasecmp(key, "witness") == 0) {
+            /* checked (names, then against the catalog) by harness/witness.c */
+            ps->p->witness_line = ps->line;
+            return set_string(ps, &ps->p->witness, val);
+        }
+        if (strcasecmp(key, "missing") == 0) {
+            if (!in_list("done dead", val))
+                return fail(ps, ps->line,
+                            "bad missing state '%s' (expected done or dead: the state of a job "
+                            "the snapshot no longer returns)",
+                            val);
+            return set_string(ps, &ps->p->missing, val);
+        }
         if (strcasecmp(key, "base") == 0) {
             if (ps->p->base != NULL)
                 return fail(ps, ps->line, "a second '-- base:' (first at line %d)",
@@ -586,7 +601,7 @@ static int directive(parser *ps, const char *key, const char *val)
         }
         return fail(ps, ps->line,
                     "unknown header key '%s' (expected engine, model, description, expect, "
-                    "scenario, base, tested)",
+                    "scenario, base, tested, witness, missing)",
                     key);
     }
     if (is_step_option(key) && ps->ph == PH_BODY)
@@ -681,7 +696,7 @@ static const char *near_key(const char *key, const char *list, char *buf, size_t
     return best;
 }
 
-#define HEADER_KEYS "engine model description expect scenario base tested"
+#define HEADER_KEYS "engine model description expect scenario base tested witness missing"
 #define OPTION_KEYS "autocommit split"
 
 /* What a "-- key:" line at the start of a line is: 1 a directive (a
@@ -883,6 +898,16 @@ static int merge_base(parser *ps)
             return oom(ps);
         }
         snprintf(p->tested, tn, "as its base %s: %s", bname ? bname + 1 : b->path, b->tested);
+    }
+    /* the queue's table and how it stores a finished job are the base's */
+    if (p->witness == NULL && b->witness != NULL) {
+        p->witness = b->witness;
+        p->witness_line = b->witness_line;
+        b->witness = NULL;
+    }
+    if (p->missing == NULL && b->missing != NULL) {
+        p->missing = b->missing;
+        b->missing = NULL;
     }
     qc_protocol_destroy(b);
     /* statement ids key each connection's prepared statements: unique again */

@@ -9,6 +9,7 @@
  * across a database call.
  */
 #include "worker.h"
+#include "witness.h"
 #include "clock.h"
 
 #include <inttypes.h>
@@ -154,10 +155,14 @@ static int ensure_conn(qc_worker *w)
         drop_conn(w, 1);
         qc_err err = {0};
         if (qc_open_conn(sh->drv, sh->dsn, sh->no_prepare, sh->stmt_timeout_ms, &w->conn,
-                         &err) == 0) {
+                         &err) == 0 &&
+            qc_witness_name_actor(sh->drv, w->conn, sh->sc, sh->proto->engine, w->id, w->inc,
+                                  &err) == 0) {
             qc_slot_publish(&w->slot, w->conn);
             return 0;
         }
+        if (w->conn != NULL) /* connected, but its session could not be named */
+            sh->drv->close(w->conn);
         w->conn = NULL;
         json_t *e = event(w, "note", NULL, -1);
         json_object_set_new(e, "note", json_string("connect failed"));
@@ -758,8 +763,12 @@ static void *worker_main(void *arg)
         return NULL;
     }
     qc_err err = {0};
-    if (qc_open_conn(sh->drv, sh->dsn, sh->no_prepare, sh->stmt_timeout_ms, &w->conn, &err) !=
-        0) {
+    int rc0 = qc_open_conn(sh->drv, sh->dsn, sh->no_prepare, sh->stmt_timeout_ms, &w->conn, &err);
+    if (rc0 == 0 &&
+        (rc0 = qc_witness_name_actor(sh->drv, w->conn, sc, sh->proto->engine, w->id, w->inc,
+                                     &err)) != 0)
+        sh->drv->close(w->conn);
+    if (rc0 != 0) {
         w->conn = NULL;
         atomic_fetch_add(&sh->connect_failed, 1);
         if (sh->dsn_role != NULL)

@@ -392,6 +392,28 @@ void qc__report_describe(const qc_history *h, int64_t seq, char *buf, size_t n)
         if (e->calls >= 0)
             put(buf, n, &len, ", the server counted %lld claim statements", (long long)e->calls);
         break;
+    case QC_EV_WITNESS:
+        put(buf, n, &len, "the witness saw session %s %s job %s",
+            e->w_session != NULL ? e->w_session : "(unnamed)",
+            e->w_change == 'i' ? "insert" : e->w_change == 'd' ? "delete" : "update",
+            e->w_row != NULL ? e->w_row : "?");
+        if (e->w_change == 'u')
+            put(buf, n, &len, " (%s -> %s", e->w_old_state ? e->w_old_state : "NULL",
+                e->w_state ? e->w_state : "NULL");
+        else
+            put(buf, n, &len, " (%s", e->w_change == 'i' ? (e->w_state ? e->w_state : "NULL")
+                                                         : (e->w_old_state ? e->w_old_state
+                                                                           : "NULL"));
+        if (e->w_old_token != NULL || e->w_token != NULL)
+            put(buf, n, &len, ", token %s -> %s", e->w_old_token ? e->w_old_token : "NULL",
+                e->w_token ? e->w_token : "NULL");
+        put(buf, n, &len, ")");
+        if (e->w_txid >= 0)
+            put(buf, n, &len, " in transaction %" PRId64, e->w_txid);
+        if (e->w_now != QC_NO_TIME)
+            put(buf, n, &len, " at server time %.1f", e->w_now);
+        put(buf, n, &len, ", committed (witness row %" PRId64 ")", e->w_id);
+        break;
     case QC_EV_OTHER:
         put(buf, n, &len, "an event of a type this version does not know");
         if (e->job != QC_NO_JOB)
