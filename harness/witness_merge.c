@@ -10,8 +10,9 @@
  *   claim     an update that set the token the claim returned (without a
  *             token column: one that changed the state);
  *   complete,
- *   fail      a change that left the state (or a delete) from the token the
- *             request carried (without a token column: any);
+ *   fail      a change (or a delete) from the token the request carried that
+ *             set no other token (without a token column: one that left
+ *             the state);
  *   renew     an update that kept the state, from the request's token;
  *   reap      the reaper's change that left the state from the reaped token.
  * Each row explains at most one request.  OK answers with rows > 0 take
@@ -127,7 +128,12 @@ static int fits(const qc_history *h, const qc_event *w, const qc_event *e)
         return tok ? same(w->w_token, t) && !same(w->w_old_token, t) : state_left(w);
     case QC_OP_COMPLETE:
     case QC_OP_FAIL:
-        return state_left(w) && (!tok || same(w->w_old_token, t));
+        /* with a token: any change from it that set no new token (a
+         * protocol that does not check the state may rewrite done as done) */
+        if (tok)
+            return (w->w_change == 'd' || w->w_change == 'u') && same(w->w_old_token, t) &&
+                   (w->w_token == NULL || same(w->w_token, t));
+        return state_left(w);
     case QC_OP_RENEW:
         return w->w_change == 'u' && !state_left(w) && (!tok || same(w->w_old_token, t));
     default:
