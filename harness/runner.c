@@ -878,7 +878,11 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             goto out;
         }
         qc_result_clear(&r);
-        /* before the mark, so that the side table carries it */
+        if ((rc = qc_owner_mark(d, ctl, &owner, err)) != 0)
+            goto out;
+        /* after the mark: a witness refused (no such column) leaves only
+         * marked tables, which the next run's teardown may drop; the side
+         * table marks itself */
         if (wit && ((rc = qc_witness_install(d, ctl, &wcfg, err)) != 0 ||
                     (rc = qc_witness_name_session(d, ctl, proto->engine, "qchaos-control",
                                                   err)) != 0)) {
@@ -886,8 +890,6 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             goto out;
         }
         wit_installed = wit;
-        if ((rc = qc_owner_mark(d, ctl, &owner, err)) != 0)
-            goto out;
     }
 
     snprintf(ledger_path, sizeof ledger_path, "%s/ledger.jsonl", o->out_dir);

@@ -8,6 +8,7 @@
  * never holds more than one page.
  */
 #include "witness.h"
+#include "owner.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -261,6 +262,8 @@ static int install_pg(const qc_driver *d, qc_conn *c, const qc_witness_cfg *cfg,
                   "change text NOT NULL, row_id text, old_state text, new_state text, "
                   "old_token text, new_token text, old_owner text, new_owner text, txid bigint, "
                   "stmt_ms float8, server_ms float8)",
+                  err)) != 0 ||
+        (rc = run(d, c, "COMMENT ON TABLE qchaos.witness IS '" QC_OWNER_MARK " " QC_VERSION "'",
                   err)) != 0)
         return rc;
     /* The column names arrive as trigger arguments; to_jsonb(row) ->> ''
@@ -320,7 +323,8 @@ static int install_mariadb(const qc_driver *d, qc_conn *c, const qc_witness_cfg 
                   "NULL, row_id VARCHAR(255) NULL, old_state VARCHAR(255) NULL, new_state "
                   "VARCHAR(255) NULL, old_token VARCHAR(255) NULL, new_token VARCHAR(255) NULL, "
                   "old_owner VARCHAR(255) NULL, new_owner VARCHAR(255) NULL, txid BIGINT NULL, "
-                  "stmt_ms DOUBLE NULL, server_ms DOUBLE NULL) ENGINE = InnoDB",
+                  "stmt_ms DOUBLE NULL, server_ms DOUBLE NULL) ENGINE = InnoDB COMMENT = '"
+                  QC_OWNER_MARK " " QC_VERSION "'",
                   err)) != 0)
         return rc;
     for (size_t i = 0; i < 3; i++) {

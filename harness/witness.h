@@ -43,7 +43,9 @@
  *
  * Not thread-safe except where a function says so; every function but
  * qc_witness_name_session runs on the control connection in the main
- * thread.
+ * thread.  The side table carries qchaos's mark (owner.h) from its creation,
+ * so that a run stopped in between leaves nothing that looks like the
+ * user's.
  */
 #ifndef QC_WITNESS_H
 #define QC_WITNESS_H
@@ -99,9 +101,9 @@ int qc_witness_name_actor(const qc_driver *d, qc_conn *c, const qc_scenario *s,
                           const char *engine, int worker, int inc, qc_err *err);
 
 /* Checks that the table and its columns exist, then (re)creates the side
- * table and the trigger(s).  Call after the protocol's setup and before
- * the tables are marked as qchaos's (owner.h), so the side table carries
- * the mark.  Errors: QC_EINVAL (no such table or column: "witness: table
+ * table (with qchaos's mark, owner.h) and the trigger(s).  Call after the
+ * protocol's setup and after qc_owner_mark, so that a refusal leaves only
+ * marked tables.  Errors: QC_EINVAL (no such table or column: "witness: table
  * qchaos.jobs has no column 'owner' (from ...)"), QC_EDB / QC_ECONN. */
 int qc_witness_install(const qc_driver *d, qc_conn *c, const qc_witness_cfg *cfg, qc_err *err);
 

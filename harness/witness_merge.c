@@ -15,6 +15,9 @@
  *             the state);
  *   renew     an update that kept the state, from the request's token;
  *   reap      the reaper's change that left the state from the reaped token.
+ * When no row has the request's token, a row of the same kind by the same
+ * session on the job is taken (a protocol that ignores the token changes
+ * another owner's row: a change all the same, which witness_owner judges).
  * Each row explains at most one request.  OK answers with rows > 0 take
  * their rows first (they are proven to have changed one), in seq order;
  * then info outcomes and never-answered invokes of complete / renew / fail
@@ -105,9 +108,9 @@ static const char *req_token(const qc_history *h, const qc_event *e)
 
 /* 1 when witness row w can be the change request e (its completion or
  * invoke) made. */
-static int fits(const qc_history *h, const qc_event *w, const qc_event *e)
+static int fits(const qc_history *h, const qc_event *w, const qc_event *e, int strict)
 {
-    const int tok = h->info.witness_token;
+    const int tok = h->info.witness_token && strict;
     const char *t = req_token(h, e);
 
     switch (e->op) {
@@ -162,9 +165,13 @@ static long find_row(const qc_history *h, const windex *x, const qc_event *e)
         else
             hi = mid;
     }
-    for (size_t i = lo; i < x->n && x->r[i].job == job; i++)
-        if (!x->used[x->r[i].ev] && fits(h, &h->ev[x->r[i].ev], e))
-            return (long)x->r[i].ev;
+    for (int strict = 1; strict >= 0; strict--) {
+        if (!strict && !h->info.witness_token)
+            break;
+        for (size_t i = lo; i < x->n && x->r[i].job == job; i++)
+            if (!x->used[x->r[i].ev] && fits(h, &h->ev[x->r[i].ev], e, strict))
+                return (long)x->r[i].ev;
+    }
     return -1;
 }
 
