@@ -31,7 +31,7 @@
 
 static const char *const step_names[QC_STEP_COUNT] = {
     "setup", "teardown", "enqueue",  "claim",   "complete",   "renew",
-    "fail",  "reap",     "snapshot", "monitor", "server_pid", "kill_session"};
+    "fail",  "reap",     "snapshot", "monitor", "server_pid", "kill_session", "heartbeat"};
 
 /* Columns the last statement of a step must mention, space separated. */
 static const char *const required_cols[QC_STEP_COUNT] = {
@@ -51,7 +51,8 @@ static const char *const known_cols[QC_STEP_COUNT] = {
     [QC_STEP_REAP] = "job_id token state now_ms",
     [QC_STEP_SNAPSHOT] = "job_id state attempt token error",
     [QC_STEP_MONITOR] = "ready inflight expired dead done oldest_ready_age_ms",
-    [QC_STEP_SERVER_PID] = "pid"};
+    [QC_STEP_SERVER_PID] = "pid",
+    [QC_STEP_HEARTBEAT] = "rows lease_until_ms now_ms"};
 
 /* Optional result columns a checker rule needs (README "Which columns each
  * rule needs").  The claim's now_ms and lease_until_ms are required in the
@@ -543,7 +544,7 @@ static int directive(parser *ps, const char *key, const char *val)
         if (i == QC_STEP_COUNT)
             return fail(ps, ps->line,
                         "unknown step '%s' (expected setup, teardown, enqueue, claim, complete, "
-                        "renew, fail, reap, snapshot, monitor, server_pid, kill_session)",
+                        "renew, fail, reap, snapshot, monitor, server_pid, kill_session, heartbeat)",
                         val);
         if (ps->p->steps[i].present)
             return fail(ps, ps->line, "duplicate step '%s' (first at line %d)", val,

@@ -61,6 +61,7 @@ typedef enum {
     QC_STEP_MONITOR,
     QC_STEP_SERVER_PID,
     QC_STEP_KILL_SESSION,
+    QC_STEP_HEARTBEAT, /* optional: extends every live lease of :worker (issue 13) */
     QC_STEP_COUNT
 } qc_step_id;
 

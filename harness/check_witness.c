@@ -14,7 +14,9 @@
  *   (b) every row change in the witness was made by a request the ledger
  *       has from that session: an OK answer linked to it, or a request
  *       whose outcome the client does not know (info, or never answered)
- *       from the same session that could have made it; a change by a
+ *       from the same session that could have made it, or (an update that
+ *       keeps the row's state) a heartbeat step of that session, which
+ *       names no job; a change by a
  *       session qchaos did not name is always a disagreement.  A second
  *       change of one row by the session in the transaction of an
  *       explained one (txid; without txids, the next change of the row)
@@ -181,12 +183,51 @@ static int unknown_request(const qc_history *h, const size_t *u, size_t nu, cons
     return 0;
 }
 
+/* The worker incarnations that sent a heartbeat step that may have
+ * changed rows (answered with rows > 0, or of unknown outcome): each
+ * explains its session's updates that keep a row's state (a heartbeat
+ * names no job).  Few: at most one per incarnation. */
+typedef struct {
+    int worker, inc;
+} actor_id;
+
+static int heartbeat_of(const actor_id *hb, size_t nhb, int worker, int inc)
+{
+    for (size_t i = 0; i < nhb; i++)
+        if (hb[i].worker == worker && hb[i].inc == inc)
+            return 1;
+    return 0;
+}
+
+static actor_id *heartbeats(const qc_history *h, size_t *n, int *oom)
+{
+    actor_id *hb = NULL;
+    size_t cap = 0;
+
+    *n = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        if (e->op != QC_OP_HEARTBEAT ||
+            !((e->type == QC_EV_OK && e->rows != 0) || e->type == QC_EV_INFO) ||
+            heartbeat_of(hb, *n, e->worker, e->inc))
+            continue;
+        if (qc__grow((void **)&hb, &cap, *n + 1, sizeof *hb) != 0) {
+            *oom = 1;
+            break;
+        }
+        hb[(*n)++] = (actor_id){e->worker, e->inc};
+    }
+    return hb;
+}
+
 int qc_check_witness_agrees(const qc_history *h, qc_check *out)
 {
     size_t nr = 0;
     int oom = 0;
     wrow *r = NULL;
     unsigned char *ok = NULL, *answered = NULL;
+    actor_id *hb = NULL;
+    size_t nhb = 0;
     size_t *unk = NULL, nunk = 0, *fails = NULL, nfails = 0, fcap = 0;
     long missing = 0, unexplained = 0, skipped = 0, foreign = 0;
 
@@ -208,7 +249,10 @@ int qc_check_witness_agrees(const qc_history *h, qc_check *out)
             else
                 fails[nfails++] = i;
         }
+    if (!oom)
+        hb = heartbeats(h, &nhb, &oom);
     if (oom || ok == NULL || (h->n > 0 && answered == NULL) || nunk == (size_t)-1) {
+        free(hb);
         free(r);
         free(ok);
         free(answered);
@@ -274,6 +318,11 @@ int qc_check_witness_agrees(const qc_history *h, qc_check *out)
             ok[wi] = 1;
             continue;
         }
+        if (w->w_actor == QC_ACTOR_WORKER && w->w_change == 'u' && !leaves_state(w) &&
+            heartbeat_of(hb, nhb, w->w_worker, w->w_inc)) {
+            ok[wi] = 1; /* the worker's heartbeat extended its lease */
+            continue;
+        }
         unexplained++;
         if (w->w_actor == QC_ACTOR_OTHER) {
             foreign++;
@@ -321,6 +370,7 @@ int qc_check_witness_agrees(const qc_history *h, qc_check *out)
     free(answered);
     free(unk);
     free(fails);
+    free(hb);
     qc__check_finish(out);
     return 0;
 }

@@ -322,7 +322,7 @@ static qc_ev_type parse_type(const char *s)
 
 static qc_op parse_op(const char *s)
 {
-    for (int op = QC_OP_ENQUEUE; s != NULL && op <= QC_OP_REAP; op++)
+    for (int op = QC_OP_ENQUEUE; s != NULL && op <= QC_OP_HEARTBEAT; op++)
         if (strcmp(s, qc_op_name((qc_op)op)) == 0)
             return (qc_op)op;
     return QC_OP_NONE;
@@ -1233,6 +1233,8 @@ const char *qc_op_name(qc_op op)
         return "fail";
     case QC_OP_REAP:
         return "reap";
+    case QC_OP_HEARTBEAT:
+        return "heartbeat";
     }
     return "unknown";
 }

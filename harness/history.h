@@ -87,7 +87,9 @@ typedef enum {
     QC_OP_COMPLETE,
     QC_OP_RENEW,
     QC_OP_FAIL,
-    QC_OP_REAP
+    QC_OP_REAP,
+    QC_OP_HEARTBEAT /* the protocol's per-worker heartbeat step (no job: it names the
+                       worker, and extends none of the leases a checker knows) */
 } qc_op;
 
 #define QC_NO_JOB INT64_MIN  /* job field absent */

@@ -750,7 +750,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     qc_owner owner;
     memset(&owner, 0, sizeof owner);
     qc_witness_cfg wcfg;
-    const int wit = qc_witness_is_on(s);
+    int wit = qc_witness_is_on(s);
     int wit_installed = 0;
 
     /* Input first: nothing connects before the files are known good. */
@@ -797,6 +797,16 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     if (wit && (rc = qc_witness_config(s, proto, &wcfg, err)) != 0) {
         code = 2;
         goto out;
+    }
+    if (wit && (strcmp(s->pooler, "none") != 0 || o->worker_dsn) && !s->witness_on) {
+        /* Switched on for a whole matrix (QCHAOS_WITNESS) and met a pooler
+         * scenario: this run goes without it, saying so; the variable is
+         * cleared before any thread starts so no session is named. */
+        fprintf(stderr, "qchaos: warning: QCHAOS_WITNESS ignored for %s: the witness tells "
+                        "workers apart by their server session, which a pooler hides\n",
+                s->path);
+        setenv("QCHAOS_WITNESS", "no", 1);
+        wit = 0;
     }
     if (wit && (strcmp(s->pooler, "none") != 0 || o->worker_dsn)) {
         /* behind a pooler a server session is not one worker's */

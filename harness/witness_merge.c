@@ -108,9 +108,9 @@ static const char *req_token(const qc_history *h, const qc_event *e)
 
 /* 1 when witness row w can be the change request e (its completion or
  * invoke) made. */
-static int fits(const qc_history *h, const qc_event *w, const qc_event *e, int strict)
+static int fits(const qc_history *h, const qc_event *w, const qc_event *e, int tier)
 {
-    const int tok = h->info.witness_token && strict;
+    const int tok = h->info.witness_token && tier > 0;
     const char *t = req_token(h, e);
 
     switch (e->op) {
@@ -133,6 +133,9 @@ static int fits(const qc_history *h, const qc_event *w, const qc_event *e, int s
     case QC_OP_FAIL:
         /* with a token: any change from it that set no new token (a
          * protocol that does not check the state may rewrite done as done) */
+        if (tok && tier == 2) /* first the changes that left the state */
+            return state_left(w) && same(w->w_old_token, t) &&
+                   (w->w_token == NULL || same(w->w_token, t));
         if (tok)
             return (w->w_change == 'd' || w->w_change == 'u') && same(w->w_old_token, t) &&
                    (w->w_token == NULL || same(w->w_token, t));
@@ -165,11 +168,13 @@ static long find_row(const qc_history *h, const windex *x, const qc_event *e)
         else
             hi = mid;
     }
-    for (int strict = 1; strict >= 0; strict--) {
-        if (!strict && !h->info.witness_token)
-            break;
+    /* tiers: 2 the token and (complete, fail) a change of state, 1 the
+     * token, 0 the session and kind only */
+    for (int tier = h->info.witness_token ? 2 : 0; tier >= 0; tier--) {
+        if (tier == 2 && e->op != QC_OP_COMPLETE && e->op != QC_OP_FAIL)
+            continue;
         for (size_t i = lo; i < x->n && x->r[i].job == job; i++)
-            if (!x->used[x->r[i].ev] && fits(h, &h->ev[x->r[i].ev], e, strict))
+            if (!x->used[x->r[i].ev] && fits(h, &h->ev[x->r[i].ev], e, tier))
                 return (long)x->r[i].ev;
     }
     return -1;

@@ -89,6 +89,12 @@ static int load_violation(json_t *vo, qc__rviolation *v, const char *path, const
             v->seq[v->nseq++] = (int64_t)json_integer_value(s);
         }
     }
+    json_t *ws = json_object_get(vo, "witness"); /* optional: the server's rows */
+    for (size_t i = 0; json_is_array(ws) && i < json_array_size(ws) &&
+                       v->nwitness < sizeof v->wseq / sizeof v->wseq[0];
+         i++)
+        if (json_is_integer(json_array_get(ws, i)))
+            v->wseq[v->nwitness++] = (int64_t)json_integer_value(json_array_get(ws, i));
     return 0;
 }
 
@@ -273,6 +279,8 @@ static const char *verb_of(qc_op op)
         return "fail";
     case QC_OP_REAP:
         return "reap";
+    case QC_OP_HEARTBEAT:
+        return "heartbeat";
     case QC_OP_NONE:
         break;
     }

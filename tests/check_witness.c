@@ -518,6 +518,80 @@ START_TEST(test_e2e_pg_mutant_caught_by_witness_owner)
 }
 END_TEST
 
+/* The correct protocol over fault scenarios with the witness on: every
+ * judged checker (the witness's included) passes with opportunities, and
+ * every answer of unknown outcome is resolved. */
+static const char *const witness_scenarios[] = {"kill_after_claim", "stall_beyond_lease", "poison",
+                                                "txn", "chaos"};
+
+START_TEST(test_e2e_pg_fault_scenario_with_witness_passes)
+{
+    const char *sc = witness_scenarios[_i];
+    char cmd[4096], dir[512];
+    size_t i;
+    json_t *j;
+
+    snprintf(dir, sizeof dir, "%s/scen-%s", outdir, sc);
+    snprintf(cmd, sizeof cmd,
+             "QCHAOS_WITNESS=yes ./qchaos run scenarios/%s.ini --jobs 600 --seed 9 --dsn '%s' "
+             "--out %s --no-progress >%s.log 2>&1",
+             sc, dsn, dir, dir);
+    ck_assert_msg(sh(cmd) == 0, "%s with the witness did not pass (see %s.log)", sc, dir);
+    json_t *r = results_of(dir);
+    int judged_witness = 0;
+    json_array_foreach(json_object_get(r, "judged"), i, j)
+    {
+        const char *name = json_string_value(j);
+        judged_witness += !strncmp(name, "witness_", 8);
+        ck_assert_msg(!strcmp(verdict_of(r, name), "PASS"), "%s: %s is %s", sc, name,
+                      verdict_of(r, name));
+    }
+    ck_assert_int_eq(judged_witness, 2);
+    ck_assert_int_eq(wnum(r, "unresolved"), 0);
+    ck_assert_int_gt(wnum(r, "rows"), 600);
+    json_decref(r);
+}
+END_TEST
+
+/* A protocol with a per-worker heartbeat step (tests/protocols/
+ * worker_heartbeat.sql): work of two leases is kept alive by the worker's
+ * heartbeat alone (no renew), killed workers' jobs are reaped, and the
+ * witness explains the heartbeat's row changes. */
+START_TEST(test_e2e_pg_worker_heartbeat_keeps_leases)
+{
+    char cmd[4096], ini[512], dir[512], cwd[1024];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    snprintf(ini, sizeof ini, "%s/heartbeat.ini", outdir);
+    snprintf(dir, sizeof dir, "%s/heartbeat", outdir);
+    FILE *f = fopen(ini, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f,
+            "[scenario]\nname = heartbeat\nprotocol = %s/tests/protocols/worker_heartbeat.sql\n"
+            "[workload]\nworkers = 4\njobs = 12\nwork_ms = 1500-2000\n[lease]\nlease_ms = 800\n"
+            "reaper_interval_ms = 100\n[sink]\nidempotent = no\n[policy]\nheartbeat = yes\n"
+            "[faults]\nkill_after_claim = 2\n[witness]\non = yes\n[checks]\n"
+            "judge = exclusive_claim, double_complete, no_lost_jobs, acked_durable, effects_once, "
+            "recovery\n",
+            cwd);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "./qchaos run %s --seed 2 --dsn '%s' --out %s --no-progress >%s.log 2>&1", ini, dsn,
+             dir, dir);
+    ck_assert_msg(sh(cmd) == 0, "the heartbeat run did not pass (see %s.log)", dir);
+    json_t *r = results_of(dir);
+    ck_assert_str_eq(verdict_of(r, "effects_once"), "PASS");
+    ck_assert_str_eq(verdict_of(r, "witness_agrees"), "PASS");
+    ck_assert_str_eq(verdict_of(r, "witness_owner"), "PASS");
+    json_decref(r);
+    /* the workers heartbeat (and never renew), and the heartbeats changed rows */
+    snprintf(cmd, sizeof cmd,
+             "grep -q '\"type\":\"ok\",\"op\":\"heartbeat\".*\"rows\":1' %s/ledger.jsonl && "
+             "! grep -q '\"op\":\"renew\"' %s/ledger.jsonl",
+             dir, dir);
+    ck_assert_int_eq(sh(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_e2e_pg_bad_column_exit_2)
 {
     char cmd[4096], ini[512];
@@ -570,6 +644,9 @@ static Suite *suite(void)
         tcase_add_test(e, test_e2e_pg_lost_ack_every_info_resolved);
         tcase_add_test(e, test_e2e_pg_mutant_caught_by_witness_owner);
         tcase_add_test(e, test_e2e_pg_bad_column_exit_2);
+        tcase_add_test(e, test_e2e_pg_worker_heartbeat_keeps_leases);
+        tcase_add_loop_test(e, test_e2e_pg_fault_scenario_with_witness_passes, 0,
+                            (int)(sizeof witness_scenarios / sizeof *witness_scenarios));
         suite_add_tcase(s, e);
     }
     if (odbc) {
