@@ -280,8 +280,8 @@ int qc_check_witness_agrees(const qc_history *h, qc_check *out)
             ok[e->w_ev] = 1;
             continue;
         }
-        if (!h->info.witness_complete || (e->op == QC_OP_CLAIM &&
-                                          !strcmp(h->info.model, "transaction"))) {
+        if (!h->info.witness_complete ||
+            (e->op == QC_OP_CLAIM && !strcmp(h->info.model, "transaction"))) {
             skipped++;
             continue;
         }
@@ -350,8 +350,7 @@ int qc_check_witness_agrees(const qc_history *h, qc_check *out)
                             "%lld, seq %lld) that no request of it in the ledger explains%s",
                             w->w_row ? w->w_row : "?", w->w_session,
                             w->w_old_state ? w->w_old_state : "NULL",
-                            w->w_state ? w->w_state : "NULL", (long long)w->w_id,
-                            (long long)w->seq,
+                            w->w_state ? w->w_state : "NULL", (long long)w->w_id, (long long)w->seq,
                             ns > 1 ? " (the client was told its request failed)" : "");
     }
     snprintf(out->summary, sizeof out->summary,
@@ -435,8 +434,9 @@ int qc_check_witness_owner(const qc_history *h, qc_check *out)
                     release ? "finished or gave back" : "renewed",
                     w->w_old_state ? w->w_old_state : "NULL", w->w_state ? w->w_state : "NULL",
                     (long long)w->w_id,
-                    owner != NULL ? "session " : "no session held it (the last claim was "
-                                                 "ended)",
+                    owner != NULL ? "session "
+                                  : "no session held it (the last claim was "
+                                    "ended)",
                     owner != NULL ? owner->w_session : "",
                     owner != NULL ? " held its latest claim" : "");
             }

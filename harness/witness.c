@@ -95,8 +95,7 @@ static int apply_header(const qc_protocol *p, qc_witness_cfg *cfg, qc_err *err)
     return 0;
 }
 
-int qc_witness_config(const qc_scenario *s, const qc_protocol *p, qc_witness_cfg *cfg,
-                      qc_err *err)
+int qc_witness_config(const qc_scenario *s, const qc_protocol *p, qc_witness_cfg *cfg, qc_err *err)
 {
     static const char *const keys[] = {"table", "id", "state", "token", "owner"};
     const char *sc[] = {s->witness_table, s->witness_id, s->witness_state, s->witness_token,
@@ -124,8 +123,9 @@ int qc_witness_config(const qc_scenario *s, const qc_protocol *p, qc_witness_cfg
         if (sc[i][0])
             snprintf(dst, n, "%s", sc[i]);
         const char *from = sc[i][0] ? s->path : p->witness ? p->path : "the default";
-        int line = sc[i][0] ? qc_scenario_set_line(s, "witness", keys[i])
-                            : p->witness ? p->witness_line : 0;
+        int line = sc[i][0]     ? qc_scenario_set_line(s, "witness", keys[i])
+                   : p->witness ? p->witness_line
+                                : 0;
         if (!strcmp(dst, "-") && i >= 3) {
             dst[0] = '\0';
             continue;
@@ -158,11 +158,11 @@ int qc_witness_name_session(const qc_driver *d, qc_conn *c, const char *engine, 
 {
     qc_result r = {0};
     const char *params[1] = {name};
-    int rc = d->exec(c, -1, 0,
-                     !strcmp(engine, "postgres")
-                         ? "SELECT set_config('application_name', $1, false)"
-                         : "SET @qchaos_app = ?",
-                     1, params, &r, err);
+    int rc =
+        d->exec(c, -1, 0,
+                !strcmp(engine, "postgres") ? "SELECT set_config('application_name', $1, false)"
+                                            : "SET @qchaos_app = ?",
+                1, params, &r, err);
 
     qc_result_clear(&r);
     if (rc != 0)
@@ -170,8 +170,8 @@ int qc_witness_name_session(const qc_driver *d, qc_conn *c, const char *engine, 
     return rc;
 }
 
-int qc_witness_name_actor(const qc_driver *d, qc_conn *c, const qc_scenario *s,
-                          const char *engine, int worker, int inc, qc_err *err)
+int qc_witness_name_actor(const qc_driver *d, qc_conn *c, const qc_scenario *s, const char *engine,
+                          int worker, int inc, qc_err *err)
 {
     char name[64];
 
@@ -317,15 +317,16 @@ static int install_mariadb(const qc_driver *d, qc_conn *c, const qc_witness_cfg 
     int rc;
 
     if ((rc = run(d, c, "DROP TABLE IF EXISTS qchaos_witness", err)) != 0 ||
-        (rc = run(d, c,
-                  "CREATE TABLE qchaos_witness (wid BIGINT UNSIGNED NOT NULL AUTO_INCREMENT "
-                  "PRIMARY KEY, app VARCHAR(128) NULL, pid BIGINT NULL, change_ VARCHAR(8) NOT "
-                  "NULL, row_id VARCHAR(255) NULL, old_state VARCHAR(255) NULL, new_state "
-                  "VARCHAR(255) NULL, old_token VARCHAR(255) NULL, new_token VARCHAR(255) NULL, "
-                  "old_owner VARCHAR(255) NULL, new_owner VARCHAR(255) NULL, txid BIGINT NULL, "
-                  "stmt_ms DOUBLE NULL, server_ms DOUBLE NULL) ENGINE = InnoDB COMMENT = '"
-                  QC_OWNER_MARK " " QC_VERSION "'",
-                  err)) != 0)
+        (rc = run(
+             d, c,
+             "CREATE TABLE qchaos_witness (wid BIGINT UNSIGNED NOT NULL AUTO_INCREMENT "
+             "PRIMARY KEY, app VARCHAR(128) NULL, pid BIGINT NULL, change_ VARCHAR(8) NOT "
+             "NULL, row_id VARCHAR(255) NULL, old_state VARCHAR(255) NULL, new_state "
+             "VARCHAR(255) NULL, old_token VARCHAR(255) NULL, new_token VARCHAR(255) NULL, "
+             "old_owner VARCHAR(255) NULL, new_owner VARCHAR(255) NULL, txid BIGINT NULL, "
+             "stmt_ms DOUBLE NULL, server_ms DOUBLE NULL) ENGINE = InnoDB COMMENT = '" QC_OWNER_MARK
+             " " QC_VERSION "'",
+             err)) != 0)
         return rc;
     for (size_t i = 0; i < 3; i++) {
         snprintf(sql, sizeof sql, "DROP TRIGGER IF EXISTS qchaos_witness_%s", trig[i].suffix);

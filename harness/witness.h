@@ -58,12 +58,12 @@
 #include "scenario.h"
 
 typedef struct qc_witness_cfg {
-    char engine[16];    /* the protocol's: "postgres" or "mariadb" */
-    char table[128];    /* "qchaos.jobs", "pgboss.job" */
-    char id[64];        /* the job id column */
-    char state[64];     /* the state column */
-    char token[64];     /* the claim token column; "" none */
-    char owner[64];     /* the owner / locked_by column; "" none */
+    char engine[16]; /* the protocol's: "postgres" or "mariadb" */
+    char table[128]; /* "qchaos.jobs", "pgboss.job" */
+    char id[64];     /* the job id column */
+    char state[64];  /* the state column */
+    char token[64];  /* the claim token column; "" none */
+    char owner[64];  /* the owner / locked_by column; "" none */
 } qc_witness_cfg;
 
 /* Whether the run installs the witness: [witness] on, overridden by the
@@ -77,8 +77,7 @@ int qc_witness_is_on(const qc_scenario *s);
  * a name is not an identifier, a "-- witness:" word is not key=value of a
  * known key, or id / state is "-"; the message names the scenario's or
  * protocol's file:line. */
-int qc_witness_config(const qc_scenario *s, const qc_protocol *p, qc_witness_cfg *cfg,
-                      qc_err *err);
+int qc_witness_config(const qc_scenario *s, const qc_protocol *p, qc_witness_cfg *cfg, qc_err *err);
 
 /* The session name of an actor: worker >= 0 "qchaos-w<worker>.<inc>",
  * -1 "qchaos-reaper"; into buf (size n).  Thread-safe. */
@@ -97,8 +96,8 @@ int qc_witness_name_session(const qc_driver *d, qc_conn *c, const char *engine, 
  * (>= 0) / the reaper (-1), incarnation inc (qc_witness_session); 0 and
  * nothing sent when it is off.  Thread-safe for distinct connections.
  * Errors: those of qc_witness_name_session. */
-int qc_witness_name_actor(const qc_driver *d, qc_conn *c, const qc_scenario *s,
-                          const char *engine, int worker, int inc, qc_err *err);
+int qc_witness_name_actor(const qc_driver *d, qc_conn *c, const qc_scenario *s, const char *engine,
+                          int worker, int inc, qc_err *err);
 
 /* Checks that the table and its columns exist, then (re)creates the side
  * table (with qchaos's mark, owner.h) and the trigger(s).  Call after the

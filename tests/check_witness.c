@@ -23,36 +23,36 @@
 
 #define HDR                                                                                        \
     "{'type':'header','seed':1,'lease_ms':5000,'model':'lease','workers':2,'jobs':1,"              \
-    "'witness':{'table':'qchaos.jobs','id':'id','state':'state','token':'token',"                 \
+    "'witness':{'table':'qchaos.jobs','id':'id','state':'state','token':'token',"                  \
     "'owner':'locked_by'}}\n"
 
 /* Enqueue, claim (token a), a complete whose answer was lost, its retry
  * answered rows 0; the snapshot says done. */
 #define LOST_ACK_BODY                                                                              \
-    "{'seq':1,'type':'invoke','op':'enqueue','worker':-1,'req':0}\n"                              \
-    "{'seq':2,'type':'ok','op':'enqueue','worker':-1,'req':0,'job':1,'rows':1}\n"                 \
-    "{'seq':3,'t':10,'type':'invoke','op':'claim','worker':1,'inc':0,'req':1}\n"                  \
-    "{'seq':4,'t':11,'type':'ok','op':'claim','worker':1,'inc':0,'req':1,'rows':1,'job':1,"       \
-    "'token':'a','now':1000,'lease_until':6000}\n"                                                \
-    "{'seq':5,'t':12,'type':'invoke','op':'complete','worker':1,'inc':0,'req':2,'job':1,"         \
-    "'token':'a'}\n"                                                                              \
-    "{'seq':6,'t':13,'type':'info','op':'complete','worker':1,'inc':0,'req':2,'job':1,"           \
-    "'error':'connection lost'}\n"                                                                \
-    "{'seq':7,'t':20,'type':'invoke','op':'complete','worker':1,'inc':0,'req':3,'job':1,"         \
-    "'token':'a'}\n"                                                                              \
-    "{'seq':8,'t':21,'type':'ok','op':'complete','worker':1,'inc':0,'req':3,'job':1,'rows':0}\n"  \
+    "{'seq':1,'type':'invoke','op':'enqueue','worker':-1,'req':0}\n"                               \
+    "{'seq':2,'type':'ok','op':'enqueue','worker':-1,'req':0,'job':1,'rows':1}\n"                  \
+    "{'seq':3,'t':10,'type':'invoke','op':'claim','worker':1,'inc':0,'req':1}\n"                   \
+    "{'seq':4,'t':11,'type':'ok','op':'claim','worker':1,'inc':0,'req':1,'rows':1,'job':1,"        \
+    "'token':'a','now':1000,'lease_until':6000}\n"                                                 \
+    "{'seq':5,'t':12,'type':'invoke','op':'complete','worker':1,'inc':0,'req':2,'job':1,"          \
+    "'token':'a'}\n"                                                                               \
+    "{'seq':6,'t':13,'type':'info','op':'complete','worker':1,'inc':0,'req':2,'job':1,"            \
+    "'error':'connection lost'}\n"                                                                 \
+    "{'seq':7,'t':20,'type':'invoke','op':'complete','worker':1,'inc':0,'req':3,'job':1,"          \
+    "'token':'a'}\n"                                                                               \
+    "{'seq':8,'t':21,'type':'ok','op':'complete','worker':1,'inc':0,'req':3,'job':1,'rows':0}\n"   \
     "{'seq':9,'type':'snapshot','job':1,'state':'done','attempt':1,'token':'a'}\n"
 
 #define ROW_INSERT                                                                                 \
-    "{'seq':10,'type':'witness','wid':1,'session':'qchaos-control','change':'insert','row':'1',"  \
+    "{'seq':10,'type':'witness','wid':1,'session':'qchaos-control','change':'insert','row':'1',"   \
     "'old_state':null,'new_state':'ready','txid':100}\n"
 #define ROW_CLAIM                                                                                  \
-    "{'seq':11,'type':'witness','wid':2,'session':'qchaos-w1.0','change':'update','row':'1',"     \
-    "'old_state':'ready','new_state':'inflight','old_token':null,'new_token':'a',"                \
+    "{'seq':11,'type':'witness','wid':2,'session':'qchaos-w1.0','change':'update','row':'1',"      \
+    "'old_state':'ready','new_state':'inflight','old_token':null,'new_token':'a',"                 \
     "'new_owner':'w1.0','txid':101}\n"
 #define ROW_COMPLETE                                                                               \
-    "{'seq':12,'type':'witness','wid':3,'session':'qchaos-w1.0','change':'update','row':'1',"     \
-    "'old_state':'inflight','new_state':'done','old_token':'a','new_token':'a',"                  \
+    "{'seq':12,'type':'witness','wid':3,'session':'qchaos-w1.0','change':'update','row':'1',"      \
+    "'old_state':'inflight','new_state':'done','old_token':'a','new_token':'a',"                   \
     "'old_owner':'w1.0','txid':102}\n"
 #define NOTE_DONE "{'seq':13,'type':'note','note':'witness','rows':3,'complete':true}\n"
 #define END "{'seq':14,'type':'end','drained':true}\n"
@@ -216,15 +216,15 @@ END_TEST
 /* Worker 1 claims (a), the reaper gives the job back, worker 2 claims (b);
  * then a completion of the job by the session named in ROW_LAST. */
 #define OWNER_BODY(LAST_SESSION)                                                                   \
-    "{'seq':1,'type':'witness','wid':1,'session':'qchaos-control','change':'insert','row':'7',"   \
-    "'new_state':'ready'}\n"                                                                      \
-    "{'seq':2,'type':'witness','wid':2,'session':'qchaos-w1.0','change':'update','row':'7',"      \
-    "'old_state':'ready','new_state':'inflight','new_token':'a'}\n"                               \
-    "{'seq':3,'type':'witness','wid':3,'session':'qchaos-reaper','change':'update','row':'7',"    \
-    "'old_state':'inflight','new_state':'ready','old_token':'a','new_token':null}\n"              \
-    "{'seq':4,'type':'witness','wid':4,'session':'qchaos-w2.0','change':'update','row':'7',"      \
-    "'old_state':'ready','new_state':'inflight','new_token':'b'}\n"                               \
-    "{'seq':5,'type':'witness','wid':5,'session':'" LAST_SESSION "','change':'update','row':'7'," \
+    "{'seq':1,'type':'witness','wid':1,'session':'qchaos-control','change':'insert','row':'7',"    \
+    "'new_state':'ready'}\n"                                                                       \
+    "{'seq':2,'type':'witness','wid':2,'session':'qchaos-w1.0','change':'update','row':'7',"       \
+    "'old_state':'ready','new_state':'inflight','new_token':'a'}\n"                                \
+    "{'seq':3,'type':'witness','wid':3,'session':'qchaos-reaper','change':'update','row':'7',"     \
+    "'old_state':'inflight','new_state':'ready','old_token':'a','new_token':null}\n"               \
+    "{'seq':4,'type':'witness','wid':4,'session':'qchaos-w2.0','change':'update','row':'7',"       \
+    "'old_state':'ready','new_state':'inflight','new_token':'b'}\n"                                \
+    "{'seq':5,'type':'witness','wid':5,'session':'" LAST_SESSION "','change':'update','row':'7',"  \
     "'old_state':'inflight','new_state':'done','old_token':'b','new_token':'b'}\n"
 
 START_TEST(test_owner_stale_session_accepted_fails)
@@ -600,8 +600,9 @@ START_TEST(test_e2e_pg_bad_column_exit_2)
     snprintf(ini, sizeof ini, "%s/badcol.ini", outdir);
     FILE *f = fopen(ini, "w");
     ck_assert_ptr_nonnull(f);
-    fprintf(f, "[scenario]\nprotocol = %s/backends/postgres/skip_locked.sql\n[workload]\n"
-               "jobs = 10\nworkers = 1\n[witness]\non = yes\nowner = worker_name\n",
+    fprintf(f,
+            "[scenario]\nprotocol = %s/backends/postgres/skip_locked.sql\n[workload]\n"
+            "jobs = 10\nworkers = 1\n[witness]\non = yes\nowner = worker_name\n",
             getcwd((char[1024]){0}, 1024));
     fclose(f);
     snprintf(cmd, sizeof cmd,
