@@ -380,6 +380,21 @@ START_TEST(test_config_sources_and_bad_names)
     ck_assert_int_eq(qc_witness_config(&s, p, &cfg, &err), 0);
     ck_assert_str_eq(cfg.token, "singleton_key");
     qc_protocol_destroy(p);
+    /* the repository's own file: its table by convention, and the
+     * optional per-worker heartbeat step of a test protocol */
+    p = NULL;
+    ck_assert_int_eq(qc_protocol_load("tests/protocols/worker_heartbeat.sql", QC_PARAM_DOLLAR, &p,
+                                      &err),
+                     0);
+    qc_scenario_defaults(&s);
+    ck_assert_int_eq(qc_witness_config(&s, p, &cfg, &err), 0);
+    ck_assert_str_eq(cfg.table, "qchaos.jobs");
+    ck_assert_str_eq(cfg.owner, "locked_by");
+    ck_assert_int_eq(p->steps[QC_STEP_HEARTBEAT].present, 1);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_HEARTBEAT, "worker"), 1);
+    ck_assert_int_eq(qc_protocol_returns(p, QC_STEP_HEARTBEAT, "lease_until_ms"), 1);
+    ck_assert_int_eq(p->steps[QC_STEP_RENEW].present, 1); /* from its base */
+    qc_protocol_destroy(p);
     /* a scenario file: [witness] keys, and an unknown one refused */
     qc_scenario_defaults(&s);
     const char *ini = "[witness]\non = yes\ntable = app.jobs\nowner = worker_id\n";
