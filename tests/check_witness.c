@@ -266,6 +266,51 @@ START_TEST(test_owner_owner_completes_passes)
 }
 END_TEST
 
+/* A protocol with no token column: the owner of a row change is the
+ * session that made it, and the claims are the rows OK claims made. */
+#define TOKENLESS_HDR                                                                              \
+    "{'type':'header','seed':1,'lease_ms':5000,'witness':{'table':'q','id':'id',"                  \
+    "'state':'state','token':null,'owner':null}}\n"
+#define TOKENLESS_BODY(COMPLETER)                                                                  \
+    "{'seq':1,'type':'ok','op':'claim','worker':1,'inc':0,'req':1,'rows':1,'job':7,"               \
+    "'token':'x','now':1,'lease_until':9}\n"                                                       \
+    "{'seq':2,'type':'ok','op':'reap','worker':-1,'req':2,'job':7,'state':'ready'}\n"              \
+    "{'seq':3,'type':'ok','op':'claim','worker':2,'inc':0,'req':3,'rows':1,'job':7,"               \
+    "'token':'y','now':20,'lease_until':29}\n"                                                     \
+    "{'seq':4,'type':'invoke','op':'complete','worker':" COMPLETER ",'inc':0,'req':4,'job':7}\n"   \
+    "{'seq':5,'type':'ok','op':'complete','worker':" COMPLETER ",'inc':0,'req':4,'job':7,"         \
+    "'rows':1}\n"                                                                                  \
+    "{'seq':6,'type':'witness','wid':1,'session':'qchaos-w1.0','change':'update','row':'7',"       \
+    "'old_state':'ready','new_state':'inflight'}\n"                                                \
+    "{'seq':7,'type':'witness','wid':2,'session':'qchaos-reaper','change':'update','row':'7',"     \
+    "'old_state':'inflight','new_state':'ready'}\n"                                                \
+    "{'seq':8,'type':'witness','wid':3,'session':'qchaos-w2.0','change':'update','row':'7',"       \
+    "'old_state':'ready','new_state':'inflight'}\n"                                                \
+    "{'seq':9,'type':'witness','wid':4,'session':'qchaos-w" COMPLETER ".0','change':'update',"     \
+    "'row':'7','old_state':'inflight','new_state':'done'}\n"                                       \
+    "{'seq':10,'type':'note','note':'witness','rows':4,'complete':true}\n"
+
+START_TEST(test_owner_tokenless_protocol_judged_by_session)
+{
+    qc_check c;
+    const int64_t seqs[] = {8, 9};
+
+    run(qc_check_witness_owner, TOKENLESS_HDR TOKENLESS_BODY("1"), &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    assert_violation(&c, 0, 7, seqs, 2);
+    ck_assert_msg(strstr(c.summary, "claims by linked claim requests") != NULL, "%s", c.summary);
+    free(c.v);
+    run(qc_check_witness_owner, TOKENLESS_HDR TOKENLESS_BODY("2"), &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    free(c.v);
+    run(qc_check_witness_agrees, TOKENLESS_HDR TOKENLESS_BODY("1"), &c);
+    ck_assert_int_eq(c.verdict, QC_PASS); /* the accounts agree: the queue did it */
+    free(c.v);
+}
+END_TEST
+
 /* The lost complete committed and its retry was answered rows 1 as well
  * (the protocol does not check the state): double_complete sees two
  * completes only with the witness, and names its rows. */
@@ -383,9 +428,8 @@ START_TEST(test_config_sources_and_bad_names)
     /* the repository's own file: its table by convention, and the
      * optional per-worker heartbeat step of a test protocol */
     p = NULL;
-    ck_assert_int_eq(qc_protocol_load("tests/protocols/worker_heartbeat.sql", QC_PARAM_DOLLAR, &p,
-                                      &err),
-                     0);
+    ck_assert_int_eq(
+        qc_protocol_load("tests/protocols/worker_heartbeat.sql", QC_PARAM_DOLLAR, &p, &err), 0);
     qc_scenario_defaults(&s);
     ck_assert_int_eq(qc_witness_config(&s, p, &cfg, &err), 0);
     ck_assert_str_eq(cfg.table, "qchaos.jobs");
@@ -649,6 +693,7 @@ static Suite *suite(void)
     tcase_set_timeout(o, 30);
     tcase_add_test(o, test_owner_stale_session_accepted_fails);
     tcase_add_test(o, test_owner_owner_completes_passes);
+    tcase_add_test(o, test_owner_tokenless_protocol_judged_by_session);
     tcase_add_test(o, test_double_complete_from_witness_fails_with_rows);
     tcase_add_test(o, test_missing_done_counts_completed_jobs_only);
     suite_add_tcase(s, o);
