@@ -308,8 +308,8 @@ int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *
     if (wc.on)
         fprintf(out,
                 "qchaos: witness: %ld row changes%s; %ld answers linked to their row; %ld info "
-                "outcomes (%ld of complete): %ld resolved (%ld committed, %ld not committed), "
-                "%ld unresolved\n",
+                "outcomes (%ld of complete): %ld resolved by their session's row change "
+                "(%ld committed, %ld not committed), %ld unresolved\n",
                 wc.rows, wc.complete ? "" : " (read in part)", wc.linked, wc.info,
                 wc.info_complete, wc.committed + wc.not_committed, wc.committed,
                 wc.not_committed, wc.unresolved);

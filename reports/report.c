@@ -325,7 +325,7 @@ void qc__report_describe(const qc_history *h, int64_t seq, char *buf, size_t n)
         put(buf, n, &len, ": not in the ledger");
         return;
     }
-    if (e->t != QC_NO_TIME)
+    if (e->t != QC_NO_TIME && e->type != QC_EV_WITNESS) /* a witness row's t is when it was read */
         put(buf, n, &len, " at %.1f ms", e->t);
     put(buf, n, &len, ": ");
     switch (e->type) {
