@@ -23,7 +23,7 @@ HDRS := $(wildcard harness/*.h backends/*.h reports/*.h)
 TEST_SRC := $(wildcard tests/check_*.c)
 TEST_BIN := $(TEST_SRC:.c=)
 
-.PHONY: all check test unit asan tsan clean install format mutation fuzz fuzz-run
+.PHONY: all check test unit asan tsan clean install format mutation fuzz fuzz-run bench-witness
 
 all: qchaos
 
@@ -53,6 +53,11 @@ check test: all $(TEST_BIN)
 K ?= 3
 mutation: all
 	./qchaos mutation --seeds $(K) --out results/mutation
+
+# The server-side witness's cost: jobs/s without and with it on one
+# ephemeral PostgreSQL (tests/bench_witness.sh --help for its options).
+bench-witness: all
+	tests/bench_witness.sh
 
 # Sanitizer builds go to their own binaries so they never disturb ./qchaos.
 SAN_CFLAGS := $(filter-out -O2,$(ALL_CFLAGS)) -O1 -g -fno-omit-frame-pointer

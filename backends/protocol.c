@@ -31,7 +31,7 @@
 
 static const char *const step_names[QC_STEP_COUNT] = {
     "setup", "teardown", "enqueue",  "claim",   "complete",   "renew",
-    "fail",  "reap",     "snapshot", "monitor", "server_pid", "kill_session"};
+    "fail",  "reap",     "snapshot", "monitor", "server_pid", "kill_session", "heartbeat"};
 
 /* Columns the last statement of a step must mention, space separated. */
 static const char *const required_cols[QC_STEP_COUNT] = {
@@ -51,7 +51,8 @@ static const char *const known_cols[QC_STEP_COUNT] = {
     [QC_STEP_REAP] = "job_id token state now_ms",
     [QC_STEP_SNAPSHOT] = "job_id state attempt token error",
     [QC_STEP_MONITOR] = "ready inflight expired dead done oldest_ready_age_ms",
-    [QC_STEP_SERVER_PID] = "pid"};
+    [QC_STEP_SERVER_PID] = "pid",
+    [QC_STEP_HEARTBEAT] = "rows lease_until_ms now_ms"};
 
 /* Optional result columns a checker rule needs (README "Which columns each
  * rule needs").  The claim's now_ms and lease_until_ms are required in the
@@ -194,6 +195,8 @@ void qc_protocol_destroy(qc_protocol *p)
     }
     free(p->base);
     free(p->tested);
+    free(p->witness);
+    free(p->missing);
     free(p->path);
     free(p->engine);
     free(p->model);
@@ -541,7 +544,7 @@ static int directive(parser *ps, const char *key, const char *val)
         if (i == QC_STEP_COUNT)
             return fail(ps, ps->line,
                         "unknown step '%s' (expected setup, teardown, enqueue, claim, complete, "
-                        "renew, fail, reap, snapshot, monitor, server_pid, kill_session)",
+                        "renew, fail, reap, snapshot, monitor, server_pid, kill_session, heartbeat)",
                         val);
         if (ps->p->steps[i].present)
             return fail(ps, ps->line, "duplicate step '%s' (first at line %d)", val,
@@ -575,6 +578,19 @@ static int directive(parser *ps, const char *key, const char *val)
             return set_string(ps, &ps->p->scenario, val);
         if (strcasecmp(key, "tested") == 0)
             return set_string(ps, &ps->p->tested, val);
+        if (strcasecmp(key, "witness") == 0) {
+            /* checked (names, then against the catalog) by harness/witness.c */
+            ps->p->witness_line = ps->line;
+            return set_string(ps, &ps->p->witness, val);
+        }
+        if (strcasecmp(key, "missing") == 0) {
+            if (!in_list("done dead", val))
+                return fail(ps, ps->line,
+                            "bad missing state '%s' (expected done or dead: the state of a job "
+                            "the snapshot no longer returns)",
+                            val);
+            return set_string(ps, &ps->p->missing, val);
+        }
         if (strcasecmp(key, "base") == 0) {
             if (ps->p->base != NULL)
                 return fail(ps, ps->line, "a second '-- base:' (first at line %d)",
@@ -586,7 +602,7 @@ static int directive(parser *ps, const char *key, const char *val)
         }
         return fail(ps, ps->line,
                     "unknown header key '%s' (expected engine, model, description, expect, "
-                    "scenario, base, tested)",
+                    "scenario, base, tested, witness, missing)",
                     key);
     }
     if (is_step_option(key) && ps->ph == PH_BODY)
@@ -681,7 +697,7 @@ static const char *near_key(const char *key, const char *list, char *buf, size_t
     return best;
 }
 
-#define HEADER_KEYS "engine model description expect scenario base tested"
+#define HEADER_KEYS "engine model description expect scenario base tested witness missing"
 #define OPTION_KEYS "autocommit split"
 
 /* What a "-- key:" line at the start of a line is: 1 a directive (a
@@ -883,6 +899,16 @@ static int merge_base(parser *ps)
             return oom(ps);
         }
         snprintf(p->tested, tn, "as its base %s: %s", bname ? bname + 1 : b->path, b->tested);
+    }
+    /* the queue's table and how it stores a finished job are the base's */
+    if (p->witness == NULL && b->witness != NULL) {
+        p->witness = b->witness;
+        p->witness_line = b->witness_line;
+        b->witness = NULL;
+    }
+    if (p->missing == NULL && b->missing != NULL) {
+        p->missing = b->missing;
+        b->missing = NULL;
     }
     qc_protocol_destroy(b);
     /* statement ids key each connection's prepared statements: unique again */

@@ -61,6 +61,7 @@ typedef enum {
     QC_STEP_MONITOR,
     QC_STEP_SERVER_PID,
     QC_STEP_KILL_SESSION,
+    QC_STEP_HEARTBEAT, /* optional: extends every live lease of :worker (issue 13) */
     QC_STEP_COUNT
 } qc_step_id;
 
@@ -107,6 +108,14 @@ typedef struct qc_protocol {
     char *base;        /* "base:" protocol this file overlays (path as resolved), or NULL */
     char *tested;      /* "tested:" where the protocol was run, in words (an overlay
                           inherits its base's), or NULL: unknown */
+    char *witness;     /* "witness:" the queue's table and columns for the server-side
+                          witness ("table=qchaos.jobs id=id state=state token=token
+                          owner=locked_by"; an overlay inherits its base's), or NULL;
+                          parsed by harness/witness.c */
+    int witness_line;  /* its line (in the file that said it) */
+    char *missing;     /* "missing:" the state of a job the snapshot does not return
+                          ("done": a completed job is deleted), or NULL: a missing job
+                          is lost */
     qc_param_style style;
     qc_step steps[QC_STEP_COUNT];
 } qc_protocol;

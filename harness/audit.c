@@ -117,6 +117,12 @@ static json_t *check_json(const qc_history *h, const qc_check *c)
         for (int k = 0; k < v->nseq; k++)
             json_array_append_new(seqs, json_integer(v->seq[k]));
         json_object_set_new(vo, "seq", seqs);
+        if (v->nwitness > 0) {
+            json_t *ws = json_array();
+            for (int k = 0; k < v->nwitness; k++)
+                json_array_append_new(ws, json_integer(v->wseq[k]));
+            json_object_set_new(vo, "witness", ws);
+        }
         json_object_set_new(vo, "explanation", json_string(v->msg));
         json_array_append_new(vs, vo);
     }
@@ -165,6 +171,11 @@ static void print_table(FILE *out, const qc_check *c, size_t n, const char *judg
             fprintf(out, "  %s: %s [seq", c[i].name, v->msg);
             for (int s = 0; s < v->nseq; s++)
                 fprintf(out, " %" PRId64, v->seq[s]);
+            if (v->nwitness > 0) {
+                fprintf(out, "; witness");
+                for (int s = 0; s < v->nwitness; s++)
+                    fprintf(out, " %" PRId64, v->wseq[s]);
+            }
             fprintf(out, "]\n");
         }
         if (c[i].nviolations > (long)shown)
@@ -292,6 +303,16 @@ int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *
         fprintf(out, "qchaos: the run was cut short: %s; verdicts cover only what it recorded\n",
                 why);
     print_table(out, c, nc, h.info.checkers);
+    qc_witness_counts wc;
+    qc_witness_counts_get(&h, &wc);
+    if (wc.on)
+        fprintf(out,
+                "qchaos: witness: %ld row changes%s; %ld answers linked to their row; %ld info "
+                "outcomes (%ld of complete): %ld resolved by their session's row change "
+                "(%ld committed, %ld not committed), %ld unresolved\n",
+                wc.rows, wc.complete ? "" : " (read in part)", wc.linked, wc.info,
+                wc.info_complete, wc.committed + wc.not_committed, wc.committed,
+                wc.not_committed, wc.unresolved);
     int code = qc_audit_exit_code(c, nc, h.info.checkers);
     qc_audit_verdict_line(c, nc, h.info.checkers, qc__run_interrupted(&h), line, sizeof line);
     /* A schedule (script, replay) that was not carried out: what it was to
@@ -329,6 +350,19 @@ int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *
         for (size_t i = 0; i < nc; i++)
             json_array_append_new(arr, check_json(&h, &c[i]));
         json_object_set_new(root, "checkers", arr);
+        if (wc.on) {
+            json_t *w = json_object();
+            json_object_set_new(w, "table", json_string(h.info.witness_table));
+            json_object_set_new(w, "rows", json_integer(wc.rows));
+            json_object_set_new(w, "complete", json_boolean(wc.complete));
+            json_object_set_new(w, "linked_answers", json_integer(wc.linked));
+            json_object_set_new(w, "info_outcomes", json_integer(wc.info));
+            json_object_set_new(w, "info_outcomes_of_complete", json_integer(wc.info_complete));
+            json_object_set_new(w, "resolved_committed", json_integer(wc.committed));
+            json_object_set_new(w, "resolved_not_committed", json_integer(wc.not_committed));
+            json_object_set_new(w, "unresolved", json_integer(wc.unresolved));
+            json_object_set_new(root, "witness", w);
+        }
         json_object_set_new(root, "exit_code", json_integer(code));
         json_t *jl = json_array();
         for (size_t i = 0; i < nc; i++)

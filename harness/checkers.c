@@ -232,8 +232,11 @@ static void report_double(qc_check *c, const qc_history *h, const qc__jobref *r,
         seqs[ns++] = e->seq;
         short_token(tok, sizeof tok, qc__event_token(h, e));
         if (len < sizeof list)
-            len += (size_t)snprintf(list + len, sizeof list - len, "%sseq %lld (worker %d, %s)",
-                                    i > 0 ? ", " : "", (long long)e->seq, e->worker, tok);
+            len += (size_t)snprintf(list + len, sizeof list - len, "%sseq %lld (worker %d, %s%s)",
+                                    i > 0 ? ", " : "", (long long)e->seq, e->worker, tok,
+                                    e->type == QC_EV_INFO ? ", answer lost, committed by the "
+                                                            "witness"
+                                                          : "");
     }
     qc__check_violation(c, r[0].job, seqs, ns, "job %lld completed %zu times with rows > 0: %s%s",
                         (long long)r[0].job, n, list,
@@ -253,12 +256,15 @@ int qc_check_double_complete(const qc_history *h, qc_check *out)
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *e = &h->ev[i];
         int64_t job;
-        if (e->type != QC_EV_OK || e->op != QC_OP_COMPLETE)
+        /* a complete whose answer was lost counts when the witness shows
+         * it committed (issue 13) */
+        int by_witness = e->type == QC_EV_INFO && e->op == QC_OP_COMPLETE && e->w_resolved == 1;
+        if (!by_witness && (e->type != QC_EV_OK || e->op != QC_OP_COMPLETE))
             continue;
         if ((job = qc__event_job(h, e)) == QC_NO_JOB)
             continue;
         out->opportunities++;
-        if (e->rows > 0)
+        if (by_witness || e->rows > 0)
             r[n++] = (qc__jobref){job, i};
     }
     qc__jobrefs_sort(r, n);
@@ -296,6 +302,8 @@ int qc_check_all(const qc_history *h, qc_check **out, size_t *n)
         qc_check_no_early_reap,
         qc_check_batch_bound,
         qc_check_bounded_idle_polling,
+        qc_check_witness_agrees,
+        qc_check_witness_owner,
         qc_check_group_exclusive,
         qc_check_group_order,
     };
@@ -315,6 +323,7 @@ int qc_check_all(const qc_history *h, qc_check **out, size_t *n)
     }
     for (size_t i = 0; i < count; i++)
         qc__check_model(h, &c[i]);
+    qc__witness_confirm(h, c, count);
     *out = c;
     *n = count;
     return 0;

@@ -26,6 +26,9 @@ typedef struct qc_violation {
     int nseq;
     int64_t seq[QC_MAX_EVIDENCE];   /* ledger seq numbers, ascending */
     char msg[256];                  /* one line in plain words */
+    int nwitness;                   /* witness rows that confirm it (check_witness.c) */
+    int64_t wseq[QC_MAX_EVIDENCE];  /* their ledger seqs: the rows the evidence's
+                                       requests made, and the job's last change */
 } qc_violation;
 
 typedef struct qc_check {
@@ -157,6 +160,40 @@ int qc_check_group_exclusive(const qc_history *h, qc_check *out);
  * completed grouped jobs with an earlier-enqueued judged job in their
  * group. */
 int qc_check_group_order(const qc_history *h, qc_check *out);
+
+/* witness_agrees (check_witness.c, issue 13): the client's ledger and the
+ * server's witness disagree: an answer taken as a change (OK claim /
+ * complete / renew / fail with rows > 0, OK reap / enqueue) without its
+ * row change in a witness read to its end, or a committed row change no
+ * request of its session explains (a session qchaos did not name, or one
+ * whose only request was answered "fail").  Opportunities: client changes
+ * and witness rows judged.  NOT_APPLICABLE without a witness. */
+int qc_check_witness_agrees(const qc_history *h, qc_check *out);
+
+/* witness_owner (check_witness.c): by the witness alone, a worker
+ * session's row change that finished, gave back or renewed a job it did
+ * not own (the owner is the session whose change set the job's current
+ * token; without a token column, whose change an OK claim made).
+ * Opportunities: worker row changes judged.  NOT_APPLICABLE without a
+ * witness. */
+int qc_check_witness_owner(const qc_history *h, qc_check *out);
+
+/* Adds to every stored violation of the other checkers the witness rows
+ * that confirm it (v->wseq): the rows its evidence's requests made and the
+ * job's last committed change.  A no-op without a witness. */
+void qc__witness_confirm(const qc_history *h, qc_check *c, size_t n);
+
+/* What the witness resolved (results.json "witness", the audit's line). */
+typedef struct qc_witness_counts {
+    int on, complete;     /* the run had the witness; it was read to its end */
+    long rows;            /* witness rows */
+    long linked;          /* OK answers linked to their row */
+    long info;            /* info outcomes of complete / renew / fail */
+    long info_complete;   /* of which completes */
+    long committed, not_committed, unresolved;
+} qc_witness_counts;
+
+void qc_witness_counts_get(const qc_history *h, qc_witness_counts *out);
 
 /* Runs every checker; *out is a new array of *n checks freed with
  * qc_checks_free. */

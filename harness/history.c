@@ -312,7 +312,7 @@ static qc_ev_type parse_type(const char *s)
         {"invoke", QC_EV_INVOKE},     {"ok", QC_EV_OK},           {"fail", QC_EV_FAIL},
         {"info", QC_EV_INFO},         {"effect", QC_EV_EFFECT},   {"fault", QC_EV_FAULT},
         {"snapshot", QC_EV_SNAPSHOT}, {"monitor", QC_EV_MONITOR}, {"end", QC_EV_END},
-        {"note", QC_EV_NOTE},
+        {"note", QC_EV_NOTE},         {"witness", QC_EV_WITNESS},
     };
     for (size_t i = 0; s != NULL && i < sizeof map / sizeof map[0]; i++)
         if (strcmp(s, map[i].name) == 0)
@@ -322,7 +322,7 @@ static qc_ev_type parse_type(const char *s)
 
 static qc_op parse_op(const char *s)
 {
-    for (int op = QC_OP_ENQUEUE; s != NULL && op <= QC_OP_REAP; op++)
+    for (int op = QC_OP_ENQUEUE; s != NULL && op <= QC_OP_HEARTBEAT; op++)
         if (strcmp(s, qc_op_name((qc_op)op)) == 0)
             return (qc_op)op;
     return QC_OP_NONE;
@@ -503,6 +503,23 @@ static int parse_header(part *pt, json_t *o, where w, qc_err *err)
     if (get_checkers(json_object_get(o, "checkers"), r.info.checkers, sizeof r.info.checkers) < 0)
         return bad_field(err, w, "checkers",
                          "an array of checker names (together under 1024 characters)");
+    v = json_object_get(o, "witness");
+    if (v != NULL && !json_is_null(v)) {
+        json_t *t = json_object_get(v, "table");
+        if (!json_is_object(v) || !json_is_string(t))
+            return bad_field(err, w, "witness", "an object with the witness's \"table\"");
+        r.info.witness = 1;
+        snprintf(r.info.witness_table, sizeof r.info.witness_table, "%s", json_string_value(t));
+        r.info.witness_token = json_is_string(json_object_get(v, "token"));
+        r.info.witness_owner = json_is_string(json_object_get(v, "owner"));
+    }
+    v = json_object_get(o, "missing");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_string(v) || (strcmp(json_string_value(v), "done") != 0 &&
+                                   strcmp(json_string_value(v), "dead") != 0))
+            return bad_field(err, w, "missing", "\"done\" or \"dead\"");
+        snprintf(r.info.missing, sizeof r.info.missing, "%s", json_string_value(v));
+    }
     v = json_object_get(o, "columns");
     if (v != NULL && !json_is_null(v)) {
         if (!json_is_object(v))
@@ -569,6 +586,14 @@ static void event_init(qc_event *e)
     e->pause_ms = QC_NO_TIME;
     e->work_ms = QC_NO_TIME;
     e->exclusive = -1;
+    e->complete = -1;
+    e->w_id = -1;
+    e->w_job = QC_NO_JOB;
+    e->w_txid = -1;
+    e->w_worker = -1;
+    e->w_now = QC_NO_TIME;
+    e->w_ev = -1;
+    e->w_resolved = -1;
 }
 
 enum field_kind { F_INT64, F_INT, F_LONG, F_DOUBLE, F_BOOL, F_STR, F_OP };
@@ -615,6 +640,24 @@ static const struct field {
     {"pause_ms", F_DOUBLE, offsetof(qc_event, pause_ms)},
     {"work_ms", F_DOUBLE, offsetof(qc_event, work_ms)},
     {"exclusive", F_BOOL, offsetof(qc_event, exclusive)},
+    {"complete", F_BOOL, offsetof(qc_event, complete)},
+};
+
+/* The fields of a witness line (QC_EV_WITNESS): only these, and seq / t. */
+static const struct field wfields[] = {
+    {"seq", F_INT64, offsetof(qc_event, seq)},
+    {"t", F_DOUBLE, offsetof(qc_event, t)},
+    {"wid", F_INT64, offsetof(qc_event, w_id)},
+    {"txid", F_INT64, offsetof(qc_event, w_txid)},
+    {"session", F_STR, offsetof(qc_event, w_session)},
+    {"row", F_STR, offsetof(qc_event, w_row)},
+    {"old_state", F_STR, offsetof(qc_event, w_old_state)},
+    {"new_state", F_STR, offsetof(qc_event, w_state)},
+    {"old_token", F_STR, offsetof(qc_event, w_old_token)},
+    {"new_token", F_STR, offsetof(qc_event, w_token)},
+    {"old_owner", F_STR, offsetof(qc_event, w_old_owner)},
+    {"new_owner", F_STR, offsetof(qc_event, w_owner)},
+    {"server_ms", F_DOUBLE, offsetof(qc_event, w_now)},
 };
 
 static int set_field(part *pt, const struct field *f, json_t *v, qc_event *e, const char **what)
@@ -661,15 +704,24 @@ static int parse_event(part *pt, json_t *o, qc_event *e, where w, qc_err *err)
     const char *key;
     json_t *v;
     int have_seq = 0;
+    const struct field *fl = e->type == QC_EV_WITNESS ? wfields : fields;
+    size_t nf = e->type == QC_EV_WITNESS ? sizeof wfields / sizeof wfields[0]
+                                         : sizeof fields / sizeof fields[0];
 
     json_object_foreach(o, key, v)
     {
-        for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+        if (e->type == QC_EV_WITNESS && !strcmp(key, "change")) {
+            if (!json_is_string(v) && !json_is_null(v))
+                return bad_field(err, w, key, "a string (insert, update, delete)");
+            e->w_change = json_is_string(v) ? json_string_value(v)[0] : 0;
+            continue;
+        }
+        for (size_t k = 0; k < nf; k++) {
             const char *what = "";
             int rc;
-            if (fields[k].key[0] != key[0] || strcmp(fields[k].key, key) != 0)
+            if (fl[k].key[0] != key[0] || strcmp(fl[k].key, key) != 0)
                 continue;
-            rc = set_field(pt, &fields[k], v, e, &what);
+            rc = set_field(pt, &fl[k], v, e, &what);
             if (rc == QC_ENOMEM)
                 return qc_err_set(err, QC_ENOMEM, "%s:%d: out of memory", w.file, w.line);
             if (rc < 0)
@@ -1113,7 +1165,8 @@ static int loader_start(loader *ld, qc_history *h, qc_err *err)
 
 static int loader_finish(loader *ld, int rc, qc_err *err)
 {
-    if (rc == 0 && (sort_events(ld->h) != 0 || pair_invokes(ld->h) != 0))
+    if (rc == 0 && (sort_events(ld->h) != 0 || pair_invokes(ld->h) != 0 ||
+                    qc__witness_merge(ld->h) != 0))
         rc = qc_err_set(err, QC_ENOMEM, "ordering ledger events: out of memory");
     if (rc != 0)
         qc_history_fini(ld->h);
@@ -1180,6 +1233,8 @@ const char *qc_op_name(qc_op op)
         return "fail";
     case QC_OP_REAP:
         return "reap";
+    case QC_OP_HEARTBEAT:
+        return "heartbeat";
     }
     return "unknown";
 }

@@ -68,8 +68,17 @@ typedef enum {
     QC_EV_SNAPSHOT, /* one row of the final snapshot */
     QC_EV_MONITOR,  /* a monitor sample */
     QC_EV_END,      /* end of run marker */
-    QC_EV_NOTE      /* a remark: fault plan, server_count, connect failures */
+    QC_EV_NOTE,     /* a remark: fault plan, server_count, connect failures */
+    QC_EV_WITNESS   /* a committed row change the server's witness recorded (witness.h) */
 } qc_ev_type;
+
+/* Who made a witness row change, from its session name (witness.h). */
+typedef enum {
+    QC_ACTOR_OTHER = 0, /* a session qchaos did not name */
+    QC_ACTOR_WORKER,    /* "qchaos-w<worker>.<inc>" */
+    QC_ACTOR_REAPER,    /* "qchaos-reaper" */
+    QC_ACTOR_CONTROL    /* "qchaos-control" (setup, enqueue), "qchaos-feeder" */
+} qc_actor;
 
 typedef enum {
     QC_OP_NONE = 0,
@@ -78,7 +87,9 @@ typedef enum {
     QC_OP_COMPLETE,
     QC_OP_RENEW,
     QC_OP_FAIL,
-    QC_OP_REAP
+    QC_OP_REAP,
+    QC_OP_HEARTBEAT /* the protocol's per-worker heartbeat step (no job: it names the
+                       worker, and extends none of the leases a checker knows) */
 } qc_op;
 
 #define QC_NO_JOB INT64_MIN  /* job field absent */
@@ -138,6 +149,27 @@ typedef struct qc_event {
                              the claim's answer and the effect; QC_NO_TIME */
     int exclusive;        /* note server_count: 1 the server ran only this run's
                              sessions (qchaos started it), 0 shared, -1 absent */
+    int complete;         /* note witness: 1 the side table was read to its end,
+                             0 in part; -1 absent */
+    /* Witness row (QC_EV_WITNESS): its own fields, never the generic ones
+     * above (job, worker, token ... stay absent, so that no checker takes a
+     * row change for a request).  Strings interned, NULL for SQL NULL. */
+    int64_t w_id;         /* "wid": its number in the side table (per row, the
+                             order of that row's changes) */
+    int64_t w_job;        /* "row" read as an integer; QC_NO_JOB when it is not one */
+    int64_t w_txid;       /* "txid": the server transaction; -1 unknown (MariaDB) */
+    char w_change;        /* 'i' insert, 'u' update, 'd' delete; 0 unknown */
+    qc_actor w_actor;     /* from "session" (set when the history is built) */
+    int w_worker, w_inc;  /* QC_ACTOR_WORKER: the ledger's worker and inc */
+    const char *w_session, *w_row, *w_old_state, *w_state, *w_old_token, *w_token,
+        *w_old_owner, *w_owner;
+    double w_now;         /* "server_ms": clock_timestamp() of the change, server epoch ms */
+    /* Set when the history is built (witness_merge.c), on requests: */
+    long w_ev;            /* ok / info completion, or an invoke never answered: index
+                             in h->ev of the witness row its request made; -1 none */
+    int w_resolved;       /* info completion of complete / renew / fail: 1 the witness
+                             shows it committed, 0 it shows it did not, -1 unknown
+                             (no witness, or one read in part) */
 } qc_event;
 
 /* Header values the checkers need (from the first line of the ledger). */
@@ -170,6 +202,15 @@ typedef struct qc_run_info {
                                 ledger, the columns are unknown */
     char enqueue_cols[128], claim_cols[128], complete_cols[128], renew_cols[128],
         fail_cols[128], reap_cols[128], snapshot_cols[128];
+    /* Header "witness" (the server-side witness was on): its table and
+     * columns; witness_complete from its note. */
+    int witness;             /* 1: the run had the witness */
+    int witness_token;       /* 1: the witness records a token column */
+    int witness_owner;       /* 1: ... an owner column */
+    int witness_complete;    /* 1: every row change was read; 0 in part or no note */
+    char witness_table[128];
+    char missing[16];        /* header "missing": the state of a job the snapshot
+                                does not return ("done"), "" none */
 } qc_run_info;
 
 typedef struct qc_history {
@@ -193,6 +234,18 @@ int qc_history_load(qc_history *h, const char *const *paths, int npaths, qc_err 
 int qc_history_parse(qc_history *h, const char *text, qc_err *err);
 
 void qc_history_fini(qc_history *h);
+
+/* Builds the witness's view of h (called by qc_history_load / _parse; a
+ * no-op without witness rows): names each row's actor, links requests to
+ * the row changes they made (w_ev) and resolves info outcomes
+ * (w_resolved).  Matching (session, job, token): a claim made the row its
+ * token was set to; a complete / fail the row that left the state with
+ * the token it sent (or deleted it); a renew the row that kept the state
+ * with its token; a reap the reaper's row leaving the state with the
+ * reaped token; an enqueue the control session's insert.  OK answers with
+ * rows > 0 take their rows first, then info outcomes.  Returns 0 or
+ * QC_ENOMEM.  (witness_merge.c) */
+int qc__witness_merge(qc_history *h);
 
 const char *qc_op_name(qc_op op);
 

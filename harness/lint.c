@@ -12,7 +12,8 @@
 #include <string.h>
 
 static const qc_step_id all_steps[] = {QC_STEP_ENQUEUE, QC_STEP_CLAIM, QC_STEP_COMPLETE,
-                                       QC_STEP_RENEW,   QC_STEP_FAIL,  QC_STEP_REAP};
+                                       QC_STEP_RENEW,   QC_STEP_FAIL,  QC_STEP_REAP,
+                                       QC_STEP_HEARTBEAT};
 static const qc_step_id worker_steps[] = {QC_STEP_CLAIM, QC_STEP_COMPLETE, QC_STEP_RENEW,
                                           QC_STEP_FAIL, QC_STEP_REAP};
 static const qc_step_id enqueue_step[] = {QC_STEP_ENQUEUE};

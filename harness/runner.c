@@ -15,6 +15,7 @@
 #include "nemesis.h"
 #include "owner.h"
 #include "target.h"
+#include "witness.h"
 #include "../reports/report.h"
 #include "worker.h"
 
@@ -350,10 +351,16 @@ static void *feeder_main(void *arg)
         for (;;) {
             qc_err err = {0};
             if (!c) {
-                if (qc_open_conn(sh->drv, f->dsn, 0, sh->stmt_timeout_ms, &c, &err) != 0)
+                if (qc_open_conn(sh->drv, f->dsn, 0, sh->stmt_timeout_ms, &c, &err) != 0) {
                     c = NULL;
-                else
+                } else if (qc_witness_is_on(s) &&
+                           qc_witness_name_session(sh->drv, c, sh->proto->engine, "qchaos-feeder",
+                                                   &err) != 0) {
+                    sh->drv->close(c); /* an unnamed session's rows would be a stranger's */
+                    c = NULL;
+                } else {
                     qc_slot_publish(&f->slot, c);
+                }
             }
             if (!c) {
                 /* not reachable yet: retry below */
@@ -867,6 +874,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     json_t *target = NULL;
     qc_owner owner;
     memset(&owner, 0, sizeof owner);
+    qc_witness_cfg wcfg;
+    int wit = qc_witness_is_on(s);
+    int wit_installed = 0;
 
     /* Input first: nothing connects before the files are known good. */
     qc_protocol *probe = NULL;
@@ -908,6 +918,29 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             code = rc == QC_EINVAL ? 2 : 3;
             goto out;
         }
+    }
+    if (wit && (rc = qc_witness_config(s, proto, &wcfg, err)) != 0) {
+        code = 2;
+        goto out;
+    }
+    if (wit && (strcmp(s->pooler, "none") != 0 || o->worker_dsn) && !s->witness_on) {
+        /* Switched on for a whole matrix (QCHAOS_WITNESS) and met a pooler
+         * scenario: this run goes without it, saying so; the variable is
+         * cleared before any thread starts so no session is named. */
+        fprintf(stderr, "qchaos: warning: QCHAOS_WITNESS ignored for %s: the witness tells "
+                        "workers apart by their server session, which a pooler hides\n",
+                s->path);
+        setenv("QCHAOS_WITNESS", "no", 1);
+        wit = 0;
+    }
+    if (wit && (strcmp(s->pooler, "none") != 0 || o->worker_dsn)) {
+        /* behind a pooler a server session is not one worker's */
+        qc_err_set(err, QC_EINVAL,
+                   "%s: the witness tells workers apart by their server session: it cannot run "
+                   "behind a pooler ([topology] pooler, --worker-dsn)",
+                   s->path);
+        code = 2;
+        goto out;
     }
     qc_lint_print(stderr, s, proto); /* what the run will be blind to */
     if ((rc = qc_mkdirs(o->out_dir, err)) != 0) {
@@ -982,10 +1015,32 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         qc_result_clear(&r);
         if ((rc = qc_owner_mark(d, ctl, &owner, err)) != 0)
             goto out;
+        /* after the mark: a witness refused (no such column) leaves only
+         * marked tables, which the next run's teardown may drop; the side
+         * table marks itself */
+        if (wit && ((rc = qc_witness_install(d, ctl, &wcfg, err)) != 0 ||
+                    (rc = qc_witness_name_session(d, ctl, proto->engine, "qchaos-control",
+                                                  err)) != 0)) {
+            code = rc == QC_EINVAL ? 2 : 3;
+            goto out;
+        }
+        wit_installed = wit;
     }
 
     snprintf(ledger_path, sizeof ledger_path, "%s/ledger.jsonl", o->out_dir);
     json_t *hdr = header_json(o, proto, server, target);
+    if (wit) {
+        json_object_set_new(hdr, "witness", qc_witness_header_json(&wcfg));
+        /* with the witness on, its checkers are judged too (an empty list
+         * judges every checker already) */
+        json_t *judge = json_object_get(hdr, "checkers");
+        if (json_array_size(judge) > 0) {
+            json_array_append_new(judge, json_string("witness_agrees"));
+            json_array_append_new(judge, json_string("witness_owner"));
+        }
+    }
+    if (proto->missing != NULL)
+        json_object_set_new(hdr, "missing", json_string(proto->missing));
     rc = qc_ledger_open(ledger_path, hdr, t0, &ledger, err);
     json_decref(hdr);
     if (rc != 0)
@@ -1245,6 +1300,15 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         ledger = NULL;
         goto out;
     }
+    if (wit) {
+        long wrows = 0;
+        qc_err werr = {0};
+        if (qc_witness_read(d, ctl, &wcfg, lb, &wrows, &werr) != 0)
+            fprintf(stderr, "qchaos: warning: the witness was read only in part (%ld rows): %s\n",
+                    wrows, werr.msg);
+        else
+            fprintf(stderr, "qchaos: witness: %ld row changes of %s read\n", wrows, wcfg.table);
+    }
     {
         json_t *e = json_object();
         json_object_set_new(e, "type", json_string("end"));
@@ -1263,6 +1327,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         qc_params p = {0};
         qc_result r = {0};
         qc_err ignore = {0};
+        if (wit_installed)
+            qc_witness_remove(d, ctl, &wcfg);
+        wit_installed = 0;
         qc_protocol_run(d, ctl, proto, QC_STEP_TEARDOWN, &p, &r, &ignore);
         qc_result_clear(&r);
         char note[1200];

@@ -392,6 +392,18 @@ static int handler(void *user, const char *section, const char *name, const char
         }
         return fail(c, "unknown key '%s' in [%s] (expected pooler)", name, section);
     }
+    if (!strcmp(section, "witness")) {
+        BOOLKEY("on", witness_on)
+        /* Names only: they are pasted into the trigger's DDL, so
+         * witness.c checks them against the catalog before any use. */
+        STRKEY("table", witness_table)
+        STRKEY("id", witness_id)
+        STRKEY("state", witness_state)
+        STRKEY("token", witness_token)
+        STRKEY("owner", witness_owner)
+        return fail(c, "unknown key '%s' in [%s] (expected on, table, id, state, token, owner)",
+                    name, section);
+    }
     if (!strcmp(section, "checks")) {
         if (!strcmp(name, "judge")) {
             /* normalise: strip blanks */
@@ -466,7 +478,7 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     return fail(c,
                 "unknown section [%s]%s (expected [scenario], [workload], [lease], [idle], "
-                "[drain], [bounds], [faults], [sink], [policy], [feed], [nemesis], [topology], [checks], [schedule], [run])",
+                "[drain], [bounds], [faults], [sink], [policy], [feed], [nemesis], [topology], [witness], [checks], [schedule], [run])",
                 section, "");
 }
 

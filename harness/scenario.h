@@ -88,6 +88,13 @@ typedef struct qc_scenario {
     char pause_command[1024];/* {dir}, {ms}; "" = the ephemeral server script's pause */
     /* [topology] */
     char pooler[32];         /* "none" or "pgbouncer" (transaction pooling) */
+    /* [witness] (witness.h): the server-side audit trigger on the queue's table */
+    int witness_on;          /* 1: install it and merge its rows into the ledger */
+    char witness_table[128]; /* the queue's table ("qchaos.jobs"); "" = the protocol's
+                                "-- witness:" header, else the engine's convention */
+    char witness_id[64], witness_state[64], witness_token[64], witness_owner[64];
+                             /* its columns; "" = from the header / convention,
+                                "-" = the table has none (token, owner) */
     /* [checks] */
     char checkers[1024];     /* comma-separated checkers this scenario judges; "" = all */
     char expect[512];        /* policy mutants: checkers that must FAIL (qchaos mutation) */

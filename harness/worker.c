@@ -9,6 +9,7 @@
  * across a database call.
  */
 #include "worker.h"
+#include "witness.h"
 #include "clock.h"
 
 #include <inttypes.h>
@@ -197,10 +198,14 @@ static int ensure_conn(qc_worker *w)
         drop_conn(w, 1);
         qc_err err = {0};
         if (qc_open_conn(sh->drv, sh->dsn, sh->no_prepare, sh->stmt_timeout_ms, &w->conn,
-                         &err) == 0) {
+                         &err) == 0 &&
+            qc_witness_name_actor(sh->drv, w->conn, sh->sc, sh->proto->engine, w->id, w->inc,
+                                  &err) == 0) {
             qc_slot_publish(&w->slot, w->conn);
             return 0;
         }
+        if (w->conn != NULL) /* connected, but its session could not be named */
+            sh->drv->close(w->conn);
         w->conn = NULL;
         json_t *e = event(w, "note", NULL, -1);
         json_object_set_new(e, "note", json_string("connect failed"));
@@ -601,9 +606,37 @@ static long complete_with_retry(qc_worker *w, claimed *c, int lose_ack)
     return do_update(w, QC_STEP_COMPLETE, c, NULL, 0);
 }
 
+/* The protocol's per-worker heartbeat step (issue 13): one request keyed by
+ * :worker that extends every live lease of this worker incarnation, as
+ * libraries with a worker heartbeat do.  The ledger names no job (the
+ * checkers cannot tell which leases it extended, so it extends none of
+ * theirs: they may miss a bug, never raise a false alarm).  Returns the
+ * rows it changed, or -1 (fail / info recorded). */
+static long do_heartbeat(qc_worker *w)
+{
+    actor_params ap;
+    qc_params p = {0};
+    qc_result r = {0};
+    int64_t req;
+
+    bind_actor(w, &ap, &p);
+    if (request(w, QC_STEP_HEARTBEAT, &p, INT64_MIN, NULL, &r, &req) != 0)
+        return -1;
+    long rows = changed_rows(&r);
+    json_t *e = event(w, "ok", qc_step_name(QC_STEP_HEARTBEAT), req);
+    json_object_set_new(e, "rows", json_integer(rows));
+    set_time(e, "now", qc_result_get(&r, 0, "now_ms"));
+    set_time(e, "lease_until", qc_result_get(&r, 0, "lease_until_ms"));
+    qc_ledger_append(w->lb, e);
+    qc_result_clear(&r);
+    return rows;
+}
+
 /* Simulated work of work_ms; with heartbeat on, renews every lease/3 with
- * the current token (taking a rotated token).  Returns 0 when the lease is
- * still ours, -1 when a renew was rejected or failed (the job is given up). */
+ * the current token (taking a rotated token), or runs the protocol's
+ * heartbeat step when it has one.  Returns 0 when the lease is still ours,
+ * -1 when a renew was rejected or failed, or a heartbeat changed no row
+ * (the job is given up). */
 static int work(qc_worker *w, claimed *c, int stall)
 {
     const qc_scenario *sc = w->sh->sc;
@@ -624,7 +657,10 @@ static int work(qc_worker *w, claimed *c, int stall)
             qc_clock_sleep_until_stop(ms, &w->sh->stop);
             stall = 0;
         }
-        if (left > 0 && sc->heartbeat && w->sh->proto->steps[QC_STEP_RENEW].present) {
+        if (left > 0 && sc->heartbeat && w->sh->proto->steps[QC_STEP_HEARTBEAT].present) {
+            if (do_heartbeat(w) <= 0 && !sc->renew_refused_continue)
+                return -1;
+        } else if (left > 0 && sc->heartbeat && w->sh->proto->steps[QC_STEP_RENEW].present) {
             /* A refused renew means the lease is gone: the worker gives the
              * job up (a policy mutant keeps working: exclusive_run). */
             if (do_update(w, QC_STEP_RENEW, c, NULL, 0) <= 0 && !sc->renew_refused_continue)
@@ -820,8 +856,12 @@ static void *worker_main(void *arg)
         return NULL;
     }
     qc_err err = {0};
-    if (qc_open_conn(sh->drv, sh->dsn, sh->no_prepare, sh->stmt_timeout_ms, &w->conn, &err) !=
-        0) {
+    int rc0 = qc_open_conn(sh->drv, sh->dsn, sh->no_prepare, sh->stmt_timeout_ms, &w->conn, &err);
+    if (rc0 == 0 &&
+        (rc0 = qc_witness_name_actor(sh->drv, w->conn, sc, sh->proto->engine, w->id, w->inc,
+                                     &err)) != 0)
+        sh->drv->close(w->conn);
+    if (rc0 != 0) {
         w->conn = NULL;
         atomic_fetch_add(&sh->connect_failed, 1);
         if (sh->dsn_role != NULL)

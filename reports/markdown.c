@@ -243,6 +243,14 @@ int qc__markdown_write(const char *dir, const qc__results *r, const qc_history *
                 qc__md_escape(f, line);
                 fputs("\n", f);
             }
+            if (v->nwitness > 0)
+                fputs("\nConfirmed by the server's witness:\n\n", f);
+            for (size_t s = 0; s < v->nwitness; s++) {
+                qc__report_describe(h, v->wseq[s], line, sizeof line);
+                fputs("- ", f);
+                qc__md_escape(f, line);
+                fputs("\n", f);
+            }
             fputs("\n", f);
         }
         if (total_of(c) > (long)told(c)) {
@@ -512,7 +520,17 @@ int qc__html_write(const char *dir, const qc__results *r, const qc_history *hist
                 esc(f, line);
                 fputs("</li>\n", f);
             }
-            fputs(vi->nseq > 0 ? "</ul>\n</div>\n" : "</div>\n", f);
+            if (vi->nseq > 0)
+                fputs("</ul>\n", f);
+            if (vi->nwitness > 0)
+                fputs("<p>Confirmed by the server's witness:</p>\n<ul class=\"evidence\">\n", f);
+            for (size_t s = 0; s < vi->nwitness; s++) {
+                qc__report_describe(hist, vi->wseq[s], line, sizeof line);
+                fputs("<li>", f);
+                esc(f, line);
+                fputs("</li>\n", f);
+            }
+            fputs(vi->nwitness > 0 ? "</ul>\n</div>\n" : "</div>\n", f);
         }
         if (total_of(c) > (long)told(c)) {
             untold_line(c, line, sizeof line);

@@ -89,6 +89,12 @@ static int load_violation(json_t *vo, qc__rviolation *v, const char *path, const
             v->seq[v->nseq++] = (int64_t)json_integer_value(s);
         }
     }
+    json_t *ws = json_object_get(vo, "witness"); /* optional: the server's rows */
+    for (size_t i = 0; json_is_array(ws) && i < json_array_size(ws) &&
+                       v->nwitness < sizeof v->wseq / sizeof v->wseq[0];
+         i++)
+        if (json_is_integer(json_array_get(ws, i)))
+            v->wseq[v->nwitness++] = (int64_t)json_integer_value(json_array_get(ws, i));
     return 0;
 }
 
@@ -273,6 +279,8 @@ static const char *verb_of(qc_op op)
         return "fail";
     case QC_OP_REAP:
         return "reap";
+    case QC_OP_HEARTBEAT:
+        return "heartbeat";
     case QC_OP_NONE:
         break;
     }
@@ -317,7 +325,7 @@ void qc__report_describe(const qc_history *h, int64_t seq, char *buf, size_t n)
         put(buf, n, &len, ": not in the ledger");
         return;
     }
-    if (e->t != QC_NO_TIME)
+    if (e->t != QC_NO_TIME && e->type != QC_EV_WITNESS) /* a witness row's t is when it was read */
         put(buf, n, &len, " at %.1f ms", e->t);
     put(buf, n, &len, ": ");
     switch (e->type) {
@@ -391,6 +399,28 @@ void qc__report_describe(const qc_history *h, int64_t seq, char *buf, size_t n)
         put(buf, n, &len, "note: %s", e->note ? e->note : "(none)");
         if (e->calls >= 0)
             put(buf, n, &len, ", the server counted %lld claim statements", (long long)e->calls);
+        break;
+    case QC_EV_WITNESS:
+        put(buf, n, &len, "the witness saw session %s %s job %s",
+            e->w_session != NULL ? e->w_session : "(unnamed)",
+            e->w_change == 'i' ? "insert" : e->w_change == 'd' ? "delete" : "update",
+            e->w_row != NULL ? e->w_row : "?");
+        if (e->w_change == 'u')
+            put(buf, n, &len, " (%s -> %s", e->w_old_state ? e->w_old_state : "NULL",
+                e->w_state ? e->w_state : "NULL");
+        else
+            put(buf, n, &len, " (%s", e->w_change == 'i' ? (e->w_state ? e->w_state : "NULL")
+                                                         : (e->w_old_state ? e->w_old_state
+                                                                           : "NULL"));
+        if (e->w_old_token != NULL || e->w_token != NULL)
+            put(buf, n, &len, ", token %s -> %s", e->w_old_token ? e->w_old_token : "NULL",
+                e->w_token ? e->w_token : "NULL");
+        put(buf, n, &len, ")");
+        if (e->w_txid >= 0)
+            put(buf, n, &len, " in transaction %" PRId64, e->w_txid);
+        if (e->w_now != QC_NO_TIME)
+            put(buf, n, &len, " at server time %.1f", e->w_now);
+        put(buf, n, &len, ", committed (witness row %" PRId64 ")", e->w_id);
         break;
     case QC_EV_OTHER:
         put(buf, n, &len, "an event of a type this version does not know");

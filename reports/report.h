@@ -93,6 +93,8 @@ typedef struct qc__rviolation {
     size_t nseq;
     int64_t *seq;            /* owned by the qc__results; may be NULL */
     const char *explanation; /* "" when absent */
+    size_t nwitness;         /* "witness": seqs of the witness rows that confirm it */
+    int64_t wseq[8];
 } qc__rviolation;
 
 /* One checker of results.json. */

@@ -604,7 +604,7 @@ START_TEST(test_load_unknown_step_einval)
 {
     expect_error(VALID "\n-- name: bogus\nSELECT 1;\n", VALID_LINES + 2,
                  "unknown step 'bogus' (expected setup, teardown, enqueue, claim, complete, "
-                 "renew, fail, reap, snapshot, monitor, server_pid, kill_session)",
+                 "renew, fail, reap, snapshot, monitor, server_pid, kill_session, heartbeat)",
                  0);
 }
 END_TEST
@@ -654,7 +654,7 @@ START_TEST(test_load_header_key_typo_einval_did_you_mean)
     /* a documented key where it does not belong stays an error */
     expect_error("-- autocommit: yes\n" VALID, 1,
                  "unknown header key 'autocommit' (expected engine, model, description, expect, "
-                 "scenario, base, tested)",
+                 "scenario, base, tested, witness, missing)",
                  0);
 }
 END_TEST

@@ -1,0 +1,256 @@
+/*
+ * witness_merge.c - joins the witness's row changes to the ledger's
+ * requests when a history is built (history.h, qc__witness_merge).
+ *
+ * A witness row is a committed row change with the session that made it
+ * (witness.h).  A request is matched to a row by who sent it (the session
+ * named after its worker and incarnation; the reaper; the control session
+ * for enqueue), the job, and what it did to the row:
+ *   enqueue   an insert by the control session;
+ *   claim     an update that set the token the claim returned (without a
+ *             token column: one that changed the state);
+ *   complete,
+ *   fail      a change (or a delete) from the token the request carried that
+ *             set no other token (without a token column: one that left
+ *             the state);
+ *   renew     an update that kept the state, from the request's token;
+ *   reap      the reaper's change that left the state from the reaped token.
+ * When no row has the request's token, a row of the same kind by the same
+ * session on the job is taken (a protocol that ignores the token changes
+ * another owner's row: a change all the same, which witness_owner judges).
+ * Each row explains at most one request.  OK answers with rows > 0 take
+ * their rows first (they are proven to have changed one), in seq order;
+ * then info outcomes and never-answered invokes of complete / renew / fail
+ * take the rows left, which resolves them: committed when one is found,
+ * not committed when none is and the witness was read to its end.
+ *
+ * Invariants: the merge only adds links (w_ev, w_resolved, w_actor ...); it
+ * never changes a field a checker without the witness reads, so a ledger
+ * judges the same with the witness rows removed, except where a checker
+ * asks for them.  Cost: one sort of the witness rows by (job, wid), then a
+ * binary search per request.
+ */
+#include "history.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int64_t job;
+    int64_t wid;
+    size_t ev;
+} wref;
+
+static int cmp_wref(const void *pa, const void *pb)
+{
+    const wref *a = pa, *b = pb;
+
+    if (a->job != b->job)
+        return a->job < b->job ? -1 : 1;
+    if (a->wid != b->wid)
+        return a->wid < b->wid ? -1 : 1;
+    return a->ev < b->ev ? -1 : a->ev > b->ev;
+}
+
+static void name_actor(qc_event *w)
+{
+    int worker, inc;
+    char tail;
+
+    w->w_actor = QC_ACTOR_OTHER;
+    if (w->w_session == NULL)
+        return;
+    if (sscanf(w->w_session, "qchaos-w%d.%d%c", &worker, &inc, &tail) == 2 && worker >= 0 &&
+        inc >= 0) {
+        w->w_actor = QC_ACTOR_WORKER;
+        w->w_worker = worker;
+        w->w_inc = inc;
+    } else if (!strcmp(w->w_session, "qchaos-reaper")) {
+        w->w_actor = QC_ACTOR_REAPER;
+    } else if (!strcmp(w->w_session, "qchaos-control") || !strcmp(w->w_session, "qchaos-feeder")) {
+        w->w_actor = QC_ACTOR_CONTROL;
+    }
+}
+
+static int same(const char *a, const char *b)
+{
+    return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+static int state_left(const qc_event *w)
+{
+    if (w->w_change == 'd')
+        return 1;
+    if (w->w_change != 'u')
+        return 0;
+    return !(w->w_old_state == NULL ? w->w_state == NULL : same(w->w_old_state, w->w_state));
+}
+
+/* The job and token a request event is about (its own, else its invoke's). */
+static int64_t req_job(const qc_history *h, const qc_event *e)
+{
+    if (e->job != QC_NO_JOB)
+        return e->job;
+    return e->invoke >= 0 ? h->ev[e->invoke].job : QC_NO_JOB;
+}
+
+static const char *req_token(const qc_history *h, const qc_event *e)
+{
+    if (e->type != QC_EV_INVOKE && e->op == QC_OP_CLAIM)
+        return e->token; /* the claim's answer: the token it set */
+    if (e->type == QC_EV_INVOKE)
+        return e->token;
+    if (e->invoke >= 0 && h->ev[e->invoke].token != NULL)
+        return h->ev[e->invoke].token; /* the token the request carried */
+    return e->token;
+}
+
+/* 1 when witness row w can be the change request e (its completion or
+ * invoke) made. */
+static int fits(const qc_history *h, const qc_event *w, const qc_event *e, int tier)
+{
+    const int tok = h->info.witness_token && tier > 0;
+    const char *t = req_token(h, e);
+
+    switch (e->op) {
+    case QC_OP_ENQUEUE:
+        return w->w_actor == QC_ACTOR_CONTROL && w->w_change == 'i';
+    case QC_OP_REAP:
+        return w->w_actor == QC_ACTOR_REAPER && state_left(w) &&
+               (!tok || t == NULL || same(w->w_old_token, t));
+    default:
+        break;
+    }
+    if (w->w_actor != QC_ACTOR_WORKER || w->w_worker != e->worker || w->w_inc != e->inc)
+        return 0;
+    switch (e->op) {
+    case QC_OP_CLAIM:
+        if (w->w_change != 'u')
+            return 0;
+        return tok ? same(w->w_token, t) && !same(w->w_old_token, t) : state_left(w);
+    case QC_OP_COMPLETE:
+    case QC_OP_FAIL:
+        /* with a token: any change from it that set no new token (a
+         * protocol that does not check the state may rewrite done as done) */
+        if (tok && tier == 2) /* first the changes that left the state */
+            return state_left(w) && same(w->w_old_token, t) &&
+                   (w->w_token == NULL || same(w->w_token, t));
+        if (tok)
+            return (w->w_change == 'd' || w->w_change == 'u') && same(w->w_old_token, t) &&
+                   (w->w_token == NULL || same(w->w_token, t));
+        return state_left(w);
+    case QC_OP_RENEW:
+        return w->w_change == 'u' && !state_left(w) && (!tok || same(w->w_old_token, t));
+    default:
+        return 0;
+    }
+}
+
+typedef struct {
+    wref *r;
+    size_t n;
+    unsigned char *used; /* per h->ev index */
+} windex;
+
+/* The first unused row of job that fits e, as an index in h->ev; -1. */
+static long find_row(const qc_history *h, const windex *x, const qc_event *e)
+{
+    int64_t job = req_job(h, e);
+    size_t lo = 0, hi = x->n;
+
+    if (job == QC_NO_JOB)
+        return -1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->r[mid].job < job)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* tiers: 2 the token and (complete, fail) a change of state, 1 the
+     * token, 0 the session and kind only */
+    for (int tier = h->info.witness_token ? 2 : 0; tier >= 0; tier--) {
+        if (tier == 2 && e->op != QC_OP_COMPLETE && e->op != QC_OP_FAIL)
+            continue;
+        for (size_t i = lo; i < x->n && x->r[i].job == job; i++)
+            if (!x->used[x->r[i].ev] && fits(h, &h->ev[x->r[i].ev], e, tier))
+                return (long)x->r[i].ev;
+    }
+    return -1;
+}
+
+static int is_change_op(qc_op op)
+{
+    return op == QC_OP_CLAIM || op == QC_OP_COMPLETE || op == QC_OP_RENEW || op == QC_OP_FAIL ||
+           op == QC_OP_REAP || op == QC_OP_ENQUEUE;
+}
+
+int qc__witness_merge(qc_history *h)
+{
+    windex x = {0};
+    size_t nw = 0;
+    int complete = 0;
+
+    for (size_t i = 0; i < h->n; i++) {
+        qc_event *e = &h->ev[i];
+        if (e->type == QC_EV_WITNESS) {
+            nw++;
+            name_actor(e);
+            if (e->w_row != NULL) {
+                char *end;
+                long long v = strtoll(e->w_row, &end, 10);
+                if (end != e->w_row && *end == '\0')
+                    e->w_job = (int64_t)v;
+            }
+        } else if (e->type == QC_EV_NOTE && e->note != NULL && !strcmp(e->note, "witness")) {
+            complete = e->complete == 1;
+        }
+    }
+    h->info.witness_complete = h->info.witness && complete;
+    if (!h->info.witness)
+        return 0;
+    x.r = malloc((nw ? nw : 1) * sizeof *x.r);
+    x.used = calloc(h->n ? h->n : 1, 1);
+    if (x.r == NULL || x.used == NULL) {
+        free(x.r);
+        free(x.used);
+        return QC_ENOMEM;
+    }
+    for (size_t i = 0; i < h->n; i++)
+        if (h->ev[i].type == QC_EV_WITNESS)
+            x.r[x.n++] = (wref){h->ev[i].w_job, h->ev[i].w_id, i};
+    qsort(x.r, x.n, sizeof *x.r, cmp_wref);
+
+    /* 1: answers proven to have changed a row */
+    for (size_t i = 0; i < h->n; i++) {
+        qc_event *e = &h->ev[i];
+        if (e->type != QC_EV_OK || !is_change_op(e->op))
+            continue;
+        if (e->op != QC_OP_REAP && e->op != QC_OP_ENQUEUE && e->rows <= 0)
+            continue;
+        long w = find_row(h, &x, e);
+        if (w >= 0) {
+            x.used[w] = 1;
+            e->w_ev = w;
+        }
+    }
+    /* 2: outcomes unknown to the client */
+    for (size_t i = 0; i < h->n; i++) {
+        qc_event *e = &h->ev[i];
+        if (e->type != QC_EV_INFO ||
+            (e->op != QC_OP_COMPLETE && e->op != QC_OP_RENEW && e->op != QC_OP_FAIL))
+            continue;
+        long w = find_row(h, &x, e);
+        if (w >= 0) {
+            x.used[w] = 1;
+            e->w_ev = w;
+            e->w_resolved = 1;
+        } else {
+            e->w_resolved = h->info.witness_complete ? 0 : -1;
+        }
+    }
+    free(x.r);
+    free(x.used);
+    return 0;
+}
