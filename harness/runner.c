@@ -1139,7 +1139,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             reaper_started = 1;
     }
     if (!reaper_started)
-        qc_sched_exit(sched, QC_ACTOR_REAPER); /* no reaper: nobody waits for it */
+        qc_sched_exit(sched, QC_SCHED_REAPER); /* no reaper: nobody waits for it */
     if (s->feed_bursts > 0 && s->feed_jobs > 0) {
         feed.sh = &sh;
         feed.dsn = dsn;

@@ -146,7 +146,7 @@ int qc_actor_parse(const char *name, int *actor)
     long v;
 
     if (!strcmp(name, "reaper")) {
-        *actor = QC_ACTOR_REAPER;
+        *actor = QC_SCHED_REAPER;
         return 0;
     }
     if (name[0] != 'w' || name[1] < '0' || name[1] > '9')
@@ -160,7 +160,7 @@ int qc_actor_parse(const char *name, int *actor)
 
 void qc_actor_name(int actor, char *buf, size_t n)
 {
-    if (actor == QC_ACTOR_REAPER)
+    if (actor == QC_SCHED_REAPER)
         snprintf(buf, n, "reaper");
     else
         snprintf(buf, n, "w%d", actor);
@@ -201,14 +201,14 @@ static int mid_step(const char *point)
 
 static int idx(const qc_sched *s, int actor)
 {
-    if (actor == QC_ACTOR_REAPER)
+    if (actor == QC_SCHED_REAPER)
         return s->nact - 1;
     return actor >= 0 && actor < s->nact - 1 ? actor : NONE;
 }
 
 static int actor_of(const qc_sched *s, int i)
 {
-    return i == s->nact - 1 ? QC_ACTOR_REAPER : i;
+    return i == s->nact - 1 ? QC_SCHED_REAPER : i;
 }
 
 qc_sched *qc_sched_new(qc_sched_mode mode, const qc_sched_entry *entries, int n, int workers,
@@ -414,7 +414,7 @@ static void watch(qc_sched *s)
         } else if (now - s->moved > (double)s->hold_ms) {
             entry_text(s, k, what, sizeof what);
             snprintf(why, sizeof why, "%s did not come within %ld ms (%s was at %s)", what,
-                     s->hold_ms, s->e[k].actor == QC_ACTOR_REAPER ? "the reaper" : "the worker",
+                     s->hold_ms, s->e[k].actor == QC_SCHED_REAPER ? "the reaper" : "the worker",
                      i != NONE ? s->a[i].at : "?");
             abandon(s, why);
         }
@@ -718,7 +718,7 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
         if (type == NULL || !json_is_integer(w))
             continue;
         actor = (int)json_integer_value(w);
-        if (actor < QC_ACTOR_REAPER)
+        if (actor < QC_SCHED_REAPER)
             continue; /* the nemesis, the feeder, the schedule */
         if (!strcmp(type, "blocked")) {
             pt = json_string_value(json_object_get(e, "point"));

@@ -67,11 +67,11 @@ typedef enum { QC_SCHED_SCRIPT = 1, QC_SCHED_REPLAY = 2, QC_SCHED_PCT = 3 } qc_s
 #define QC_SCHED_ANY_JOB (INT64_MIN + 1)
 
 /* The reaper's actor number (workers are 0..workers-1). */
-#define QC_ACTOR_REAPER (-1)
+#define QC_SCHED_REAPER (-1)
 
 /* One entry of a schedule. */
 typedef struct qc_sched_entry {
-    int actor;         /* worker id, or QC_ACTOR_REAPER */
+    int actor;         /* worker id, or QC_SCHED_REAPER */
     char point[40];    /* "claim.1" */
     int64_t job;       /* replay: the job the point was passed for; INT64_MIN: any;
                           QC_SCHED_ANY_JOB: any job, but not none (a script's "job") */

@@ -280,7 +280,7 @@ static const char *many_points[] = {"claim.before", "claim.after", "effect.after
 static void pct_order(uint64_t seed, char out[64][24], int *n)
 {
     qc_sched *s = qc_sched_new(QC_SCHED_PCT, NULL, 0, 2, seed, 3, 2000, 5000, NULL, "pct");
-    qc_sched_exit(s, QC_ACTOR_REAPER); /* this run has no reaper */
+    qc_sched_exit(s, QC_SCHED_REAPER); /* this run has no reaper */
     actor_run a = {s, 0, many_points, 0, 0, 0}, b = {s, 1, many_points, 0, 0, 0};
     run_two(&a, &b);
     memcpy(out, order, sizeof order);
