@@ -42,6 +42,7 @@ static struct {
 
 #define LINE_MAX_BYTES (1 << 20)
 #define HELD_MAX 64
+#define STOP_GRACE_MS 3000.0
 
 typedef struct adproc {
     pid_t pid;       /* 0: none */
@@ -977,8 +978,11 @@ static int handle(adapter *a, json_t *m, const char *line, qc_err *err)
         if (fire && f == QC_FAULT_STALL_BEYOND_LEASE) {
             /* the whole process freezes (its library's timers and
              * heartbeats too) for stall_factor times the lease the claim
-             * reported (the scenario's lease_ms when it reported none) */
-            double lease = lease_until >= 0 && now >= 0 && lease_until > now
+             * reported, at most the scenario's lease_ms (a library's
+             * 4-hour lock is not waited out; without a reported lease,
+             * lease_ms) */
+            double lease = lease_until >= 0 && now >= 0 && lease_until > now &&
+                                   lease_until - now < (double)sc->lease_ms
                                ? lease_until - now
                                : (double)sc->lease_ms;
             double ms = lease * sc->stall_factor;
@@ -1211,7 +1215,9 @@ static void *adapter_main(void *arg)
             json_t *m = json_object();
             json_object_set_new(m, "type", json_string("stop"));
             ad_send(&a->p, m);
-            ad_reap(&a->p, (double)sc->adapter_answer_timeout_ms);
+            /* a library's graceful stop may wait for a handler that waits
+             * for qchaos: 3 s, then SIGKILL (docs/adapters.md) */
+            ad_reap(&a->p, STOP_GRACE_MS);
             orphan_requests(a, "the run ended before the library's answer");
             break;
         }
