@@ -387,11 +387,11 @@ static json_t *parse_msg(const adproc *p, const char *line, qc_err *err)
     json_error_t je;
     json_t *m = json_loads(line, JSON_REJECT_DUPLICATES, &je);
     if (!m || !json_is_object(m)) {
+        if (m)
+            misbehaved(err, p, line, "expected one JSON object per line, got another JSON value");
+        else
+            misbehaved(err, p, line, "expected one JSON object per line (%s)", je.text);
         json_decref(m);
-        misbehaved(err, p, line, "expected one JSON object per line%s%s", m ? "" : " (",
-                   m ? "" : je.text);
-        if (!m && strlen(err->msg) + 2 < sizeof err->msg)
-            strcat(err->msg, ")");
         return NULL;
     }
     const char *t = json_string_value(json_object_get(m, "type"));
