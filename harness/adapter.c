@@ -492,6 +492,8 @@ int qc_adapter_prepare(const qc_scenario *sc, const char *out_dir, const char *d
     if (sc->groups > 0)
         return qc_err_set(err, QC_EINVAL, "%s: [workload] groups are not available with [adapter]",
                           src);
+    if (sc->feed_bursts > 0 && sc->feed_jobs > 0)
+        return qc_err_set(err, QC_EINVAL, "%s: [feed] is not available with [adapter]", src);
     if (sc->poison_crash)
         return qc_err_set(err, QC_EINVAL,
                           "%s: [faults] poison_mode = crash is not available with [adapter]", src);
