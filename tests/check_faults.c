@@ -615,6 +615,42 @@ START_TEST(test_recovery_no_reaper_empty_claim_after_expiry_fails)
 }
 END_TEST
 
+/* Issue 13: the bound is the lease the claim recorded.  A job whose
+ * recorded lease (a library's 4-hour lock) outlived the run is not called
+ * unrecovered; the same job with a lease that ran out before the run's end
+ * is. */
+START_TEST(test_recovery_never_within_recorded_lease_not_a_violation)
+{
+    qc_check c;
+    static const char *const lease[2] = {"14401000.25", "2000.25"};
+
+    for (int k = 0; k < 2; k++) {
+        char text[2048];
+        snprintf(text, sizeof text,
+                 HEADER
+                 "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
+                 "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,"
+                 "'job':17,'token':'a','now':1000.25,'lease_until':%s}\n"
+                 "{'seq':3,'t':2,'type':'fault','fault':'kill_after_claim','job':17,'token':'a',"
+                 "'worker':3}\n"
+                 "{'seq':10,'t':30000,'type':'snapshot','job':17,'state':'inflight'}\n"
+                 "{'seq':11,'t':30001,'type':'end','drained':false,'timed_out':true}\n",
+                 lease[k]);
+        run(qc_check_recovery, text, &c);
+        ck_assert_int_eq(c.opportunities, 1);
+        if (k == 0) {
+            ck_assert_int_eq(c.nviolations, 0);
+            ck_assert_ptr_nonnull(strstr(c.summary, "1 never (1 of them within a lease that "
+                                                    "outlived the run)"));
+        } else {
+            ck_assert_int_eq(c.verdict, QC_FAIL);
+            ck_assert_int_eq(c.nviolations, 1);
+        }
+        free(c.v);
+    }
+}
+END_TEST
+
 START_TEST(test_recovery_never_recovered_and_not_done_fails)
 {
     qc_check c;
@@ -1367,6 +1403,7 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_recovery_pass_with_owner_request_in_flight_not_judged);
     tcase_add_test(tc, test_recovery_no_reaper_empty_claim_after_expiry_fails);
     tcase_add_test(tc, test_recovery_never_recovered_and_not_done_fails);
+    tcase_add_test(tc, test_recovery_never_within_recorded_lease_not_a_violation);
     tcase_add_test(tc, test_recovery_stall_completed_by_other_token_passes);
     tcase_add_test(tc, test_recovery_poison_crash_reaped_dead_passes);
     tcase_add_test(tc, test_recovery_poison_fail_mode_not_judged_inconclusive);
