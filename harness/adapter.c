@@ -49,6 +49,7 @@ typedef struct adproc {
     int in_fd;       /* its stdin (we write) */
     int out_fd;      /* its stdout (we read) */
     char *buf;       /* partial line */
+    char *line;      /* the last line ad_readline returned (owned) */
     size_t len, cap;
     long lineno;     /* lines read from it */
     int id, inc;
@@ -166,6 +167,7 @@ static void env_free(char **env)
 
 static int ad_spawn(adproc *p, int id, int inc, const char *role, qc_err *err)
 {
+    free(p->line); /* a previous incarnation's */
     memset(p, 0, sizeof *p);
     p->id = id;
     p->inc = inc;
@@ -285,22 +287,21 @@ static void ad_status(int st, char *out, size_t n)
  * died), -2 when a line is longer than LINE_MAX_BYTES. */
 static int ad_readline(adproc *p, double timeout_ms, atomic_int *stop, char **line)
 {
-    static __thread char *ret = NULL;
     double end = qc_clock_ms() + timeout_ms;
     for (;;) {
         char *nl = p->len ? memchr(p->buf, '\n', p->len) : NULL;
         if (nl) {
             size_t l = (size_t)(nl - p->buf);
-            free(ret);
-            ret = malloc(l + 1);
-            if (!ret)
+            free(p->line);
+            p->line = malloc(l + 1);
+            if (!p->line)
                 return -1;
-            memcpy(ret, p->buf, l);
-            ret[l] = 0;
+            memcpy(p->line, p->buf, l);
+            p->line[l] = 0;
             memmove(p->buf, nl + 1, p->len - l - 1);
             p->len -= l + 1;
             p->lineno++;
-            *line = ret;
+            *line = p->line;
             return 1;
         }
         if (p->len > LINE_MAX_BYTES)
@@ -524,12 +525,17 @@ int qc_adapter_enqueuer_start(qc_adapter_hello *hello, qc_err *err)
 
 void qc_adapter_enqueuer_stop(void)
 {
-    if (enq.pid <= 0)
+    if (enq.pid <= 0) {
+        free(enq.line);
+        enq.line = NULL;
         return;
+    }
     json_t *m = json_object();
     json_object_set_new(m, "type", json_string("stop"));
     ad_send(&enq, m);
     ad_reap(&enq, (double)cfg.sc->adapter_answer_timeout_ms);
+    free(enq.line);
+    enq.line = NULL;
 }
 
 int qc_adapter_enqueue(qc_lbuf *lb, long count, int64_t first_id, int64_t **ids, size_t *nids,
@@ -1240,6 +1246,8 @@ static void *adapter_main(void *arg)
     }
     if (a->p.pid > 0)
         ad_kill(&a->p);
+    free(a->p.line);
+    a->p.line = NULL;
     if (a->ctl)
         PQfinish(a->ctl);
     a->ctl = NULL;
