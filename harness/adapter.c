@@ -1193,6 +1193,7 @@ static void *adapter_main(void *arg)
                 ad_status(st, how, sizeof how);
                 fprintf(stderr, "qchaos: adapter %s exited by itself (%s); restarting it (see %s)\n",
                         a->p.name, how, a->p.log);
+                a->fetch_req = -1;
                 orphan_requests(a, "the adapter process exited before the library's answer");
                 note(a, "adapter exited", json_pack("{s:s}", "status", how));
                 restart = 1;

@@ -811,6 +811,15 @@ END_TEST
     "{'seq':5,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'c'}\n"                \
     "{'seq':6,'type':'fault','fault':'poison','job':17,'token':'c'}\n"
 
+/* Poison job 18 claimed three times (seqs 11, 13, 15). */
+#define POISON_18_THRICE                                                                           \
+    "{'seq':11,'type':'ok','op':'claim','worker':4,'rows':1,'job':18,'token':'x'}\n"              \
+    "{'seq':12,'type':'fault','fault':'poison','job':18,'token':'x'}\n"                           \
+    "{'seq':13,'type':'ok','op':'claim','worker':4,'rows':1,'job':18,'token':'y'}\n"              \
+    "{'seq':14,'type':'fault','fault':'poison','job':18,'token':'y'}\n"                           \
+    "{'seq':15,'type':'ok','op':'claim','worker':4,'rows':1,'job':18,'token':'z'}\n"              \
+    "{'seq':16,'type':'fault','fault':'poison','job':18,'token':'z'}\n"
+
 /* ... and a fourth time (seq 7, fault seq 8). */
 #define POISON_17_FOUR_TIMES                                                                       \
     POISON_17_THRICE                                                                               \
@@ -865,6 +874,43 @@ START_TEST(test_bounded_failure_too_many_claims_not_dead_no_error_fails)
                                  "dead, after 1 claims (poison fault seq 81)");
     ASSERT_VIOLATION(&c, 2, 19, 83, 92);
     ASSERT_MSG_HAS(&c, 2, "error was not kept (an empty error)");
+    free(c.v);
+}
+END_TEST
+
+/* Issue 13: a poison job with attempts left when the drain timed out
+ * (graphile-worker's own backoff spaces its attempts 2.7 s and 7.4 s apart)
+ * is not finished, not a violation; with its attempts used up, or when the
+ * drain did not time out, it still is. */
+START_TEST(test_bounded_failure_attempts_left_at_drain_timeout_not_judged)
+{
+    qc_check c;
+
+    run(qc_check_bounded_failure,
+        HEADER
+        "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a'}\n"
+        "{'seq':2,'type':'fault','fault':'poison','job':17,'token':'a'}\n"
+        "{'seq':3,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'b'}\n"
+        "{'seq':4,'type':'fault','fault':'poison','job':17,'token':'b'}\n" POISON_18_THRICE
+        "{'seq':90,'type':'snapshot','job':17,'state':'ready'}\n"
+        "{'seq':91,'type':'snapshot','job':18,'state':'ready'}\n"
+        "{'seq':99,'type':'end','drained':false,'timed_out':true}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1); /* job 18: 3 claims of 3, still ready */
+    ASSERT_MSG_HAS(&c, 0, "poison job 18 is ready");
+    ck_assert_ptr_nonnull(strstr(c.summary, "1 not dead yet with attempts left when the drain "
+                                            "timed out"));
+    free(c.v);
+    run(qc_check_bounded_failure,
+        HEADER
+        "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a'}\n"
+        "{'seq':2,'type':'fault','fault':'poison','job':17,'token':'a'}\n"
+        "{'seq':90,'type':'snapshot','job':17,'state':'ready'}\n"
+        "{'seq':99,'type':'end','drained':true,'timed_out':false}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
     free(c.v);
 }
 END_TEST
@@ -1415,6 +1461,7 @@ static Suite *faults_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_bounded_failure_claimed_max_attempts_dead_with_error_passes);
     tcase_add_test(tc, test_bounded_failure_too_many_claims_not_dead_no_error_fails);
+    tcase_add_test(tc, test_bounded_failure_attempts_left_at_drain_timeout_not_judged);
     tcase_add_test(tc, test_bounded_failure_snapshot_without_error_column_not_judged);
     tcase_add_test(tc, test_bounded_failure_unknown_max_attempts_judges_snapshot_only);
     tcase_add_test(tc, test_bounded_failure_no_poison_jobs_inconclusive);
