@@ -108,7 +108,7 @@ fuzz-run: fuzz
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/qchaos
 	install -m 755 qchaos $(DESTDIR)$(PREFIX)/bin/qchaos
-	cp -r backends scenarios scripts $(DESTDIR)$(PREFIX)/share/qchaos/
+	cp -r backends scenarios scripts adapters $(DESTDIR)$(PREFIX)/share/qchaos/
 	find $(DESTDIR)$(PREFIX)/share/qchaos -name '*.[cho]' -delete
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 docs/qchaos.1 $(DESTDIR)$(PREFIX)/share/man/man1/qchaos.1

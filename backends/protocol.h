@@ -101,7 +101,8 @@ typedef struct qc_step {
 typedef struct qc_protocol {
     char *path;
     char *engine;      /* "postgres" when the header does not say */
-    char *model;       /* "lease" (default) or "transaction" */
+    char *model;       /* "lease" (default), "transaction", or "adapter" (a library's table:
+                          setup, teardown, snapshot, monitor only; docs/adapters.md) */
     char *description; /* header "description:", may be NULL */
     char *expect;      /* mutants: "expect:" checkers that must FAIL (comma list), or NULL */
     char *scenario;    /* mutants: "scenario:" file that exposes the bug, or NULL */

@@ -69,6 +69,8 @@ int qc_err_exit_code(int code)
         return 0;
     if (code == QC_EINVAL)
         return 2;
+    if (code == QC_EADAPTER)
+        return 5;
     return 3;
 }
 

@@ -18,7 +18,8 @@ enum {
     QC_EDB = -3,     /* the server rejected a statement (SQLSTATE in err) */
     QC_ENOMEM = -4,  /* out of memory */
     QC_EIO = -5,     /* file or process I/O failed */
-    QC_ESTATE = -6   /* protocol returned something impossible (missing column) */
+    QC_ESTATE = -6,  /* protocol returned something impossible (missing column) */
+    QC_EADAPTER = -7 /* an adapter process broke the adapter protocol (exit 5; docs/adapters.md) */
 };
 
 typedef struct qc_err {
@@ -57,6 +58,7 @@ void qc_scrub_secret(char *buf, size_t n, const char *secret);
 void qc_scrub_conninfo(char *buf, size_t n, const char *conninfo);
 
 /* Maps an error code to the documented exit code (DESIGN.md): QC_EINVAL -> 2,
+ * QC_EADAPTER -> 5,
  * QC_ECONN -> 3, anything else non-zero -> 3. */
 int qc_err_exit_code(int code);
 

@@ -615,7 +615,7 @@ static int cmd_run(int argc, char **argv)
         o.argv_line = repeat;
         memset(&err, 0, sizeof err);
         code = qc_run(&o, &err);
-        if ((code == 2 || code == 3) && err.msg[0])
+        if ((code == 2 || code == 3 || code == 5) && err.msg[0])
             fprintf(stderr, "qchaos: %s\n", err.msg);
         if (replay != NULL && (code == 0 || code == 1 || code == 4))
             replay_compare(replay, o.out_dir);

@@ -9,6 +9,8 @@
  */
 #include "runner.h"
 #include "sched.h"
+#include "actor.h"
+#include "adapter.h"
 #include "audit.h"
 #include "clock.h"
 #include "lint.h"
@@ -153,7 +155,9 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "scenario_file", json_string(s->path));
     json_object_set_new(h, "protocol", json_string(proto->path));
     json_object_set_new(h, "engine", json_string(proto->engine));
-    json_object_set_new(h, "model", json_string(proto->model));
+    /* an adapter's library is judged as a lease queue (docs/adapters.md) */
+    json_object_set_new(h, "model", json_string(strcmp(proto->model, "adapter") ? proto->model
+                                                                                 : "lease"));
     if (proto->tested != NULL)
         json_object_set_new(h, "tested_where", json_string(proto->tested));
     json_object_set_new(h, "columns", qc_lint_columns_json(proto));
@@ -405,7 +409,7 @@ static void cancel_all(qc_shared *sh, qc_worker *workers, int nworkers, qc_worke
         int left = 0;
         for (int i = 0; i < nworkers; i++) {
             if (!atomic_load(&workers[i].exited)) {
-                qc_worker_cancel(&workers[i]);
+                qc_actor_for(sh->sc)->cancel(&workers[i]);
                 left++;
             }
         }
@@ -877,6 +881,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     qc_witness_cfg wcfg;
     int wit = qc_witness_is_on(s);
     int wit_installed = 0;
+    const qc_actor_ops *actor = qc_actor_for(s);
+    qc_adapter_hello hello;
+    memset(&hello, 0, sizeof hello);
 
     /* Input first: nothing connects before the files are known good. */
     qc_protocol *probe = NULL;
@@ -900,6 +907,17 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             code = rc == QC_EINVAL ? 2 : 3;
             goto out;
         }
+    }
+    if (!strcmp(proto->model, "adapter") != !!s->adapter_command[0]) {
+        qc_err_set(err, QC_EINVAL,
+                   s->adapter_command[0]
+                       ? "%s: [adapter] command needs a library's file (-- model: adapter), not "
+                         "%s"
+                       : "%s: %s is a library's file (-- model: adapter): the scenario needs an "
+                         "[adapter] command",
+                   s->path[0] ? s->path : "scenario", proto->path);
+        code = 2;
+        goto out;
     }
     if (!strcmp(proto->model, "transaction") && s->batch != 1) {
         qc_err_set(err, QC_EINVAL,
@@ -1027,6 +1045,16 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         wit_installed = wit;
     }
 
+    if (s->adapter_command[0]) {
+        /* the library's own enqueuer sets up its schema and says hello
+         * (library, version, what it exposes) before the ledger opens */
+        if ((rc = qc_adapter_prepare(s, o->out_dir, o->worker_dsn ? o->worker_dsn : dsn, err)) !=
+                0 ||
+            (rc = qc_adapter_enqueuer_start(&hello, err)) != 0) {
+            code = qc_err_exit_code(rc);
+            goto out;
+        }
+    }
     snprintf(ledger_path, sizeof ledger_path, "%s/ledger.jsonl", o->out_dir);
     json_t *hdr = header_json(o, proto, server, target);
     if (wit) {
@@ -1041,6 +1069,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     }
     if (proto->missing != NULL)
         json_object_set_new(hdr, "missing", json_string(proto->missing));
+    if (s->adapter_command[0]) {
+        json_object_set_new(hdr, "adapter", qc_adapter_header(s, &hello));
+        qc_adapter_columns(json_object_get(hdr, "columns"), &hello);
+    }
     rc = qc_ledger_open(ledger_path, hdr, t0, &ledger, err);
     json_decref(hdr);
     if (rc != 0)
@@ -1050,7 +1082,17 @@ int qc_run(const qc_run_opts *o, qc_err *err)
 
     fprintf(stderr, "qchaos: seed %" PRIu64 ", scenario %s, protocol %s, %ld workers, %ld jobs\n",
             s->seed, s->name, proto->path, s->workers, s->jobs);
-    if ((rc = enqueue_jobs(s, d, ctl, proto, lb, s->jobs, 0, 0, &job_ids, &njob_ids, err)) != 0) {
+    if (s->adapter_command[0]) {
+        rc = qc_adapter_enqueue(lb, s->jobs, 1, &job_ids, &njob_ids, err);
+        qc_adapter_enqueuer_stop();
+        if (rc != 0) {
+            code = qc_err_exit_code(rc);
+            qc_ledger_close(ledger, NULL); /* what was recorded is kept */
+            ledger = NULL;
+            goto out;
+        }
+    } else if ((rc = enqueue_jobs(s, d, ctl, proto, lb, s->jobs, 0, 0, &job_ids, &njob_ids,
+                                  err)) != 0) {
         code = rc == QC_EINVAL ? 2 : 3;
         goto out;
     }
@@ -1128,7 +1170,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     if (!strcmp(proto->engine, "postgres"))
         server_count_read(d, ctl, proto, &count_before);
     for (long i = 0; i < s->workers; i++) {
-        if (qc_worker_start(&workers[i], &sh, (int)i) != 0) {
+        if (actor->start(&workers[i], &sh, (int)i) != 0) {
             qc_shared_fatal(&sh, QC_EIO, "cannot start worker threads");
             break;
         }
@@ -1231,7 +1273,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         cancel_all(&sh, workers, nstarted, reaper_started ? &reaper : NULL, &feed, &nem);
     }
     for (int i = 0; i < nstarted; i++)
-        qc_worker_join(&workers[i]);
+        actor->join(&workers[i]);
     if (reaper_started)
         qc_worker_join(&reaper);
     if (feed.started)
@@ -1269,7 +1311,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         progress(&sh, elapsed, s->jobs, &last_claims_t, &last_claims, 1);
 
     if (atomic_load(&sh.fatal)) {
-        code = sh.fatal_code == QC_EINVAL ? 2 : 3;
+        code = qc_err_exit_code(sh.fatal_code);
         qc_err_set(err, sh.fatal_code, "%s", sh.fatal_msg);
         /* keep the ledger: what was recorded is not lost */
         qc_ledger_close(ledger, NULL);
@@ -1411,7 +1453,7 @@ out:
     if (workers && atomic_load(&sh.stop) == 0) {
         atomic_store(&sh.stop, 1);
         for (int i = 0; i < nstarted; i++)
-            qc_worker_join(&workers[i]);
+            actor->join(&workers[i]);
         if (reaper_started)
             qc_worker_join(&reaper);
     }
@@ -1420,6 +1462,8 @@ out:
         pthread_join(feed.thread, NULL);
     }
     qc_nemesis_join(&nem);
+    qc_adapter_enqueuer_stop();
+    qc_adapter_hello_free(&hello);
     if (pooler_running)
         pooler_stop(pooler_dir);
     if (ledger)

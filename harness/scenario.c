@@ -73,6 +73,10 @@ void qc_scenario_defaults(qc_scenario *s)
     s->terminate_every_ms = 0;
     s->restart_at_s = 0;
     s->restart_command[0] = '\0';
+    s->adapter_command[0] = '\0';
+    s->adapter_start_timeout_ms = 30000;
+    s->adapter_answer_timeout_ms = 30000;
+    s->adapter_poll_ms = 500;
     s->pause_at_s = 0;
     s->pause_ms = 3000;
     s->pause_command[0] = '\0';
@@ -463,6 +467,20 @@ static int handler(void *user, const char *section, const char *name, const char
                     "hold_timeout_ms)",
                     name, section);
     }
+    if (!strcmp(section, "adapter")) {
+        STRKEY("command", adapter_command)
+        LONGKEY("adapter", "start_timeout_ms", adapter_start_timeout_ms, 1)
+        LONGKEY("adapter", "answer_timeout_ms", adapter_answer_timeout_ms, 1)
+        LONGKEY("adapter", "poll_ms", adapter_poll_ms, 1)
+        STRKEY("table", adapter_table)
+        STRKEY("id_column", adapter_id_column)
+        STRKEY("state_column", adapter_state_column)
+        STRKEY("owner_column", adapter_owner_column)
+        return fail(c,
+                    "unknown key '%s' in [%s] (expected command, start_timeout_ms, "
+                    "answer_timeout_ms, poll_ms, table, id_column, state_column, owner_column)",
+                    name, section);
+    }
     if (!strcmp(section, "run")) {
         if (!strcmp(name, "seed")) {
             char *end;
@@ -478,7 +496,7 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     return fail(c,
                 "unknown section [%s]%s (expected [scenario], [workload], [lease], [idle], "
-                "[drain], [bounds], [faults], [sink], [policy], [feed], [nemesis], [topology], [witness], [checks], [schedule], [run])",
+                "[drain], [bounds], [faults], [sink], [policy], [feed], [nemesis], [topology], [witness], [checks], [schedule], [run], [adapter])",
                 section, "");
 }
 
@@ -793,6 +811,11 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err)
                               src, s->steps[i].line, s->steps[i].actor, s->workers,
                               s->workers == 1 ? "" : "s", s->workers - 1);
     }
+    if ((s->nsteps > 0 || s->explore_pct) && s->adapter_command[0])
+        return qc_err_set(err, QC_EINVAL,
+                          "%s: [schedule] with [adapter]: an adapter's library runs its own "
+                          "loop, qchaos has no points inside it to schedule",
+                          src);
     if (s->nsteps > 0 && s->explore_pct)
         return qc_err_set(err, QC_EINVAL,
                           "%s: [schedule] has steps and explore = pct: a script or an "

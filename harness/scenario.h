@@ -26,6 +26,8 @@
  *   [checks]   judge (comma-separated checker names: their INCONCLUSIVE is exit 4;
  *              a FAIL of any checker is always exit 1), expect (policy mutants)
  *   [run]      seed
+ *   [adapter]  command (workers are adapter processes: docs/adapters.md), start_timeout_ms,
+ *              answer_timeout_ms, poll_ms, table, id_column, state_column, owner_column
  * An unknown section or key, or a value of the wrong shape, is an error
  * "file:line: ..." naming what was expected (QC_EINVAL, exit 2).
  */
@@ -113,6 +115,13 @@ typedef struct qc_scenario {
     long hold_timeout_ms;    /* 0: derived (qc_scenario_hold_timeout_ms) */
     int worker_name_kept;    /* [policy] worker_name = kept: :worker is "w3" in every
                                 incarnation (pod and host names), not "w3.1" */
+    /* [adapter] (docs/adapters.md): "" command = thread workers on the protocol file */
+    char adapter_command[1024]; /* run by /bin/sh -c in the data folder, one process per worker */
+    long adapter_start_timeout_ms;  /* hello must come within this (ms) */
+    long adapter_answer_timeout_ms; /* an answer qchaos waits for (enqueued, exit on stop) */
+    long adapter_poll_ms;           /* the library's own poll interval, passed on (ms) */
+    char adapter_table[128];        /* the library's job table (schema.table), for the witness */
+    char adapter_id_column[64], adapter_state_column[64], adapter_owner_column[64];
     uint64_t seed;
     int seed_set;
     /* Keys the scenario file(s) set, for load-time remarks (lint.c): the

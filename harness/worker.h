@@ -100,6 +100,7 @@ typedef struct qc_worker {
     int64_t cur_req, cur_job; /* the request in flight, for its statements' point events */
     qc_conn_slot slot; /* conn, published for qc_worker_cancel */
     atomic_int exited; /* the thread has left its loop (join will not block) */
+    void *actor;     /* another actor kind's own state (adapter.c), NULL for a thread worker */
 } qc_worker;
 
 /* Starts a worker thread (id >= 0) or the reaper (id == -1) on w, which the

@@ -14,6 +14,34 @@
 #   --with-chromium   also install chromium (headless rendering of reports)
 set -euo pipefail
 
+# The Node adapters' libraries (docs/adapters.md): pg-boss and
+# graphile-worker at the versions adapters/node/package-lock.json pins,
+# installed with `npm ci` into adapters/node/node_modules (skipped when
+# they are already there at those versions).  Node 20 or newer is needed.
+node_adapters() {
+    local dir
+    dir="$(cd "$(dirname "$0")/.." && pwd)/adapters/node"
+    [[ -f "$dir/package-lock.json" ]] || return 0
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        echo "install-deps: node and npm not found: the adapters (scenarios/adapters/) need Node 20" >&2
+        return 1
+    fi
+    local major
+    major=$(node -p 'process.versions.node.split(".")[0]')
+    if ((major < 20)); then
+        echo "install-deps: Node $(node --version) is too old for pg-boss 10 (the adapters need Node 20)" >&2
+        return 1
+    fi
+    if [[ -f "$dir/node_modules/.package-lock.json" ]] &&
+        cmp -s <(node -p "JSON.stringify(Object.fromEntries(Object.entries(require('$dir/package-lock.json').packages).filter(([k]) => k).map(([k, v]) => [k, v.version])))") \
+            <(node -p "JSON.stringify(Object.fromEntries(Object.entries(require('$dir/node_modules/.package-lock.json').packages).filter(([k]) => k).map(([k, v]) => [k, v.version])))"); then
+        echo "install-deps: adapters/node: pg-boss and graphile-worker already at the locked versions"
+        return 0
+    fi
+    echo "install-deps: adapters/node: npm ci (pg-boss, graphile-worker at the locked versions)"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+}
+
 usage() { sed -n '2,14s/^# \{0,1\}//p' "$0"; }
 
 with_chromium=0
@@ -32,6 +60,7 @@ packages=(
     unixodbc unixodbc-dev odbc-mariadb odbc-postgresql tdsodbc
     check libjansson-dev libinih-dev
     gnuplot-nox
+    nodejs libminion-perl libmojo-pg-perl
 )
 if ((with_chromium)); then packages+=(chromium); fi
 
@@ -51,7 +80,8 @@ done
 
 if ((${#missing[@]} == 0)); then
     echo "install-deps: all ${#packages[@]} packages already installed, nothing to do"
-    exit 0
+    node_adapters
+    exit $?
 fi
 echo "install-deps: missing: ${missing[*]}"
 
@@ -105,3 +135,4 @@ if ((${#still[@]})); then
     exit 1
 fi
 echo "install-deps: installed ${#missing[@]} package(s): ${missing[*]}"
+node_adapters

@@ -615,6 +615,42 @@ START_TEST(test_recovery_no_reaper_empty_claim_after_expiry_fails)
 }
 END_TEST
 
+/* Issue 13: the bound is the lease the claim recorded.  A job whose
+ * recorded lease (a library's 4-hour lock) outlived the run is not called
+ * unrecovered; the same job with a lease that ran out before the run's end
+ * is. */
+START_TEST(test_recovery_never_within_recorded_lease_not_a_violation)
+{
+    qc_check c;
+    static const char *const lease[2] = {"14401000.25", "2000.25"};
+
+    for (int k = 0; k < 2; k++) {
+        char text[2048];
+        snprintf(text, sizeof text,
+                 HEADER
+                 "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
+                 "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,"
+                 "'job':17,'token':'a','now':1000.25,'lease_until':%s}\n"
+                 "{'seq':3,'t':2,'type':'fault','fault':'kill_after_claim','job':17,'token':'a',"
+                 "'worker':3}\n"
+                 "{'seq':10,'t':30000,'type':'snapshot','job':17,'state':'inflight'}\n"
+                 "{'seq':11,'t':30001,'type':'end','drained':false,'timed_out':true}\n",
+                 lease[k]);
+        run(qc_check_recovery, text, &c);
+        ck_assert_int_eq(c.opportunities, 1);
+        if (k == 0) {
+            ck_assert_int_eq(c.nviolations, 0);
+            ck_assert_ptr_nonnull(strstr(c.summary, "1 never (1 of them within a lease that "
+                                                    "outlived the run)"));
+        } else {
+            ck_assert_int_eq(c.verdict, QC_FAIL);
+            ck_assert_int_eq(c.nviolations, 1);
+        }
+        free(c.v);
+    }
+}
+END_TEST
+
 START_TEST(test_recovery_never_recovered_and_not_done_fails)
 {
     qc_check c;
@@ -775,6 +811,15 @@ END_TEST
     "{'seq':5,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'c'}\n"                \
     "{'seq':6,'type':'fault','fault':'poison','job':17,'token':'c'}\n"
 
+/* Poison job 18 claimed three times (seqs 11, 13, 15). */
+#define POISON_18_THRICE                                                                           \
+    "{'seq':11,'type':'ok','op':'claim','worker':4,'rows':1,'job':18,'token':'x'}\n"              \
+    "{'seq':12,'type':'fault','fault':'poison','job':18,'token':'x'}\n"                           \
+    "{'seq':13,'type':'ok','op':'claim','worker':4,'rows':1,'job':18,'token':'y'}\n"              \
+    "{'seq':14,'type':'fault','fault':'poison','job':18,'token':'y'}\n"                           \
+    "{'seq':15,'type':'ok','op':'claim','worker':4,'rows':1,'job':18,'token':'z'}\n"              \
+    "{'seq':16,'type':'fault','fault':'poison','job':18,'token':'z'}\n"
+
 /* ... and a fourth time (seq 7, fault seq 8). */
 #define POISON_17_FOUR_TIMES                                                                       \
     POISON_17_THRICE                                                                               \
@@ -829,6 +874,43 @@ START_TEST(test_bounded_failure_too_many_claims_not_dead_no_error_fails)
                                  "dead, after 1 claims (poison fault seq 81)");
     ASSERT_VIOLATION(&c, 2, 19, 83, 92);
     ASSERT_MSG_HAS(&c, 2, "error was not kept (an empty error)");
+    free(c.v);
+}
+END_TEST
+
+/* Issue 13: a poison job with attempts left when the drain timed out
+ * (graphile-worker's own backoff spaces its attempts 2.7 s and 7.4 s apart)
+ * is not finished, not a violation; with its attempts used up, or when the
+ * drain did not time out, it still is. */
+START_TEST(test_bounded_failure_attempts_left_at_drain_timeout_not_judged)
+{
+    qc_check c;
+
+    run(qc_check_bounded_failure,
+        HEADER
+        "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a'}\n"
+        "{'seq':2,'type':'fault','fault':'poison','job':17,'token':'a'}\n"
+        "{'seq':3,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'b'}\n"
+        "{'seq':4,'type':'fault','fault':'poison','job':17,'token':'b'}\n" POISON_18_THRICE
+        "{'seq':90,'type':'snapshot','job':17,'state':'ready'}\n"
+        "{'seq':91,'type':'snapshot','job':18,'state':'ready'}\n"
+        "{'seq':99,'type':'end','drained':false,'timed_out':true}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1); /* job 18: 3 claims of 3, still ready */
+    ASSERT_MSG_HAS(&c, 0, "poison job 18 is ready");
+    ck_assert_ptr_nonnull(strstr(c.summary, "1 not dead yet with attempts left when the drain "
+                                            "timed out"));
+    free(c.v);
+    run(qc_check_bounded_failure,
+        HEADER
+        "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a'}\n"
+        "{'seq':2,'type':'fault','fault':'poison','job':17,'token':'a'}\n"
+        "{'seq':90,'type':'snapshot','job':17,'state':'ready'}\n"
+        "{'seq':99,'type':'end','drained':true,'timed_out':false}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
     free(c.v);
 }
 END_TEST
@@ -1367,6 +1449,7 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_recovery_pass_with_owner_request_in_flight_not_judged);
     tcase_add_test(tc, test_recovery_no_reaper_empty_claim_after_expiry_fails);
     tcase_add_test(tc, test_recovery_never_recovered_and_not_done_fails);
+    tcase_add_test(tc, test_recovery_never_within_recorded_lease_not_a_violation);
     tcase_add_test(tc, test_recovery_stall_completed_by_other_token_passes);
     tcase_add_test(tc, test_recovery_poison_crash_reaped_dead_passes);
     tcase_add_test(tc, test_recovery_poison_fail_mode_not_judged_inconclusive);
@@ -1378,6 +1461,7 @@ static Suite *faults_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_bounded_failure_claimed_max_attempts_dead_with_error_passes);
     tcase_add_test(tc, test_bounded_failure_too_many_claims_not_dead_no_error_fails);
+    tcase_add_test(tc, test_bounded_failure_attempts_left_at_drain_timeout_not_judged);
     tcase_add_test(tc, test_bounded_failure_snapshot_without_error_column_not_judged);
     tcase_add_test(tc, test_bounded_failure_unknown_max_attempts_judges_snapshot_only);
     tcase_add_test(tc, test_bounded_failure_no_poison_jobs_inconclusive);

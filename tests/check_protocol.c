@@ -664,7 +664,7 @@ START_TEST(test_load_bad_engine_and_model_einval)
     expect_error("-- engine: oracle\n" VALID, 1,
                  "unknown engine 'oracle' (expected postgres, mariadb, sqlserver, spanner)", 0);
     expect_error("\n-- model: maybe\n" VALID, 2,
-                 "unknown model 'maybe' (expected lease, transaction)", 0);
+                 "unknown model 'maybe' (expected lease, transaction, adapter)", 0);
 }
 END_TEST
 

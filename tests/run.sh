@@ -119,6 +119,11 @@ group_b() {
   # correct protocol must raise nothing (K = 2 here; `make mutation K=10`).
   step "mutation matrix (2 seeds)" ./qchaos mutation --seeds 2 --dsn "$dsn_b" \
     --out "$work/mutation"
+  # Queue libraries through adapters (docs/adapters.md): the broken
+  # adapters (exit 5, the line named, the ledger kept), then pg-boss,
+  # graphile-worker and Minion under their process faults, one seed each.
+  step "adapters: protocol errors, pg-boss, graphile-worker, Minion (tests/adapters.sh)" \
+    tests/adapters.sh "$dsn_b"
 }
 
 echo "== groups A (test binaries, TSan, ASan+UBSan, gate) and B (fuzz, mutation) side by side"
