@@ -3,6 +3,7 @@
  * it is computed here once and written to results.json.
  */
 #include "audit.h"
+#include "figures.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -106,7 +107,8 @@ static json_t *check_json(const qc_history *h, const qc_check *c)
     json_object_set_new(o, "violations_total", json_integer(c->nviolations));
     json_object_set_new(o, "summary", json_string(c->summary));
     double fv = first_violation_s(h, c);
-    json_object_set_new(o, "first_violation_s", fv >= 0 ? json_real(fv) : json_null());
+    json_object_set_new(o, "first_violation_s",
+                        fv >= 0 ? json_real(qc_round(fv, 0.001)) : json_null());
     json_t *vs = json_array();
     for (size_t i = 0; i < c->nstored; i++) {
         const qc_violation *v = &c->v[i];
@@ -271,6 +273,41 @@ void qc_audit_verdict_line(const qc_check *c, size_t n, const char *judged, int 
     (void)failed;
 }
 
+/* results.json's "figures" (figures.h), samples.csv beside it, and the
+ * throughput over the work interval in "metrics" (work_s, jobs_per_s,
+ * jobs_per_s_over): the same object the runner passed, so it prints them.
+ * A figure that cannot be computed (out of memory) is left out, with a
+ * warning; the verdicts are written all the same. */
+static void add_figures(json_t *root, const qc_history *h, const char *out_dir)
+{
+    qc_sample *s = NULL;
+    size_t ns = 0;
+    qc_err e = {0};
+    if (qc_figures_samples(h, 1000, &s, &ns, &e) != 0)
+        fprintf(stderr, "qchaos: samples left out: %s\n", e.msg);
+    json_t *f = qc_figures_json(h, s, ns, 1000);
+    if (f)
+        json_object_set_new(root, "figures", f);
+    char path[2048];
+    snprintf(path, sizeof path, "%s/samples.csv", out_dir);
+    if (qc_mkdirs(out_dir, &e) == 0 && qc_figures_write_csv(path, s, ns, 1000, &e) != 0)
+        fprintf(stderr, "qchaos: %s\n", e.msg);
+    free(s);
+    json_t *m = json_object_get(root, "metrics");
+    if (!json_is_object(m)) {
+        m = json_object();
+        json_object_set_new(root, "metrics", m);
+    }
+    qc_work w;
+    qc_figures_work(h, &w);
+    json_object_set_new(m, "work_s", w.from_ms >= 0 ? json_real(qc_round((w.to_ms - w.from_ms) /
+                                                                         1000.0, 0.001))
+                                                    : json_null());
+    json_object_set_new(m, "jobs_per_s", json_real(w.jobs_per_s));
+    json_object_set_new(m, "jobs_per_s_over", json_string("work_s: first claim sent to last "
+                                                          "acknowledged complete (client clock)"));
+}
+
 int qc_audit(const char *const *ledgers, int n, const char *out_dir, json_t *metrics, FILE *out,
              qc_err *err)
 {
@@ -382,6 +419,7 @@ int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *
                 json_object_update(root, facts);
             json_decref(facts);
         }
+        add_figures(root, &h, out_dir);
         char path[2048];
         snprintf(path, sizeof path, "%s/results.json", out_dir);
         if (qc_mkdirs(out_dir, err) != 0) {

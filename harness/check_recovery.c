@@ -697,7 +697,7 @@ static int is_poison(const qc_event *e)
 
 typedef struct poison_tally {
     long over, not_dead, no_error, unjudged_error;
-    long unfinished; /* not dead with attempts left when the drain timed out */
+    long unfinished; /* not dead with attempts left when the drain was cut short */
 } poison_tally;
 
 /* 1 when the run's end event says the drain timed out. */
@@ -749,12 +749,13 @@ static void judge_poison(qc_check *c, const qc_history *h, const qc__jobref *r, 
         return;
     if ((row->state == NULL || strcmp(row->state, "dead") != 0) && qc__run_interrupted(h)) {
         return; /* stopped before the drain: it may have died later */
-    } else if (row->state != NULL && strcmp(row->state, "dead") != 0 && max > 0 &&
-               claims < max && drain_timed_out(h)) {
-        /* attempts left when the drain ran out of time (a library's own
-         * backoff, a loaded machine): not finished, which no_lost_jobs
-         * judges; it may still die (issue 13) */
+    } else if ((row->state == NULL || strcmp(row->state, "dead") != 0) &&
+               (max <= 0 || claims < max) && (qc__drain_cut_short(h) || drain_timed_out(h))) {
+        /* the drain timed out (a loaded machine, a library's own backoff)
+         * with attempts left: not finished, which no_lost_jobs judges; it
+         * may have died later */
         t->unfinished++;
+        return;
     } else if (row->state == NULL || strcmp(row->state, "dead") != 0) {
         int64_t ev[] = {f->seq, last != NULL ? last->seq : f->seq, row->seq};
         t->not_dead++;
@@ -781,12 +782,13 @@ int qc_check_bounded_failure(const qc_history *h, qc_check *out)
 {
     qc__snapshot snap;
     qc__jobref *r = NULL;
-    poison_tally t = {0, 0, 0, 0, 0};
+    poison_tally t;
     size_t n = 0, jobs = 0;
     char max[48];
     int rc;
 
     memset(out, 0, sizeof *out);
+    memset(&t, 0, sizeof t);
     out->name = "bounded_failure";
     if ((rc = qc__snapshot_build(h, &snap)) != 0)
         return rc;
@@ -827,12 +829,25 @@ int qc_check_bounded_failure(const qc_history *h, qc_check *out)
                  "; the error rule NOT JUDGED for %ld dead jobs: the protocol's snapshot returns "
                  "no 'error' column",
                  t.unjudged_error);
+    len = (int)strlen(out->summary);
+    if (t.unfinished > 0 && (size_t)len < sizeof out->summary)
+        snprintf(out->summary + len, sizeof out->summary - (size_t)len,
+                 "; %ld not dead with attempts left NOT JUDGED: the drain timed out while jobs "
+                 "were still finishing",
+                 t.unfinished);
     qc__snapshot_fini(&snap);
     qc__check_finish(out);
     if (out->verdict == QC_PASS && qc__run_interrupted(h)) {
         out->verdict = QC_INCONCLUSIVE;
         snprintf(out->summary, sizeof out->summary,
                  "run interrupted before the drain: not judged to the end");
+    } else if (out->verdict == QC_PASS && t.unfinished > 0) {
+        out->verdict = QC_INCONCLUSIVE;
+        snprintf(out->summary, sizeof out->summary,
+                 "the drain timed out while jobs were still finishing (the queue was making "
+                 "progress): %ld poison jobs with attempts left not judged; give [drain] "
+                 "timeout_s more time",
+                 t.unfinished);
     }
     return 0;
 }

@@ -3,10 +3,13 @@
  *
  *   qchaos run [SCENARIO] [--dsn DSN] [--protocol FILE] [--workers N]
  *              [--jobs N] [--duration S] [--seed N] [--out DIR] [--keep]
- *              [--force] ...
+ *              [--force] [-P S] [--repeat N] ...
  *   qchaos audit [--out DIR] LEDGER...
  *   qchaos report DIR [LEDGER...]
  *   qchaos mutation [--seeds K] ...
+ *   qchaos gate PROTOCOL ...
+ *   qchaos summary [--json FILE] RUNDIR|DIR...
+ *   qchaos diff [--json FILE] RUNDIR_A RUNDIR_B
  *   qchaos version | -V | --version | help [COMMAND]
  *
  * Each command has its own --help.  getopt_long's own messages are off
@@ -38,6 +41,7 @@
 #include "gate.h"
 #include "mutation.h"
 #include "runner.h"
+#include "summary.h"
 #include "target.h"
 #include "../backends/driver.h"
 
@@ -74,6 +78,8 @@ static void usage(FILE *f)
             "       qchaos gate PROTOCOL [--dsn DSN] [--seeds K] [--seed N] [--out DIR] [--groups]\n"
             "       qchaos explore SCENARIO [--protocol FILE] [--runs N] [--seed N] [--depth D]\n"
             "                      [--dsn DSN] [--out DIR]\n"
+            "       qchaos summary [--json FILE] RUNDIR|DIR...\n"
+            "       qchaos diff [--json FILE] RUNDIR_A RUNDIR_B\n"
             "       qchaos version (or -V, --version)\n"
             "\n"
             "'qchaos COMMAND --help' (or 'qchaos help COMMAND') lists a command's options.\n"
@@ -97,17 +103,21 @@ static void run_help(void)
            "  --protocol FILE    protocol (backend) file, overrides the scenario's\n"
            "  --workers N        worker threads (one connection each)\n"
            "  --jobs N           jobs to enqueue\n"
-           "  --duration S       chaos phase in seconds (0: until drained)\n"
+           "  --duration S       chaos phase in seconds, the queue kept busy (a backlog\n"
+           "                     topped up) the whole time, as pgbench -T (0: until drained)\n"
            "  --seed N           seed of the workload and fault plan\n"
            "  --out DIR          output folder (default results/NAME-SEED)\n"
            "  --force            write into an output folder that already holds a run\n"
            "  --keep             keep the queue tables (skip teardown)\n"
            "  --allow-existing   run although the schema qchaos holds tables qchaos did not\n"
            "                     create (the protocol's teardown may drop them)\n"
-           "  --no-progress      no progress line even on a terminal\n"
+           "  -P, --progress S   a progress line every S seconds on stderr, terminal or\n"
+           "                     not (phase, target, jobs done, jobs/s, ETA)\n"
+           "  --no-progress      no progress line on a terminal (-P still prints)\n"
            "  --allow-inconclusive  junit.xml shows INCONCLUSIVE checkers as skipped\n"
            "  --repeat N         run seeds SEED..SEED+N-1 (folders OUT/seed-S), stop at the\n"
-           "                     first that does not pass\n"
+           "                     first that does not pass; then the summary of the runs\n"
+           "                     (as 'qchaos summary'; JSON in OUT/summary.json)\n"
            "  --replay RUNDIR    run RUNDIR's run again (its scenario, protocol, seed, workers,\n"
            "                     jobs), imposing the order in which its actors passed the\n"
            "                     protocol's points (results in RUNDIR/replay-N)\n"
@@ -164,6 +174,45 @@ static void gate_help(void)
            "  -h, --help    this help\n"
            "\n%s",
            exit_codes);
+}
+
+static void summary_help(void)
+{
+    printf("usage: qchaos summary [--json FILE] RUNDIR|DIR...\n"
+           "\n"
+           "Summarizes runs from their results.json: one line per run (seed, verdict,\n"
+           "jobs/s over its work, recovery ms p50/p95/max, failing checkers), one line per\n"
+           "checker (verdicts across the runs, violations, first-violation times) and the\n"
+           "aggregate (jobs/s min/median/max, recovery times pooled over every run).  A\n"
+           "RUNDIR holds results.json; a DIR holding none stands for its subfolders that\n"
+           "do (what 'qchaos run --repeat N --out DIR' writes).\n"
+           "\n"
+           "options:\n"
+           "  --json FILE   write the aggregate as JSON (schema qchaos-summary/1)\n"
+           "  -h, --help    this help\n"
+           "\n"
+           "exit codes: 0 every run passed, 1 a run failed, 2 input error (a folder without\n"
+           "            results.json, a file that does not parse), 3 FILE cannot be written,\n"
+           "            4 no run failed but one was inconclusive\n");
+}
+
+static void diff_help(void)
+{
+    printf("usage: qchaos diff [--json FILE] RUNDIR_A RUNDIR_B\n"
+           "\n"
+           "Compares run B with run A (say, a protocol change with the one before): each\n"
+           "checker's verdict and violations in A and B, the violations new in B and gone\n"
+           "from A (matched by checker and job), and the shifts of jobs/s, claim and\n"
+           "complete latency and recovery time.  B is worse on a checker when B judges it\n"
+           "and its verdict is worse (PASS < INCONCLUSIVE < FAIL), or it fails in both and\n"
+           "B has a violation A has not.  Throughput and latency are shown, never judged.\n"
+           "\n"
+           "options:\n"
+           "  --json FILE   write the comparison as JSON (schema qchaos-diff/1)\n"
+           "  -h, --help    this help\n"
+           "\n"
+           "exit codes: 0 B is not worse on any judged checker, 1 it is, 2 input error,\n"
+           "            3 FILE cannot be written\n");
 }
 
 static void mutation_help(void)
@@ -284,6 +333,43 @@ static void run_out_dir(char *dir, size_t n, const char *out, const char *name, 
         snprintf(dir, n, "%s", out);
     else
         snprintf(dir, n, "results/%.200s-%" PRIu64, name, seed);
+}
+
+/* The summary after --repeat: the runs of seeds first..last that left a
+ * results.json (a run that could not start leaves none), printed as
+ * `qchaos summary` prints it, JSON into OUT/summary.json (without --out,
+ * results/NAME-seeds-FIRST-LAST.json).  It never changes the exit code:
+ * that is the runs'. */
+static void repeat_summary(const char *out, const char *name, uint64_t first, uint64_t last)
+{
+    char **dirs = calloc((size_t)(last - first + 1), sizeof *dirs);
+    int n = 0;
+    for (uint64_t s = first; dirs && s <= last; s++) {
+        char dir[1100], rj[1200];
+        struct stat st;
+        run_out_dir(dir, sizeof dir, out, name, s, 1);
+        snprintf(rj, sizeof rj, "%s/results.json", dir);
+        if (stat(rj, &st) == 0 && (dirs[n] = strdup(dir)) != NULL)
+            n++;
+    }
+    if (n > 0) {
+        char json[1200];
+        if (out)
+            snprintf(json, sizeof json, "%.1000s/summary.json", out);
+        else
+            snprintf(json, sizeof json, "results/%.200s-seeds-%" PRIu64 "-%" PRIu64 ".json", name,
+                     first, last);
+        qc_err err = {0};
+        printf("\n");
+        if (qc_summary_run((const char *const *)dirs, n, json, stdout, &err) == 2 ||
+            err.msg[0])
+            fprintf(stderr, "qchaos: --repeat summary: %s\n", err.msg);
+        else
+            printf("qchaos: --repeat summary of %d runs in %s\n", n, json);
+    }
+    for (int i = 0; i < n; i++)
+        free(dirs[i]);
+    free(dirs);
 }
 
 /* The words of `qchaos run` as typed (getopt_long reorders argv), for the
@@ -425,7 +511,7 @@ static int cmd_run(int argc, char **argv)
 {
     enum { O_DSN = 256, O_WORKER_DSN, O_PROTOCOL, O_WORKERS, O_JOBS, O_DURATION, O_SEED, O_OUT, O_KEEP,
            O_NOPROGRESS, O_ALLOW_INC, O_REPEAT,
-           O_FORCE, O_ALLOW_EXISTING, O_REPLAY };
+           O_FORCE, O_ALLOW_EXISTING, O_REPLAY, O_PROGRESS };
     static const struct option opts[] = {
         {"dsn", required_argument, 0, O_DSN}, {"worker-dsn", required_argument, 0, O_WORKER_DSN},         {"protocol", required_argument, 0, O_PROTOCOL},
         {"workers", required_argument, 0, O_WORKERS}, {"jobs", required_argument, 0, O_JOBS},
@@ -437,17 +523,31 @@ static int cmd_run(int argc, char **argv)
         {"force", no_argument, 0, O_FORCE},
         {"allow-existing", no_argument, 0, O_ALLOW_EXISTING},
         {"replay", required_argument, 0, O_REPLAY},
+        {"progress", required_argument, 0, O_PROGRESS},
         {0, 0, 0, 0}};
     if ((run_typed = calloc((size_t)argc + 1, sizeof *run_typed)) == NULL)
         return die(3, "out of memory");
     memcpy(run_typed, argv, (size_t)argc * sizeof *run_typed);
     const char *dsn = NULL, *worker_dsn = NULL, *protocol = NULL, *out = NULL, *seed = NULL, *duration = NULL;
     const char *replay = NULL;
+    double progress_s = 0;
     long workers = -1, jobs = -1, repeat_n = 0;
     int keep = 0, noprogress = 0, allow_inc = 0, force = 0, allow_existing = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hP:", opts, NULL)) != -1) {
         switch (c) {
+        case 'P':
+        case O_PROGRESS: {
+            char *end;
+            double x = strtod(optarg, &end);
+            if (end == optarg || *end || x != x || x < 0.1 || x > 86400) {
+                fprintf(stderr, "qchaos: -P/--progress expects seconds between 0.1 and 86400, "
+                        "got '%s'\n", optarg);
+                return 2;
+            }
+            progress_s = x;
+            break;
+        }
         case O_DSN: dsn = optarg; break;
         case O_WORKER_DSN: worker_dsn = optarg; break;
         case O_PROTOCOL: protocol = optarg; break;
@@ -583,7 +683,8 @@ static int cmd_run(int argc, char **argv)
     o.keep = keep;
     o.allow_existing = allow_existing;
     o.allow_inconclusive = allow_inc;
-    o.progress = !noprogress && isatty(2);
+    o.progress = !noprogress && progress_s <= 0 && isatty(2);
+    o.progress_s = progress_s;
 
     /* Refused before anything runs: an output folder that holds a run (for
      * --repeat, any of the seeds' folders). */
@@ -630,6 +731,8 @@ static int cmd_run(int argc, char **argv)
     if (repeat_n > 0 && code == 0)
         fprintf(stderr, "qchaos: --repeat: seeds %" PRIu64 "..%" PRIu64 " all passed\n", first_seed,
                 first_seed + (uint64_t)repeat_n - 1);
+    if (repeat_n > 0)
+        repeat_summary(out, o.sc.name, first_seed, o.sc.seed);
     qc_odbc_global_fini();
     free(repeat);
     return code;
@@ -901,6 +1004,55 @@ static int cmd_report(int argc, char **argv)
     return 0;
 }
 
+static int cmd_summary(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", required_argument, 0, 'j'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    const char *json = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = optarg; break;
+        case 'h': summary_help(); return 0;
+        default: return bad_option("summary", opts, argc, argv, c);
+        }
+    }
+    if (optind >= argc)
+        return die(2, "summary needs at least one run folder (see 'qchaos summary --help')");
+    qc_err err = {0};
+    int code = qc_summary_run((const char *const *)&argv[optind], argc - optind, json, stdout,
+                              &err);
+    if ((code == 2 || code == 3) && err.msg[0])
+        fprintf(stderr, "qchaos: %s\n", err.msg);
+    return code;
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", required_argument, 0, 'j'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    const char *json = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = optarg; break;
+        case 'h': diff_help(); return 0;
+        default: return bad_option("diff", opts, argc, argv, c);
+        }
+    }
+    if (argc - optind != 2)
+        return die(2, "diff takes two run folders, A then B (see 'qchaos diff --help')");
+    qc_err err = {0};
+    int code = qc_diff_run(argv[optind], argv[optind + 1], json, stdout, &err);
+    if ((code == 2 || code == 3) && err.msg[0])
+        fprintf(stderr, "qchaos: %s\n", err.msg);
+    return code;
+}
+
 /* The help of one command; 0, or 2 for an unknown one. */
 static int command_help(const char *cmd)
 {
@@ -916,6 +1068,10 @@ static int command_help(const char *cmd)
         gate_help();
     else if (!strcmp(cmd, "explore"))
         explore_help();
+    else if (!strcmp(cmd, "summary"))
+        summary_help();
+    else if (!strcmp(cmd, "diff"))
+        diff_help();
     else if (!strcmp(cmd, "version"))
         printf("usage: qchaos version (or -V, --version)\n");
     else {
@@ -957,6 +1113,10 @@ int main(int argc, char **argv)
         return cmd_gate(argc - 1, argv + 1);
     if (!strcmp(cmd, "explore"))
         return cmd_explore(argc - 1, argv + 1);
+    if (!strcmp(cmd, "summary"))
+        return cmd_summary(argc - 1, argv + 1);
+    if (!strcmp(cmd, "diff"))
+        return cmd_diff(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
         printf("qchaos %s\n", QC_VERSION);
         return 0;

@@ -16,6 +16,8 @@
 #include "lint.h"
 #include "nemesis.h"
 #include "owner.h"
+#include "figures.h"
+#include "progress.h"
 #include "target.h"
 #include "witness.h"
 #include "../reports/report.h"
@@ -230,10 +232,13 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
  * enqueue step is one statement; delay_ms schedules them for later.  Ledger
  * ok events are written only after the commit that makes them real.  The
  * new job ids are appended to *ids (grown with realloc; *nids updated) when
- * ids is not NULL.  first_index numbers the payloads. */
+ * ids is not NULL.  first_index numbers the payloads.  *enqueued (may be
+ * NULL) grows by each committed chunk (the progress line and the backlog
+ * read it). */
 static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
                         const qc_protocol *proto, qc_lbuf *lb, long count, long first_index,
-                        long delay_ms, int64_t **ids, size_t *nids, qc_err *err)
+                        long delay_ms, int64_t **ids, size_t *nids, atomic_long *enqueued,
+                        qc_err *err)
 {
     int wrap = proto->steps[QC_STEP_ENQUEUE].nstmts == 1;
     long chunk = 500;
@@ -306,6 +311,8 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
                 json_object_set_new(e, "group", json_string(group[i]));
             qc_ledger_append(lb, e);
         }
+        if (enqueued)
+            atomic_fetch_add(enqueued, n);
         if (ids) {
             int64_t *grown = realloc(*ids, sizeof **ids * (*nids + (size_t)n));
             if (!grown) {
@@ -326,7 +333,8 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
 
 /* The feeder: enqueues [feed] bursts during the run on its own connection
  * (workloads with idle phases: bursts separated by quiet periods, jobs
- * scheduled for later). */
+ * scheduled for later), or, in a --duration run whose scenario has no
+ * [feed] bursts, keeps a backlog (backlog_loop). */
 typedef struct feeder {
     qc_shared *sh;
     const char *dsn;
@@ -334,9 +342,77 @@ typedef struct feeder {
     pthread_t thread;
     atomic_int done;
     atomic_long enqueued;
+    atomic_long *total;  /* every job of the run enqueued so far (run-wide) */
+    long backlog;        /* > 0: keep this many jobs not yet done during the chaos
+                            phase (--duration) instead of the [feed] bursts */
     int started;
     qc_conn_slot slot; /* the feeder's connection, for cancel_all */
 } feeder;
+
+/* Enqueues count jobs on the feeder's connection (opened, or reopened
+ * after a lost one, here), retrying every 200 ms until they go in (the
+ * server may be restarting).  Returns 0 when they went in, 1 when the run
+ * stops first or a protocol error made it fatal. */
+static int feed_jobs(feeder *f, qc_conn **c, long count, long first_index, long delay_ms)
+{
+    qc_shared *sh = f->sh;
+    for (;;) {
+        qc_err err = {0};
+        if (!*c) {
+            if (qc_open_conn(sh->drv, f->dsn, 0, sh->stmt_timeout_ms, c, &err) != 0) {
+                *c = NULL;
+            } else if (qc_witness_is_on(sh->sc) &&
+                       qc_witness_name_session(sh->drv, *c, sh->proto->engine, "qchaos-feeder",
+                                               &err) != 0) {
+                sh->drv->close(*c); /* an unnamed session's rows would be a stranger's */
+                *c = NULL;
+            } else {
+                qc_slot_publish(&f->slot, *c);
+            }
+        }
+        if (!*c) {
+            /* not reachable yet: retry below */
+        } else if (enqueue_jobs(sh->sc, sh->drv, *c, sh->proto, f->lb, count, first_index,
+                                delay_ms, NULL, NULL, f->total, &err) == 0) {
+            atomic_fetch_add(&f->enqueued, count);
+            return 0;
+        } else if (!sh->drv->is_ok(*c)) {
+            qc_slot_publish(&f->slot, NULL);
+            sh->drv->close(*c);
+            *c = NULL;
+        } else if (atomic_load(&sh->stop)) {
+            return 1; /* cancelled by a signal (cancel_all): not a protocol error */
+        } else {
+            char msg[1100];
+            snprintf(msg, sizeof msg, "feed enqueue: %s", err.msg);
+            qc_shared_fatal(sh, err.code == QC_EINVAL ? QC_EINVAL : QC_ECONN, msg);
+            return 1;
+        }
+        if (qc_clock_sleep_until_stop(200, &sh->stop))
+            return 1;
+    }
+}
+
+/* The backlog of a --duration run (pgbench's -T, README "--duration"):
+ * while the chaos phase lasts, whenever the jobs enqueued but not yet
+ * completed (acknowledged) fall below three quarters of f->backlog, enqueue enough to
+ * bring them back to it, so the workers never run dry before the chaos
+ * phase ends.  Poison jobs that went dead stay counted as not completed
+ * (the backlog is then a little smaller than asked, never larger). */
+static void backlog_loop(feeder *f, qc_conn **c)
+{
+    qc_shared *sh = f->sh;
+    while (!atomic_load(&sh->stop) && atomic_load(&sh->chaos)) {
+        long total = atomic_load(f->total);
+        long left = total - atomic_load(&sh->completes_ok);
+        if (left >= f->backlog / 4 * 3) {
+            qc_clock_sleep_ms(20);
+            continue;
+        }
+        if (feed_jobs(f, c, f->backlog - (left > 0 ? left : 0), total, 0) != 0)
+            break;
+    }
+}
 
 static void *feeder_main(void *arg)
 {
@@ -345,49 +421,16 @@ static void *feeder_main(void *arg)
     const qc_scenario *s = sh->sc;
     qc_conn *c = NULL;
     double start = qc_clock_ms();
-    for (long b = 0; b < s->feed_bursts && !atomic_load(&sh->stop); b++) {
+    if (f->backlog > 0)
+        backlog_loop(f, &c);
+    for (long b = 0; f->backlog <= 0 && b < s->feed_bursts && !atomic_load(&sh->stop); b++) {
         double at = start + (double)s->feed_start_ms + (double)b * (double)s->feed_gap_ms;
         while (!atomic_load(&sh->stop) && qc_clock_ms() < at)
             qc_clock_sleep_ms(5);
         if (atomic_load(&sh->stop))
             break;
-        /* retry the burst until it goes in (the server may be restarting) */
-        for (;;) {
-            qc_err err = {0};
-            if (!c) {
-                if (qc_open_conn(sh->drv, f->dsn, 0, sh->stmt_timeout_ms, &c, &err) != 0) {
-                    c = NULL;
-                } else if (qc_witness_is_on(s) &&
-                           qc_witness_name_session(sh->drv, c, sh->proto->engine, "qchaos-feeder",
-                                                   &err) != 0) {
-                    sh->drv->close(c); /* an unnamed session's rows would be a stranger's */
-                    c = NULL;
-                } else {
-                    qc_slot_publish(&f->slot, c);
-                }
-            }
-            if (!c) {
-                /* not reachable yet: retry below */
-            } else if (enqueue_jobs(s, sh->drv, c, sh->proto, f->lb, s->feed_jobs,
-                                    s->jobs + b * s->feed_jobs, s->feed_delay_ms, NULL, NULL,
-                                    &err) == 0) {
-                atomic_fetch_add(&f->enqueued, s->feed_jobs);
-                break;
-            } else if (!sh->drv->is_ok(c)) {
-                qc_slot_publish(&f->slot, NULL);
-                sh->drv->close(c);
-                c = NULL;
-            } else if (atomic_load(&sh->stop)) {
-                break; /* cancelled by a signal (cancel_all): not a protocol error */
-            } else {
-                char msg[1100];
-                snprintf(msg, sizeof msg, "feed enqueue: %s", err.msg);
-                qc_shared_fatal(sh, err.code == QC_EINVAL ? QC_EINVAL : QC_ECONN, msg);
-                break;
-            }
-            if (qc_clock_sleep_until_stop(200, &sh->stop))
-                break;
-        }
+        if (feed_jobs(f, &c, s->feed_jobs, s->jobs + b * s->feed_jobs, s->feed_delay_ms) != 0)
+            break;
     }
     qc_slot_publish(&f->slot, NULL);
     if (c)
@@ -710,24 +753,28 @@ static int write_snapshot(const qc_driver *d, qc_conn *c, const qc_protocol *pro
     return 0;
 }
 
-static void progress(const qc_shared *sh, double elapsed_s, long total, double *last_claims_t,
-                     long *last_claims, int final)
+/* "host:port/dbname" of the target object (never a password), for the
+ * progress line. */
+static void target_short(const json_t *t, char *buf, size_t n)
 {
-    long claims = atomic_load(&sh->claims);
-    double dt = elapsed_s - *last_claims_t;
-    double rate = dt > 0 ? (double)(claims - *last_claims) / dt : 0;
-    *last_claims = claims;
-    *last_claims_t = elapsed_s;
-    long delivered, applied;
-    qc_sink_counts(sh->sink, &delivered, &applied);
-    fprintf(stderr,
-            "\r[%6.1fs] done %ld/%ld  claims/s %.0f  empty %ld  errors %ld  faults %ld  "
-            "repeated effects %ld ",
-            elapsed_s, atomic_load(&sh->completes_ok), total, rate,
-            atomic_load(&sh->empty_claims), atomic_load(&sh->errors), atomic_load(&sh->faults),
-            delivered - applied);
-    if (final)
-        fputc('\n', stderr);
+    const char *host = json_string_value(json_object_get(t, "host"));
+    const char *port = json_string_value(json_object_get(t, "port"));
+    const char *db = json_string_value(json_object_get(t, "dbname"));
+    snprintf(buf, n, "%s:%s/%s", host && host[0] ? host : "?", port && port[0] ? port : "?",
+             db && db[0] ? db : "?");
+}
+
+/* The backlog a --duration run keeps (backlog_loop): a hundred claims'
+ * worth per worker, at least 1000 jobs, so that no worker meets an empty queue
+ * (and backs off) between two top-ups, and the drain after the chaos phase
+ * is short; 0 (no backlog) without --duration or with [feed] bursts.  The
+ * scenario's jobs are enqueued before the chaos phase as always. */
+static long backlog_size(const qc_scenario *s)
+{
+    if (s->duration_s <= 0 || s->feed_bursts > 0)
+        return 0;
+    long n = 100 * s->workers * (s->batch > 0 ? s->batch : 1);
+    return n > 1000 ? n : 1000;
 }
 
 /* The schedule's lock check (sched.h qc_sched_lock_fn) on PostgreSQL:
@@ -884,6 +931,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     const qc_actor_ops *actor = qc_actor_for(s);
     qc_adapter_hello hello;
     memset(&hello, 0, sizeof hello);
+    qc_progress *prog = NULL;
+    atomic_long enqueued = 0; /* every job enqueued, before and during the chaos phase */
+    char *table = NULL;       /* the verdict table, printed once the progress has stopped */
+    size_t table_len = 0;
 
     /* Input first: nothing connects before the files are known good. */
     qc_protocol *probe = NULL;
@@ -965,6 +1016,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         code = 2;
         goto out;
     }
+    if (o->progress_s > 0 || o->progress)
+        prog = qc_progress_start(o->progress_s > 0 ? o->progress_s : 1.0, o->progress_s <= 0,
+                                 s->jobs, s->duration_s);
 
     const char *dsn = o->dsn;
     const char *how = dsn ? "dsn" : "ephemeral";
@@ -1000,8 +1054,12 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         goto out;
     d->server_version(ctl, server, sizeof server);
     target = qc_target_json(d, ctl, how, !strcmp(how, "environment") ? env_vars : "", server);
-    if (target)
+    if (target) {
+        char ts[256];
         qc_target_print(stderr, target);
+        target_short(target, ts, sizeof ts);
+        qc_progress_set_target(prog, ts);
+    }
 
     /* Nothing of the user's is touched: the protocol's teardown runs only
      * on tables qchaos created (owner.h). */
@@ -1082,6 +1140,8 @@ int qc_run(const qc_run_opts *o, qc_err *err)
 
     fprintf(stderr, "qchaos: seed %" PRIu64 ", scenario %s, protocol %s, %ld workers, %ld jobs\n",
             s->seed, s->name, proto->path, s->workers, s->jobs);
+    qc_progress_phase(prog, QC_PHASE_ENQUEUE);
+    qc_progress_attach(prog, NULL, &enqueued);
     if (s->adapter_command[0]) {
         rc = qc_adapter_enqueue(lb, s->jobs, 1, &job_ids, &njob_ids, err);
         qc_adapter_enqueuer_stop();
@@ -1091,8 +1151,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             ledger = NULL;
             goto out;
         }
+        atomic_store(&enqueued, (long)njob_ids);
     } else if ((rc = enqueue_jobs(s, d, ctl, proto, lb, s->jobs, 0, 0, &job_ids, &njob_ids,
-                                  err)) != 0) {
+                                  &enqueued, err)) != 0) {
         code = rc == QC_EINVAL ? 2 : 3;
         goto out;
     }
@@ -1169,6 +1230,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     server_count count_before = {0};
     if (!strcmp(proto->engine, "postgres"))
         server_count_read(d, ctl, proto, &count_before);
+    qc_progress_attach(prog, &sh, &enqueued);
+    qc_progress_phase(prog, QC_PHASE_CHAOS);
+    qc_phase phase = QC_PHASE_CHAOS;
     for (long i = 0; i < s->workers; i++) {
         if (actor->start(&workers[i], &sh, (int)i) != 0) {
             qc_shared_fatal(&sh, QC_EIO, "cannot start worker threads");
@@ -1182,10 +1246,21 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     }
     if (!reaper_started)
         qc_sched_exit(sched, QC_SCHED_REAPER); /* no reaper: nobody waits for it */
-    if (s->feed_bursts > 0 && s->feed_jobs > 0) {
+    feed.backlog = backlog_size(s);
+    if ((s->feed_bursts > 0 && s->feed_jobs > 0) || feed.backlog > 0) {
         feed.sh = &sh;
         feed.dsn = dsn;
         feed.lb = qc_ledger_buf(ledger);
+        feed.total = &enqueued;
+        if (feed.backlog > 0) {
+            char what[160];
+            snprintf(what, sizeof what, "feed: a backlog of %ld jobs kept during the %.1f s "
+                     "chaos phase (--duration)", feed.backlog, s->duration_s);
+            json_t *e = json_object();
+            json_object_set_new(e, "type", json_string("note"));
+            json_object_set_new(e, "note", json_string(what));
+            qc_ledger_append(lb, e);
+        }
         qc_slot_init(&feed.slot);
         if (feed.lb && pthread_create(&feed.thread, NULL, feeder_main, &feed) == 0)
             feed.started = 1;
@@ -1202,8 +1277,6 @@ int qc_run(const qc_run_opts *o, qc_err *err)
      * drain timeout passes.  The control connection reconnects as often as
      * it must (the server may be restarting). */
     double start = qc_clock_ms();
-    double last_progress = start, last_claims_t = 0;
-    long last_claims = 0;
     int drained = 0, timed_out = 0;
     double drained_at = 0;
     monitor_sample m = {0};
@@ -1232,7 +1305,11 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             json_object_set_new(e, "type", json_string("note"));
             json_object_set_new(e, "note", json_string("heal: chaos phase over"));
             qc_ledger_append(lb, e);
+            qc_progress_phase(prog, phase = QC_PHASE_HEAL);
         }
+        /* heal lasts until no lease a fault left behind is still expired */
+        if (phase == QC_PHASE_HEAL && (!m.ok || m.expired <= 0))
+            qc_progress_phase(prog, phase = QC_PHASE_DRAIN);
         if (!drained && chaos_over && m.ok && m.ready == 0 && m.inflight == 0 &&
             atomic_load(&feed.done) && atomic_load(&sh.connected) == nstarted &&
             qc_sched_settled(sched)) {
@@ -1250,10 +1327,6 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         if (!drained && chaos_over && el >= s->duration_s + s->drain_timeout_s) {
             timed_out = 1;
             break;
-        }
-        if (o->progress && now - last_progress >= 1000) {
-            progress(&sh, el, s->jobs, &last_claims_t, &last_claims, 0);
-            last_progress = now;
         }
     }
     atomic_store(&sh.chaos, 0);
@@ -1307,8 +1380,6 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     if (count_before.ok)
         server_count_record(d, ctl, proto, &count_before, lb, eph.running);
     double elapsed = (qc_clock_ms() - start) / 1000.0;
-    if (o->progress)
-        progress(&sh, elapsed, s->jobs, &last_claims_t, &last_claims, 1);
 
     if (atomic_load(&sh.fatal)) {
         code = qc_err_exit_code(sh.fatal_code);
@@ -1397,9 +1468,14 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     if (target)
         json_object_set(metrics, "target", target);
     json_t *mm = json_object();
-    json_object_set_new(mm, "elapsed_s", json_real(elapsed));
+    json_object_set_new(mm, "elapsed_s", json_real(qc_round(elapsed, 0.001)));
     json_object_set_new(mm, "workers", json_integer(s->workers));
-    json_object_set_new(mm, "jobs", json_integer(s->jobs));
+    json_object_set_new(mm, "jobs", json_integer(atomic_load(&enqueued)));
+    json_object_set_new(mm, "jobs_before_chaos", json_integer((json_int_t)njob_ids));
+    if (feed.backlog > 0)
+        json_object_set_new(mm, "backlog", json_integer(feed.backlog));
+    if (s->duration_s > 0)
+        json_object_set_new(mm, "duration_s", json_real(qc_round(s->duration_s, 0.001)));
     json_object_set_new(mm, "claims", json_integer(atomic_load(&sh.claims)));
     json_object_set_new(mm, "empty_claims", json_integer(atomic_load(&sh.empty_claims)));
     json_object_set_new(mm, "completes_ok", json_integer(atomic_load(&sh.completes_ok)));
@@ -1408,17 +1484,33 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     json_object_set_new(mm, "reaped", json_integer(atomic_load(&sh.reaped)));
     json_object_set_new(mm, "drained", json_boolean(drained));
     json_object_set_new(mm, "interrupted", json_boolean(qc_interrupted != 0));
-    json_object_set_new(mm, "jobs_per_s",
-                        json_real(elapsed > 0 ? (double)atomic_load(&sh.completes_ok) / elapsed : 0));
-    json_object_set_new(metrics, "metrics", mm);
+    json_object_set_new(metrics, "metrics", mm); /* the audit adds work_s and jobs_per_s */
+    json_object_set_new(metrics, "description", json_string(s->description));
+    json_t *planned = json_object();
+    for (int k = 1; k < QC_FAULT_COUNT; k++)
+        if (qc_fault_plan_count(plan, (qc_fault_kind)k) > 0)
+            json_object_set_new(planned, qc_fault_name((qc_fault_kind)k),
+                                json_integer(qc_fault_plan_count(plan, (qc_fault_kind)k)));
+    json_object_set_new(metrics, "faults_planned", planned);
     if (o->argv_line)
         json_object_set_new(metrics, "command", json_string(o->argv_line));
 
     const char *paths[1] = {ledger_path};
     char verdict_line[1024] = "";
-    code = qc_audit_ex(paths, 1, o->out_dir, metrics, stdout, verdict_line, sizeof verdict_line,
-                       err);
-    json_decref(metrics);
+    qc_progress_phase(prog, QC_PHASE_AUDIT);
+    /* The table goes to a buffer and out once the progress has stopped, so
+     * that no progress line lands between its rows. */
+    FILE *tf = prog ? open_memstream(&table, &table_len) : NULL;
+    code = qc_audit_ex(paths, 1, o->out_dir, metrics, tf ? tf : stdout, verdict_line,
+                       sizeof verdict_line, err);
+    if (tf)
+        fclose(tf);
+    qc_progress_stop(prog);
+    prog = NULL;
+    if (table)
+        fputs(table, stdout);
+    double work_s = json_real_value(json_object_get(mm, "work_s"));
+    double jps = json_real_value(json_object_get(mm, "jobs_per_s"));
     if (code == 0 || code == 1 || code == 4) {
         char note[256] = "";
         qc_err rerr = {0};
@@ -1428,10 +1520,11 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         else if (note[0])
             fprintf(stderr, "qchaos: %s\n", note);
     }
-    printf("qchaos: seed %" PRIu64 ", %ld jobs, %ld workers, %.1f s, %.0f jobs/s%s\n", s->seed,
-           s->jobs, s->workers, elapsed,
-           elapsed > 0 ? (double)atomic_load(&sh.completes_ok) / elapsed : 0.0,
+    printf("qchaos: seed %" PRIu64 ", %ld jobs, %ld workers, %.1f s, %.0f jobs/s over %.1f s of "
+           "work (first claim to last complete)%s\n",
+           s->seed, atomic_load(&enqueued), s->workers, elapsed, jps, work_s,
            drained ? "" : (timed_out ? ", DRAIN TIMED OUT" : ", interrupted"));
+    json_decref(metrics);
     long nerr = atomic_load(&sh.errors);
     fflush(stdout); /* the summary line first, when both go to one file */
     if (nerr > 0) {
@@ -1450,6 +1543,8 @@ int qc_run(const qc_run_opts *o, qc_err *err)
 
 out:
     qc_sched_release(sched);
+    qc_progress_stop(prog);
+    free(table);
     if (workers && atomic_load(&sh.stop) == 0) {
         atomic_store(&sh.stop, 1);
         for (int i = 0; i < nstarted; i++)

@@ -14,7 +14,8 @@ typedef struct qc_run_opts {
     char out_dir[1024];   /* created if missing */
     int keep;             /* 1: skip the protocol's teardown */
     int allow_existing;   /* 1: run although qchaos's schema holds tables it did not create */
-    int progress;         /* 1: progress line on stderr every second */
+    int progress;         /* 1: the terminal's progress line (rewritten every second) */
+    double progress_s;    /* > 0: a progress line every progress_s seconds (-P), any stderr */
     int allow_inconclusive; /* junit.xml: INCONCLUSIVE as skipped, not failure */
     const char *argv_line;/* the command line, for "repeat with" */
     const char *replay;   /* --replay: the earlier run's ledger.jsonl whose order of points

@@ -958,6 +958,48 @@ START_TEST(test_bounded_failure_unknown_max_attempts_judges_snapshot_only)
 }
 END_TEST
 
+/* A drain that timed out while the queue was still finishing jobs (done
+ * rose in the last 5 s of monitor samples; a loaded machine) leaves poison
+ * job 18, claimed once of its 3 attempts, ready: not judged (INCONCLUSIVE,
+ * it may have died later).  The same drain without progress is judged
+ * (FAIL), and so is job 17, ready after all 3 of its attempts, even when
+ * the drain was cut short. */
+#define CUT_SHORT(d1, d2)                                                                          \
+    "{'seq':40,'t':9000,'type':'monitor','ready':1,'inflight':0,'done':" d1 ",'dead':0}\n"        \
+    "{'seq':50,'t':12000,'type':'monitor','ready':1,'inflight':0,'done':" d2 ",'dead':0}\n"       \
+    "{'seq':62,'t':12102,'type':'end','drained':false,'timed_out':true}\n"
+
+START_TEST(test_bounded_failure_drain_cut_short_attempts_left_not_judged)
+{
+    qc_check c;
+    const char *job18 =
+        "{'seq':80,'t':500,'type':'ok','op':'claim','worker':4,'rows':1,'job':18,'token':'e'}\n"
+        "{'seq':81,'t':501,'type':'fault','fault':'poison','job':18,'token':'e'}\n"
+        "{'seq':91,'t':12100,'type':'snapshot','job':18,'state':'ready'}\n";
+    char text[2048];
+
+    snprintf(text, sizeof text, "%s%s%s", HEADER, job18, CUT_SHORT("10", "20"));
+    run(qc_check_bounded_failure, text, &c);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_msg(strstr(c.summary, "still finishing") != NULL, "%s", c.summary);
+    free(c.v);
+    snprintf(text, sizeof text, "%s%s%s", HEADER, job18, CUT_SHORT("20", "20"));
+    run(qc_check_bounded_failure, text, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ASSERT_VIOLATION(&c, 0, 18, 80, 81, 91);
+    free(c.v);
+    snprintf(text, sizeof text, "%s%s%s", HEADER POISON_17_THRICE,
+             "{'seq':90,'t':12100,'type':'snapshot','job':17,'state':'ready'}\n",
+             CUT_SHORT("10", "20"));
+    run(qc_check_bounded_failure, text, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_MSG_HAS(&c, 0, "not dead, after 3 claims");
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_bounded_failure_no_poison_jobs_inconclusive)
 {
     qc_check c;
@@ -1465,6 +1507,7 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_bounded_failure_snapshot_without_error_column_not_judged);
     tcase_add_test(tc, test_bounded_failure_unknown_max_attempts_judges_snapshot_only);
     tcase_add_test(tc, test_bounded_failure_no_poison_jobs_inconclusive);
+    tcase_add_test(tc, test_bounded_failure_drain_cut_short_attempts_left_not_judged);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("no_early_reap");

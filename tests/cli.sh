@@ -3,8 +3,11 @@
 # command's own --help, -V, a bad option as one line with a hint, a malformed
 # connection string as an input error (exit 2) and an unreachable server as
 # exit 3, an output folder holding a run refused without --force, the
-# repeat command (typed order, empty words quoted) repeating the run, and
-# stdout and stderr lines of --repeat in order in one log file.
+# repeat command (typed order, empty words quoted) repeating the run,
+# stdout and stderr lines of --repeat in order in one log file; -P progress
+# lines in a log (not a terminal), --duration keeping the queue busy and
+# jobs/s over the work, samples.csv; --repeat's summary, qchaos summary
+# and qchaos diff (exit 1 when B is worse on a judged checker).
 # Prints one line per check; exit 0 when all pass.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -30,7 +33,7 @@ lines() { # description n: $tmp/out has n lines
   if [ "$n" -eq "$2" ]; then ok "$1"; else bad "$1: $n lines: $(head -c 300 "$tmp/out")"; fi
 }
 
-for c in run audit report mutation; do
+for c in run audit report mutation gate summary diff; do
   run 0 "$c --help" ./qchaos "$c" --help
   has "$c --help is $c's own" "^usage: qchaos $c "
 done
@@ -41,7 +44,7 @@ run 0 "--version" ./qchaos --version; has "--version prints the version" "^qchao
 
 run 2 "run --frob" ./qchaos run --frob
 has "one line with a hint" "^qchaos: unknown option '--frob' for 'run' (see 'qchaos run --help')$"; lines "one line" 1
-for c in audit report mutation; do
+for c in audit report mutation summary diff; do
   run 2 "$c --frob" ./qchaos "$c" --frob; lines "$c: one line" 1; has "$c: named qchaos" "^qchaos: unknown option '--frob' for '$c'"
 done
 run 2 "run --dsn (no value)" ./qchaos run --dsn; lines "one line" 1; has "says the value is missing" "^qchaos: option '--dsn' of 'run' needs a value"
@@ -91,4 +94,60 @@ if [ -n "$r100" ] && [ -n "$s101" ] && [ -n "$all" ] && [ "$r100" -lt "$s101" ] 
 else
   bad "--repeat 2 2>&1 out of order: results 100 at '$r100', start 101 at '$s101', summary at '$all'"; grep -n '^qchaos' "$tmp/out"
 fi
+
+# The --repeat summary: a table of both seeds and OUT/summary.json.
+grep -q "^$tmp/seq/seed-100 .* PASS" "$tmp/out" && grep -q "^$tmp/seq/seed-101 .* PASS" "$tmp/out" &&
+  ok "--repeat 2 prints a line per seed" || bad "--repeat 2: no summary table: $(tail -n 25 "$tmp/out")"
+grep -q '^qchaos: summary: 2 runs (2 PASS, 0 FAIL, 0 INCONCLUSIVE)' "$tmp/out" &&
+  ok "--repeat 2 prints the aggregate line, all passing" || bad "--repeat 2: no aggregate line"
+grep -q '"runs": 2' "$tmp/seq/summary.json" 2>/dev/null && ok "--repeat 2 writes OUT/summary.json" ||
+  bad "no $tmp/seq/summary.json with \"runs\": 2"
+run 0 "qchaos summary DIR (a folder of runs)" ./qchaos summary --json "$tmp/sum.json" "$tmp/seq"
+has "one line per run" "^$tmp/seq/seed-101 "
+grep -q '"exit_code": 0' "$tmp/sum.json" && ok "summary --json written" || bad "no $tmp/sum.json"
+run 2 "qchaos summary of a folder without runs" ./qchaos summary "$tmp/r"
+has "names it" "'$tmp/r' holds no results.json"
+run 0 "qchaos diff of two passing seeds" ./qchaos diff "$tmp/seq/seed-100" "$tmp/seq/seed-101"
+has "says B is not worse" "^qchaos: diff: B is not worse than A on any judged checker"
+has "shows the throughput shift" "jobs/s over the work"
+run 1 "a run of the select-then-update mutant (B)" ./qchaos run scenarios/default.ini \
+  --protocol backends/postgres/mutants/select_then_update.sql --dsn "$dsn" --jobs 1000 --seed 100 \
+  --out "$tmp/mut" --no-progress
+run 1 "qchaos diff correct -> mutant is exit 1" ./qchaos diff "$tmp/seq/seed-100" "$tmp/mut"
+has "exclusive_claim is worse and judged" "^exclusive_claim .*PASS .*FAIL .*WORSE (judged)"
+has "the new violations are named" "^  new exclusive_claim job "
+run 0 "qchaos diff mutant -> correct is exit 0" ./qchaos diff "$tmp/mut" "$tmp/seq/seed-100"
+run 2 "qchaos diff needs two runs" ./qchaos diff "$tmp/mut"
+
+# -P 0.5 into a log file (stderr is no terminal) with --duration 3 on 50
+# jobs: progress lines all along, whole and in order; the queue is kept
+# busy for the whole chaos phase (more jobs than the 50, work over at least
+# 2.5 s), and jobs/s is over the work.  The password given never shows.
+./qchaos run scenarios/default.ini --dsn "$dsn password=Pw9Secret" --jobs 50 --duration 3 -P 0.5 \
+  --seed 5 --out "$tmp/dur" >"$tmp/out" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && ok "--duration 3 -P 0.5 run (exit 0)" || { bad "--duration 3 -P 0.5: exit $rc"; tail -n 5 "$tmp/out"; }
+host=$(sed -n 's/.*host=\([^ ]*\).*/\1/p' <<<"$dsn"); port=$(sed -n 's/.*port=\([^ ]*\).*/\1/p' <<<"$dsn")
+db=$(sed -n 's/.*dbname=\([^ ]*\).*/\1/p' <<<"$dsn")
+np=$(grep -c '^qchaos: progress ' "$tmp/out")
+nwhole=$(grep -cE "^qchaos: progress [0-9]+\.[0-9] s, (setup|enqueue|chaos|heal|drain|audit), $host:$port/$db: .*, ETA ([0-9]+ (s|min)|unknown)\$" "$tmp/out")
+[ "$np" -ge 5 ] && [ "$np" -eq "$nwhole" ] && ok "$np progress lines, each whole (phase, target, ETA)" ||
+  bad "progress lines: $np, whole: $nwhole: $(grep -m3 progress "$tmp/out")"
+nchaos=$(grep -c '^qchaos: progress [0-9.]* s, chaos, ' "$tmp/out")
+[ "$nchaos" -ge 4 ] && ok "$nchaos lines in the chaos phase" || bad "only $nchaos progress lines in the chaos phase"
+grep '^qchaos: progress ' "$tmp/out" | awk '{ t = $3 + 0; if (t < last) exit 1; last = t }' &&
+  ok "progress lines in time order" || bad "progress lines out of order"
+grep -q 're-deliveries deduplicated by op key' "$tmp/out" && ! grep -qE 'repeated effects|errors [0-9]' "$tmp/out" &&
+  ok "counts named as what they are" || bad "progress counts: $(grep -m1 progress "$tmp/out")"
+grep -q Pw9Secret "$tmp/out" && bad "the password is printed" || ok "no password in the output"
+jobs=$(grep -o '"jobs": [0-9]*' "$tmp/dur/results.json" | head -n1 | grep -o '[0-9]*$')
+work=$(grep -o '"work_s": [0-9.]*' "$tmp/dur/results.json" | grep -o '[0-9.]*$')
+awk -v j="${jobs:-0}" -v w="${work:-0}" 'BEGIN { exit !(j > 50 && w >= 2.5) }' &&
+  ok "--duration 3: $jobs jobs done over $work s of work (the backlog kept the queue busy)" ||
+  bad "--duration 3: jobs '$jobs', work_s '$work' (want > 50 jobs, >= 2.5 s)"
+has "the summary line says jobs/s is over the work" "jobs/s over [0-9.]* s of work (first claim to last complete)"
+nrows=$(grep -c '^[0-9]' "$tmp/dur/samples.csv" 2>/dev/null)
+[ "${nrows:-0}" -ge 3 ] && ok "samples.csv: $nrows one-second rows" || bad "samples.csv: ${nrows:-no} rows"
+grep -qE '[0-9]\.[0-9]{4,}' "$tmp/dur/results.json" && bad "results.json has unrounded floats: $(grep -m2 -E '[0-9]\.[0-9]{4,}' "$tmp/dur/results.json")" ||
+  ok "results.json floats rounded"
 exit "$failed"
