@@ -961,9 +961,9 @@ END_TEST
 /* A drain that timed out while the queue was still finishing jobs (done
  * rose in the last 5 s of monitor samples; a loaded machine) leaves poison
  * job 18, claimed once of its 3 attempts, ready: not judged (INCONCLUSIVE,
- * it may have died later).  The same drain without progress is judged
- * (FAIL), and so is job 17, ready after all 3 of its attempts, even when
- * the drain was cut short. */
+ * it may have died later), nor after a drain that timed out without
+ * progress (no_lost_jobs judges that queue); job 17, ready after all 3 of
+ * its attempts, is judged (FAIL) even when the drain was cut short. */
 #define CUT_SHORT(d1, d2)                                                                          \
     "{'seq':40,'t':9000,'type':'monitor','ready':1,'inflight':0,'done':" d1 ",'dead':0}\n"        \
     "{'seq':50,'t':12000,'type':'monitor','ready':1,'inflight':0,'done':" d2 ",'dead':0}\n"       \
@@ -984,10 +984,13 @@ START_TEST(test_bounded_failure_drain_cut_short_attempts_left_not_judged)
     ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
     ck_assert_msg(strstr(c.summary, "still finishing") != NULL, "%s", c.summary);
     free(c.v);
+    /* a drain that timed out without progress: job 18 still had attempts
+     * left, so it is unfinished (no_lost_jobs judges a queue that stopped),
+     * not a poison job that failed to die */
     snprintf(text, sizeof text, "%s%s%s", HEADER, job18, CUT_SHORT("20", "20"));
     run(qc_check_bounded_failure, text, &c);
-    ck_assert_int_eq(c.verdict, QC_FAIL);
-    ASSERT_VIOLATION(&c, 0, 18, 80, 81, 91);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_int_ne(c.verdict, QC_PASS);
     free(c.v);
     snprintf(text, sizeof text, "%s%s%s", HEADER POISON_17_THRICE,
              "{'seq':90,'t':12100,'type':'snapshot','job':17,'state':'ready'}\n",
