@@ -34,6 +34,7 @@
 #include "../reports/report.h"
 #include "gate.h"
 #include "mutation.h"
+#include "shrink.h"
 #include "runner.h"
 #include "target.h"
 #include "../backends/driver.h"
@@ -69,6 +70,7 @@ static void usage(FILE *f)
             "       qchaos report [--allow-inconclusive] DIR [LEDGER...]\n"
             "       qchaos mutation [--seeds K] [--out DIR] [--dsn DSN] [--only NAME] [--correct FILE]\n"
             "       qchaos gate PROTOCOL [--dsn DSN] [--seeds K] [--seed N] [--out DIR] [--groups]\n"
+            "       qchaos shrink RUNDIR [--out DIR] [--dsn DSN] [--checker NAME] [--max-runs N]\n"
             "       qchaos version (or -V, --version)\n"
             "\n"
             "'qchaos COMMAND --help' (or 'qchaos help COMMAND') lists a command's options.\n"
@@ -156,6 +158,35 @@ static void gate_help(void)
            "  -h, --help    this help\n"
            "\n%s",
            exit_codes);
+}
+
+static void shrink_help(void)
+{
+    printf("usage: qchaos shrink RUNDIR [--out DIR] [--dsn DSN] [--checker NAME] [--max-runs N]\n"
+           "                     [--timeout S] [--tries K] [--confirm N]\n"
+           "\n"
+           "Cuts the failing run in RUNDIR down (jobs, workers, each fault, the nemesis, the\n"
+           "feed, the duration) by child runs, keeping each cut while the same checker still\n"
+           "FAILs, and writes the smallest scenario found (OUT/shrunk.ini, a comment saying\n"
+           "where it came from and which checker fails) and the command that runs it.\n"
+           "\n"
+           "options:\n"
+           "  --out DIR        output folder (default RUNDIR/shrink)\n"
+           "  --dsn DSN        database for the child runs (default: each starts an\n"
+           "                   ephemeral server)\n"
+           "  --checker NAME   the checker that must keep failing (default: the run's first\n"
+           "                   failing judged checker)\n"
+           "  --max-runs N     child runs allowed while cutting (default 60)\n"
+           "  --timeout S      wall-clock bound of each child run (default 300)\n"
+           "  --tries K        runs per cut (seeds S, S+1, ...); a cut is kept when the\n"
+           "                   checker failed in two of them (default 3)\n"
+           "  --confirm N      runs of the result to confirm it fails (default 3)\n"
+           "  -h, --help       this help\n"
+           "\n"
+           "exit codes: 0 a failing scenario was written, 2 usage or input error (not a run\n"
+           "            folder, a run that failed no checker, its scenario or protocol file\n"
+           "            gone), 3 child runs could not be done, 4 interrupted, or the failure\n"
+           "            did not show again (nothing written)\n");
 }
 
 static void mutation_help(void)
@@ -529,6 +560,57 @@ static int cmd_gate(int argc, char **argv)
     return code;
 }
 
+static int cmd_shrink(int argc, char **argv)
+{
+    static const struct option opts[] = {{"out", required_argument, 0, 'o'},
+                                          {"dsn", required_argument, 0, 'd'},
+                                          {"checker", required_argument, 0, 'c'},
+                                          {"max-runs", required_argument, 0, 'm'},
+                                          {"timeout", required_argument, 0, 't'},
+                                          {"tries", required_argument, 0, 'k'},
+                                          {"confirm", required_argument, 0, 'n'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    qc_shrink_opts o = {.max_runs = 60, .timeout_s = 300, .tries = 3, .confirm = 3};
+    long k;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': o.out_dir = optarg; break;
+        case 'd': o.dsn = optarg; break;
+        case 'c': o.checker = optarg; break;
+        case 'm':
+            if (parse_long_arg("--max-runs", optarg, 1, &k)) return 2;
+            o.max_runs = (int)(k > 1000 ? 1000 : k);
+            break;
+        case 't':
+            if (parse_long_arg("--timeout", optarg, 1, &k)) return 2;
+            o.timeout_s = (int)(k > 86400 ? 86400 : k);
+            break;
+        case 'k':
+            if (parse_long_arg("--tries", optarg, 1, &k)) return 2;
+            o.tries = (int)(k > 20 ? 20 : k);
+            break;
+        case 'n':
+            if (parse_long_arg("--confirm", optarg, 0, &k)) return 2;
+            o.confirm = (int)(k > 20 ? 20 : k);
+            break;
+        case 'h': shrink_help(); return 0;
+        default: return bad_option("shrink", opts, argc, argv, c);
+        }
+    }
+    if (argc - optind != 1)
+        return die(2, "shrink takes one run folder (see 'qchaos shrink --help')");
+    o.run_dir = argv[optind];
+    catch_signals(); /* SIGINT / SIGTERM: the running child is stopped, no further run */
+    qc_err err = {0};
+    int code = qc_shrink_run(&o, &err);
+    if ((code == 2 || code == 3) && err.msg[0])
+        fprintf(stderr, "qchaos: %s\n", err.msg);
+    return code;
+}
+
 static int cmd_audit(int argc, char **argv)
 {
     static const struct option opts[] = {{"out", required_argument, 0, 'o'},
@@ -640,6 +722,8 @@ static int command_help(const char *cmd)
         mutation_help();
     else if (!strcmp(cmd, "gate"))
         gate_help();
+    else if (!strcmp(cmd, "shrink"))
+        shrink_help();
     else if (!strcmp(cmd, "version"))
         printf("usage: qchaos version (or -V, --version)\n");
     else {
@@ -679,6 +763,8 @@ int main(int argc, char **argv)
         return cmd_mutation(argc - 1, argv + 1);
     if (!strcmp(cmd, "gate"))
         return cmd_gate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "shrink"))
+        return cmd_shrink(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
         printf("qchaos %s\n", QC_VERSION);
         return 0;

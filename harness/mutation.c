@@ -10,6 +10,7 @@
 #include "target.h"
 #include "audit.h"
 #include "scenario.h"
+#include "clock.h"
 #include "../backends/protocol.h"
 
 #include <dirent.h>
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* runner.c: set by the SIGINT / SIGTERM handler of main.c */
@@ -59,13 +61,20 @@ static int needs_own_server(const char *scenario)
 int qc__run_child(const char *scenario, const char *protocol, int seed, const char *dir,
                   const char *dsn)
 {
+    return qc__run_child_timed(scenario, protocol, seed, dir, dsn, 0);
+}
+
+int qc__run_child_timed(const char *scenario, const char *protocol, int seed, const char *dir,
+                        const char *dsn, int timeout_s)
+{
     char seedbuf[24], log[PATH_MAX + 16];
     snprintf(seedbuf, sizeof seedbuf, "%d", seed);
     snprintf(log, sizeof log, "%s/run.log", dir);
-    char mk[PATH_MAX + 16];
-    snprintf(mk, sizeof mk, "mkdir -p '%s'", dir);
-    if (system(mk) != 0)
+    qc_err mkerr = {0};
+    if (qc_mkdirs(dir, &mkerr) != 0)
         return -1;
+    /* decided before fork: the child only execs */
+    int own = needs_own_server(scenario);
     pid_t pid = fork();
     if (pid < 0)
         return -1;
@@ -91,7 +100,6 @@ int qc__run_child(const char *scenario, const char *protocol, int seed, const ch
         argv[k++] = dir;
         argv[k++] = "--no-progress";
         argv[k++] = "--force"; /* the folder is the matrix's own: a rerun replaces it */
-        int own = needs_own_server(scenario);
         if (dsn && !own) {
             argv[k++] = "--dsn";
             argv[k++] = dsn;
@@ -104,19 +112,33 @@ int qc__run_child(const char *scenario, const char *protocol, int seed, const ch
         execv("/proc/self/exe", (char *const *)argv);
         _exit(127);
     }
-    /* SIGINT / SIGTERM reach us (waitpid returns EINTR): pass SIGTERM on
-     * to the child run, which cancels its statements and exits 4. */
-    int st, forwarded = 0;
+    /* Polled (every 50 ms), not a blocking waitpid: the caller may be one
+     * of several threads each waiting for its own child, and a signal
+     * interrupts only one of them.  SIGINT / SIGTERM (qc_interrupted) or
+     * the timeout: SIGTERM to the child, which cancels its statements,
+     * removes its ephemeral server and exits 4; SIGKILL 20 s later. */
+    int st, termed = 0;
+    double t0 = qc_clock_ms(), term_at = 0;
     for (;;) {
-        if (waitpid(pid, &st, 0) == pid)
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid)
             break;
-        if (errno != EINTR)
+        if (w < 0 && errno != EINTR)
             return -1;
-        if (qc_interrupted && !forwarded) {
+        double now = qc_clock_ms();
+        if (!termed && (qc_interrupted || (timeout_s > 0 && now - t0 > timeout_s * 1000.0))) {
             kill(pid, SIGTERM);
-            forwarded = 1;
+            termed = 1;
+            term_at = now;
+        } else if (termed == 1 && now - term_at > 20000.0) {
+            kill(pid, SIGKILL);
+            termed = 2;
         }
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
     }
+    if (termed && !qc_interrupted)
+        return QC_CHILD_TIMEOUT;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 

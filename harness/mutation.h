@@ -36,4 +36,16 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err);
 int qc__run_child(const char *scenario, const char *protocol, int seed, const char *dir,
                   const char *dsn);
 
+/* What qc__run_child_timed returns for a child stopped by its timeout. */
+#define QC_CHILD_TIMEOUT 124
+
+/* As qc__run_child, with a timeout in seconds of wall time (0: none): a
+ * child still running then gets SIGTERM (it stops within seconds, as on
+ * Ctrl-C), SIGKILL 20 s later, and QC_CHILD_TIMEOUT is returned.  On
+ * SIGINT / SIGTERM of this process (qc_interrupted) the child gets SIGTERM
+ * and its own exit code is returned (4).  Waits by polling every 50 ms, so
+ * several threads may each wait for a child of their own. */
+int qc__run_child_timed(const char *scenario, const char *protocol, int seed, const char *dir,
+                        const char *dsn, int timeout_s);
+
 #endif
