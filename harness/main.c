@@ -69,7 +69,9 @@ static void usage(FILE *f)
             "       qchaos audit [--out DIR] [--allow-inconclusive] LEDGER|RUNDIR...\n"
             "       qchaos report [--allow-inconclusive] DIR [LEDGER...]\n"
             "       qchaos mutation [--seeds K] [--out DIR] [--dsn DSN] [--only NAME] [--correct FILE]\n"
+            "                       [--jobs N]\n"
             "       qchaos gate PROTOCOL [--dsn DSN] [--seeds K] [--seed N] [--out DIR] [--groups]\n"
+            "                   [--fail-fast] [--jobs N] [--policy FILE]\n"
             "       qchaos shrink RUNDIR [--out DIR] [--dsn DSN] [--checker NAME] [--max-runs N]\n"
             "       qchaos version (or -V, --version)\n"
             "\n"
@@ -142,6 +144,7 @@ static void report_help(void)
 static void gate_help(void)
 {
     printf("usage: qchaos gate PROTOCOL [--dsn DSN] [--seeds K] [--seed N] [--out DIR] [--groups]\n"
+           "                   [--fail-fast] [--jobs N] [--policy FILE]\n"
            "\n"
            "Runs the battery of scenarios that covers every checker of PROTOCOL's model\n"
            "(targeted stalls that send stale requests while the job's new owner holds it,\n"
@@ -155,6 +158,11 @@ static void gate_help(void)
            "  --seed N      first seed (default 1)\n"
            "  --out DIR     output folder (default results/gate)\n"
            "  --groups      also the grouped scenario (protocols with exclusive groups)\n"
+           "  --fail-fast   start no further run after one failed (the rest: not run)\n"
+           "  --jobs N      N runs at once (default 1); with --dsn (PostgreSQL) run K > 0\n"
+           "                uses the database qchaos_gate_K, created on that server\n"
+           "  --policy FILE lay FILE's [policy], [idle] and [sink] over every scenario\n"
+           "                (gate your workers' policy: heartbeat, backoff, ...)\n"
            "  -h, --help    this help\n"
            "\n%s",
            exit_codes);
@@ -192,11 +200,13 @@ static void shrink_help(void)
 static void mutation_help(void)
 {
     printf("usage: qchaos mutation [--seeds K] [--out DIR] [--dsn DSN] [--only NAME] [--correct FILE]\n"
+           "                       [--jobs N]\n"
            "\n"
-           "The detection-power self-test: every known-broken protocol and policy runs\n"
-           "against the scenario that exposes it for seeds 1..K, and the correct protocol\n"
-           "against the same scenarios.  Exit 0 only when every mutant is caught in every\n"
-           "seed and nothing false was raised.\n"
+           "The detection-power self-test: every known-broken protocol and policy goes\n"
+           "through the gate battery of its model for seeds 1..K (its own scenario first,\n"
+           "up to the first run in which an expected checker fails), and the correct\n"
+           "protocols through the whole battery.  Exit 0 only when every mutant is caught\n"
+           "in every seed and nothing false was raised.\n"
            "\n"
            "options:\n"
            "  --seeds K          seeds per mutant (default 3, at most 64)\n"
@@ -205,6 +215,8 @@ static void mutation_help(void)
            "                     server get their own); default: an ephemeral PostgreSQL\n"
            "  --only NAME        only the mutants whose name contains NAME\n"
            "  --correct FILE     run FILE as the correct protocol on every scenario\n"
+           "  --jobs N           runs at once in the correct protocols' batteries (see\n"
+           "                     'qchaos gate --help'); default 1\n"
            "  -h, --help         this help\n"
            "\n%s",
            exit_codes);
@@ -482,6 +494,7 @@ static int cmd_mutation(int argc, char **argv)
                                           {"dsn", required_argument, 0, 'd'},
                                           {"only", required_argument, 0, 'n'},
                                           {"correct", required_argument, 0, 'c'},
+                                          {"jobs", required_argument, 0, 'j'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     qc_mutation_opts o = {.seeds = 3, .out_dir = "results/mutation"};
@@ -498,6 +511,10 @@ static int cmd_mutation(int argc, char **argv)
         case 'd': o.dsn = optarg; break;
         case 'n': o.only = optarg; break;
         case 'c': o.correct = optarg; break;
+        case 'j':
+            if (parse_long_arg("--jobs", optarg, 1, &k)) return 2;
+            o.jobs = (int)(k > 64 ? 64 : k);
+            break;
         case 'h': mutation_help(); return 0;
         default: return bad_option("mutation", opts, argc, argv, c);
         }
@@ -519,6 +536,9 @@ static int cmd_gate(int argc, char **argv)
                                           {"seed", required_argument, 0, 's'},
                                           {"out", required_argument, 0, 'o'},
                                           {"groups", no_argument, 0, 'g'},
+                                          {"fail-fast", no_argument, 0, 'f'},
+                                          {"jobs", required_argument, 0, 'j'},
+                                          {"policy", required_argument, 0, 'p'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     qc_gate_opts o = {.seeds = 1, .first_seed = 1, .out_dir = "results/gate"};
@@ -538,6 +558,12 @@ static int cmd_gate(int argc, char **argv)
             break;
         case 'o': o.out_dir = optarg; break;
         case 'g': o.groups = 1; break;
+        case 'f': o.fail_fast = 1; break;
+        case 'j':
+            if (parse_long_arg("--jobs", optarg, 1, &k)) return 2;
+            o.jobs = (int)(k > 64 ? 64 : k);
+            break;
+        case 'p': o.policy = optarg; break;
         case 'h': gate_help(); return 0;
         default: return bad_option("gate", opts, argc, argv, c);
         }
@@ -553,8 +579,14 @@ static int cmd_gate(int argc, char **argv)
         return die(2, "gate: the protocol must be a file (a .sql protocol), not a folder");
     char abs[4096];
     o.protocol = realpath(proto, abs) ? abs : proto;
+    if (o.policy) {
+        qc_scenario psc;
+        qc_scenario_defaults(&psc);
+        if (qc_scenario_load(&psc, o.policy, &err) != 0)
+            return die(2, err.msg);
+    }
     catch_signals(); /* SIGINT / SIGTERM: the running child is stopped, no further run */
-    int code = qc_gate_run(&o, &err);
+    int code = qc_gate_run(&o, NULL, &err);
     if ((code == 2 || code == 3) && err.msg[0])
         fprintf(stderr, "qchaos: %s\n", err.msg);
     return code;

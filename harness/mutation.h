@@ -19,6 +19,8 @@ typedef struct qc_mutation_opts {
     const char *correct;     /* the correct protocol for every baseline run; NULL: each
                                 scenario's own protocol (policy mutants run on
                                 backends/postgres/skip_locked.sql unless this is set) */
+    int jobs;                /* runs at once in the correct protocols' batteries (see
+                                qc_gate_opts.jobs); the mutants run one run at a time */
 } qc_mutation_opts;
 
 /* Runs the matrix by starting this executable (/proc/self/exe) once per
