@@ -358,6 +358,14 @@ static void drop_slot_database(const char *dsn, int k)
     PQfinish(c);
 }
 
+static int nfailed_runs(const gate_run *runs, size_t n)
+{
+    int k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += runs[i].exit != GATE_NOT_RUN && (runs[i].exit == 1 || runs[i].failed[0]);
+    return k;
+}
+
 typedef struct gate_ctx {
     const qc_gate_opts *o;
     const gate_scenario **sc;
@@ -640,6 +648,15 @@ int qc_gate_run(const qc_gate_opts *o, qc_gate_result *res, qc_err *err)
                     printf("%s %s seed %d", nn++ ? "," : "", sc[s]->file, o->first_seed + k);
         printf("\n");
     }
+    int seeds_passed = 0;
+    for (int k = 0; k < o->seeds; k++) {
+        int ok = 1;
+        for (size_t s = 0; s < nsc; s++)
+            ok &= runs[s * (size_t)o->seeds + (size_t)k].exit == 0;
+        seeds_passed += ok;
+    }
+    printf("qchaos: gate: %d of %d seeds passed every scenario; %d runs failed a checker\n",
+           seeds_passed, o->seeds, nfailed_runs(runs, g.n));
     printf("qchaos: gate results in %s/ (gate.json, junit.xml, one folder per run), %.1f s\n",
            o->out_dir, secs);
     if (code == 1) {

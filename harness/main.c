@@ -187,7 +187,7 @@ static void shrink_help(void)
            "  --max-runs N     child runs allowed while cutting (default 60)\n"
            "  --timeout S      wall-clock bound of each child run (default 300)\n"
            "  --tries K        runs per cut (seeds S, S+1, ...); a cut is kept when the\n"
-           "                   checker failed in two of them (default 3)\n"
+           "                   checker failed in each of them (default 3)\n"
            "  --confirm N      runs of the result to confirm it fails (default 3)\n"
            "  -h, --help       this help\n"
            "\n"

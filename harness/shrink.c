@@ -4,13 +4,16 @@
  *
  * The state is a "cut": workers, jobs, duration, a job count per fault
  * kind (a rate R% of J jobs becomes ceil(R% x J) jobs), the nemesis'
- * three switches, the feed's bursts and the seed.  Each dimension is cut
- * along a ladder of values, smallest first (jobs 1, 2, 3, 5, 10, 20, ...),
- * and the first value whose child run FAILs the target checker is kept;
- * passes over all dimensions repeat until one changes nothing.  A cut is
- * tried with `tries` seeds (the current one first): the seed fixes the
- * workload and the fault plan, not the interleaving, so one passing run
- * does not prove that a cut lost the bug.  Every child run is bounded
+ * three switches, the feed's bursts and the seed.  A pass jumps to 10 jobs
+ * first, then cuts the workers, then the jobs, then each fault and the
+ * rest.  Each dimension is cut along a ladder of values, smallest first
+ * (jobs 1, 2, 3, 5, 10, 20, ...),
+ * and the first value whose child runs all FAIL the target checker is
+ * kept; passes over all dimensions repeat until one changes nothing.  A
+ * cut is run with `tries` seeds (the current one first) and kept only
+ * when the checker failed in each: the seed fixes the workload and the
+ * fault plan, not the interleaving, so one failing run does not prove that
+ * a cut kept the bug.  Every child run is bounded
  * (timeout_s) and so is their number (max_runs): the shrinker cannot hang.
  *
  * A candidate is written as a scenario file: the original's lines, minus
@@ -194,16 +197,18 @@ static int checker_failed(const char *dir, const char *checker)
     return failed;
 }
 
-/* Runs cut c with up to o->tries seeds (the current one first) and keeps
- * it when the checker failed in two of them (in one with --tries 1):
- * the seed fixes the workload and the fault plan, not the interleaving,
- * so a cut that failed once by luck is not kept.  Returns 1 kept (c->seed
+/* Runs cut c with o->tries seeds (the current one first) and keeps it
+ * when the checker failed in every one of them: the seed fixes the
+ * workload and the fault plan, not the interleaving, so a cut that failed
+ * once by luck is not kept (and the scenario written fails reliably).  A
+ * cut is given up at its first passing run, so a rejected cut costs one
+ * run and a kept one `tries`.  Returns 1 kept (c->seed
  * is the first seed that showed it), 0 not, -1 out of runs or
  * interrupted, -3 child runs keep failing to run. */
 static int try_cut(shrinker *z, cut *c, const char *what)
 {
     char desc[512];
-    int need = z->o->tries < 2 ? 1 : 2, fails = 0;
+    int need = z->o->tries, fails = 0;
     long long first_seed = -1;
     char first_dir[PATH_MAX + 32] = "";
     describe(c, desc, sizeof desc);
@@ -337,10 +342,25 @@ static const double secs_ladder[] = {0, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600};
 static int pass(shrinker *z)
 {
     int changed = 0, r;
-    if ((r = cut_long(z, &z->cur.jobs, jobs_ladder, N(jobs_ladder), 1, "jobs")) < 0)
+    /* Workers before jobs: a race between few workers shows more reliably
+     * over ten jobs than over one, and a scenario is read by its workers.
+     * So first a jump to 10 jobs (a run small enough to cut the workers
+     * quickly), then the workers, then the jobs below 10. */
+    if (z->cur.jobs > 10) {
+        static const long ten[] = {10};
+        if ((r = cut_long(z, &z->cur.jobs, ten, 1, 1, "jobs")) < 0)
+            return r;
+        changed += r;
+        if (r == 0) { /* ten jobs do not show it: the whole ladder */
+            if ((r = cut_long(z, &z->cur.jobs, jobs_ladder, N(jobs_ladder), 1, "jobs")) < 0)
+                return r;
+            changed += r;
+        }
+    }
+    if ((r = cut_long(z, &z->cur.workers, workers_ladder, N(workers_ladder), 1, "workers")) < 0)
         return r;
     changed += r;
-    if ((r = cut_long(z, &z->cur.workers, workers_ladder, N(workers_ladder), 1, "workers")) < 0)
+    if ((r = cut_long(z, &z->cur.jobs, jobs_ladder, N(jobs_ladder), 1, "jobs")) < 0)
         return r;
     changed += r;
     for (int k = 1; k < QC_FAULT_COUNT; k++) {

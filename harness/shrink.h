@@ -8,7 +8,7 @@
  * one dimension at a time (jobs, workers, each fault kind, the nemesis,
  * the feed, the duration), each as a child run of this executable
  * (qc__run_child_timed, as the mutation matrix and the gate), and keeps a
- * cut when the same checker FAILs in it.  The schedule (the order in which
+ * cut when the same checker FAILs in each of `tries` runs of it.  The schedule (the order in which
  * workers pass the points of the protocol) is not cut yet.
  */
 #ifndef QC_SHRINK_H
@@ -24,7 +24,7 @@ typedef struct qc_shrink_opts {
     int max_runs;        /* child runs allowed while cutting (>= 1) */
     int timeout_s;       /* wall-clock bound of each child run, seconds (>= 1) */
     int tries;           /* runs per cut (seeds S, S+1, ...; >= 1): kept when the checker
-                            failed in two of them (in one when tries is 1) */
+                            failed in each of them */
     int confirm;         /* runs of the final scenario to confirm it fails (>= 0) */
 } qc_shrink_opts;
 
