@@ -475,6 +475,15 @@ int qc_gate_run(const qc_gate_opts *o, qc_gate_result *res, qc_err *err)
             int is_first = first_real[0] && realpath(f, real) && !strcmp(real, first_real);
             if (is_first != (pass == 0))
                 continue;
+            if (o->nonly > 0) {
+                size_t k;
+                char want[PATH_MAX];
+                for (k = 0; k < o->nonly; k++)
+                    if (realpath(o->only[k], want) && realpath(f, real) && !strcmp(want, real))
+                        break;
+                if (k == o->nonly)
+                    continue;
+            }
             snprintf(files[nsc], sizeof files[nsc], "%s", f);
             sc[nsc++] = g;
         }

@@ -34,6 +34,9 @@ typedef struct qc_gate_opts {
     const char *stop_on;  /* NULL: --fail-fast stops at any FAIL; else a comma list of
                              checkers: only their FAIL stops it (qchaos mutation) */
     const char *first;    /* NULL, or a scenario file of the battery to run first */
+    const char *const *only; /* nonly > 0: only the battery's scenarios among these files
+                                (qchaos mutation --only: the chosen mutants' own) */
+    size_t nonly;
     int quiet;            /* 1: no table and no verdict line (the caller prints) */
     int timeout_s;        /* wall-clock bound of each run, s; 0: 900 */
 } qc_gate_opts;

@@ -381,6 +381,12 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         qc_err_set(err, QC_ENOMEM, "out of memory");
         return 3;
     }
+    /* --only: the correct protocols on the chosen mutants' own scenarios
+     * only (a quick check while working on one mutant) */
+    const char **only = calloc(n + 1, sizeof *only);
+    size_t nonly = 0;
+    for (size_t i = 0; o->only && only && i < n; i++)
+        only[nonly++] = !strncmp(ms[i].name, "policy:", 7) ? ms[i].baseline : ms[i].scenario;
     for (size_t c = 0; c < ncr && !qc_interrupted; c++) {
         char out[PATH_MAX + 64], base[64];
         const char *b = strrchr(cr[c].protocol, '/');
@@ -395,6 +401,8 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
                           .first_seed = 1,
                           .groups = cr[c].groups,
                           .jobs = o->jobs > 0 ? o->jobs : 1,
+                          .only = only,
+                          .nonly = nonly,
                           .quiet = 1};
         qc_err gerr = {0};
         double tg = qc_clock_ms();
@@ -514,6 +522,7 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     json_decref(root);
     free(ms);
     free(fps_rows);
+    free(only);
     if (qc_interrupted) {
         /* the table covers the runs done so far: inconclusive, as a run */
         fprintf(stderr, "qchaos: mutation: interrupted; the table covers the runs that finished\n");

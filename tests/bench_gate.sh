@@ -1,32 +1,36 @@
 #!/usr/bin/env bash
-# tests/bench_gate.sh [--seeds K] [--jobs N] [pg|mariadb|all]: the gate's
+# tests/bench_gate.sh [--seeds K] [--jobs N] [PART [NAME...]]: the gate's
 # detection power and wall time (issue 12).  A benchmark that prints
-# numbers, not a test: `make check` does not run it (it takes about an hour
-# with 10 seeds on 2 cores).
+# numbers, not a test: `make check` does not run it (about an hour with 10
+# seeds on 2 cores; the parts can run side by side, each on servers of its
+# own).  PART is one of
 #
-#   pg       `qchaos mutation --seeds K`: every PostgreSQL mutant and policy
-#            mutant through the gate battery of its model (its own scenario
-#            first, up to the first run that fails an expected checker),
-#            then the correct protocols skip_locked, skip_locked_txn and
-#            group_fifo (--groups) through the whole battery, K seeds, N
-#            runs at a time (a database per slot on one ephemeral server)
+#   mutants [NAME...]  `qchaos mutation --only NAME --seeds K` for every
+#            PostgreSQL mutant and policy mutant (or the NAMEs given): each
+#            through the gate battery of its model, its own scenario first,
+#            up to the first run that fails an expected checker
+#   correct  `qchaos gate --seeds K --jobs N` on skip_locked, skip_locked_txn
+#            and group_fifo (--groups): the whole battery, a database per
+#            slot on one ephemeral PostgreSQL
 #   mariadb  `qchaos gate` on backends/mariadb/skip_locked.sql (K seeds, N
 #            at a time, each run on an ephemeral MariaDB of its own), and
 #            `qchaos gate --fail-fast` on the MariaDB mutant, once per seed
-#   plain    `qchaos gate --fail-fast PROTOCOL` as a user runs it (no
-#            mutant header used), seed 1, on every PostgreSQL mutant
+#   plain    `qchaos gate --fail-fast MUTANT` as a user runs it (no mutant
+#            header used), seed 1, on every PostgreSQL mutant
+#   all      mutants, correct, mariadb (the default)
 #
-# Prints, per protocol: seeds passed (correct) or caught (mutant) out of K,
+# Prints, per protocol: seeds caught (mutant) or passed (correct) out of K,
 # and the wall time; the machine's load average before and after.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 seeds=10 jobs=3 what=all
+names=()
 while [ $# -gt 0 ]; do
   case "$1" in
   --seeds) seeds=$2; shift 2 ;;
   --jobs) jobs=$2; shift 2 ;;
-  pg | mariadb | plain | all) what=$1; shift ;;
-  *) echo "usage: tests/bench_gate.sh [--seeds K] [--jobs N] [pg|mariadb|plain|all]" >&2; exit 2 ;;
+  mutants | correct | mariadb | plain | all) what=$1; shift; names=("$@"); break ;;
+  *) echo "usage: tests/bench_gate.sh [--seeds K] [--jobs N] [mutants [NAME...]|correct|mariadb|plain|all]" >&2; exit 2 ;;
   esac
 done
 bin=${QC_QCHAOS_BIN:-./qchaos}
@@ -34,28 +38,45 @@ work=$(mktemp -d /tmp/qchaos-bench-gate.XXXXXX)
 chmod 755 "$work"
 cleanup() { scripts/pg-ephemeral.sh destroy "$work/pg" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
-echo "bench_gate: $seeds seeds, $jobs runs at a time, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), results in $work"
+echo "bench_gate: $what, $seeds seeds, $jobs runs at a time, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), results in $work"
 
 secs() { echo $(($(date +%s) - $1)); }
 
-if [ "$what" = pg ] || [ "$what" = all ]; then
+if [ "$what" = mutants ] || [ "$what" = all ]; then
   dsn=$(scripts/pg-ephemeral.sh start "$work/pg" | tail -n1) || exit 3
-  t0=$(date +%s)
-  "$bin" mutation --seeds "$seeds" --jobs "$jobs" --dsn "$dsn" --out "$work/mutation" \
-    >"$work/mutation.log" 2>&1
-  rc=$?
-  echo "== PostgreSQL: mutants through the gate battery, then the correct protocols (exit $rc, $(secs "$t0") s)"
-  grep -E '^(mutant|policy:|[a-z_]+ +[a-z_, ]+ +[0-9]+/[0-9]+)' "$work/mutation.log" | sed 's/^/   /'
-  grep -E 'correct protocol .* through the gate' "$work/mutation.log" | sed 's/^qchaos: mutation: /   /'
-  for g in "$work"/mutation/correct-*/gate.json; do
-    [ -f "$g" ] || continue
-    name=$(basename "$(dirname "$g")")
-    # a seed passes when every scenario of it exited 0
-    passed=$(tr -d ' \n' <"$g" | grep -o '"seed":[0-9]*,"run":true,"exit":[0-9]*' |
-      awk -F'[:,]' '{s[$2] = s[$2] || ($6 != 0)} END {n = 0; for (k in s) if (!s[k]) n++; print n}')
-    echo "   $name: $passed of $seeds seeds passed every scenario"
+  if [ ${#names[@]} -eq 0 ]; then
+    for m in backends/postgres/mutants/*.sql; do names+=("$(basename "$m" .sql)"); done
+    for m in scenarios/mutants/*.ini; do names+=("policy:$(basename "$m" .ini)"); done
+  fi
+  echo "== PostgreSQL mutants through the gate battery, $seeds seeds"
+  for name in "${names[@]}"; do
+    t0=$(date +%s)
+    "$bin" mutation --only "$name" --seeds "$seeds" --dsn "$dsn" --out "$work/mutation/$name" \
+      >"$work/mutation-${name//:/_}.log" 2>&1
+    rc=$?
+    row=$(grep -E "^$name " "$work/mutation-${name//:/_}.log" | tr -s ' ')
+    fp=$(awk '/^correct protocol on scenario/ {on = 1; next} on && NF {print}' \
+      "$work/mutation-${name//:/_}.log" | awk '{split($NF, a, "/"); s += a[1]} END {print s + 0}')
+    printf '   %s  (exit %d, %d s; false positives of the correct protocol there: %d)\n' \
+      "${row:-$name: no row}" "$rc" "$(secs "$t0")" "$fp"
   done
-  grep -E 'false positives|: +[0-9]+/[0-9]+' "$work/mutation.log" | grep -v ' 0/' | sed 's/^/   /'
+  scripts/pg-ephemeral.sh destroy "$work/pg" >/dev/null 2>&1
+fi
+
+if [ "$what" = correct ] || [ "$what" = all ]; then
+  dsn=$(scripts/pg-ephemeral.sh start "$work/pg" | tail -n1) || exit 3
+  echo "== PostgreSQL correct protocols through the whole battery, $seeds seeds, $jobs at a time"
+  for spec in skip_locked: skip_locked_txn: group_fifo:--groups; do
+    p=${spec%%:*} flags=${spec#*:}
+    t0=$(date +%s)
+    # shellcheck disable=SC2086
+    "$bin" gate "backends/postgres/$p.sql" $flags --seeds "$seeds" --jobs "$jobs" --dsn "$dsn" \
+      --out "$work/correct-$p" >"$work/correct-$p.log" 2>&1
+    rc=$?
+    printf '   %-16s exit %d, %4d s wall (%d s per seed); %s\n' "$p" "$rc" "$(secs "$t0")" \
+      $(($(secs "$t0") / seeds)) "$(grep -o '[0-9]* of [0-9]* seeds passed every scenario; [0-9]* runs failed a checker' "$work/correct-$p.log")"
+    grep -E '^ {4}|^[a-z].* [1-4] +[0-9.]+  [a-z]' "$work/correct-$p.log" | head -n 10 | sed 's/^/      /'
+  done
   scripts/pg-ephemeral.sh destroy "$work/pg" >/dev/null 2>&1
 fi
 
