@@ -62,6 +62,7 @@ typedef struct shrinker {
     qc_scenario sc;          /* the original scenario as loaded */
     cut orig, cur;
     int runs, limit, errors_in_row, accepted; /* limit: max_runs */
+    int any_fail;            /* some child run failed the checker */
     json_t *tries;           /* shrink.json's list of tries */
     char last_dir[PATH_MAX + 32]; /* the child run that last failed the checker */
 } shrinker;
@@ -250,6 +251,7 @@ static int try_cut(shrinker *z, cut *c, const char *what)
             return -1;
         if (failed == 1) {
             z->errors_in_row = 0;
+            z->any_fail = 1;
             if (fails++ == 0) {
                 first_seed = x.seed;
                 snprintf(first_dir, sizeof first_dir, "%s", dir);
@@ -488,12 +490,18 @@ static int load_run(shrinker *z, qc_err *err)
                  o->checker ? o->checker : first_judged[0] ? first_judged : first);
         const char *sf = json_string_value(json_object_get(h, "scenario_file"));
         const char *pf = json_string_value(json_object_get(h, "protocol"));
+        char pbuf[PATH_MAX];
+        qc_err perr = {0};
         if (!is_file(sf) || realpath(sf, z->scenario) == NULL)
             rc = qc_err_set(err, QC_EINVAL,
                             "shrink: the run's scenario file '%s' (%s:1) is gone or not a "
                             "regular file",
                             sf, path);
-        else if (!is_file(pf) || realpath(pf, z->protocol) == NULL)
+        /* a relative protocol path is as the run was given it (--protocol):
+         * looked up as qchaos run does, in the current folder, then the
+         * data folder */
+        else if (qc_scenario_resolve(pf, NULL, pbuf, sizeof pbuf, &perr) != 0 || !is_file(pbuf) ||
+                 realpath(pbuf, z->protocol) == NULL)
             rc = qc_err_set(err, QC_EINVAL,
                             "shrink: the run's protocol file '%s' (%s:1) is gone or not a "
                             "regular file",
@@ -587,7 +595,7 @@ int qc_shrink_run(const qc_shrink_opts *o, qc_err *err)
                    "the run.log of the last tries in %s)",
                    z->out);
     }
-    if (z->accepted == 0 && code == 0 && !qc_interrupted) {
+    if (z->accepted == 0 && code == 0 && !qc_interrupted && r != -1) {
         /* nothing smaller failed: does the run itself fail again? */
         cut c = z->cur;
         z->limit = z->runs + o->tries; /* beyond max_runs: "not smaller" or "gone"? */
@@ -664,9 +672,13 @@ int qc_shrink_run(const qc_shrink_opts *o, qc_err *err)
                wrote ? "; the smallest failing scenario so far is written" : "");
         code = 4;
     } else if (code == 0 && !wrote) {
-        printf("qchaos: shrink: %s did not fail in any of %d runs (the run as it was "
-               "included): nothing written\n",
-               z->checker, z->runs);
+        if (z->any_fail)
+            printf("qchaos: shrink: no cut failed %s in each of its %d runs within %d runs "
+                   "(--max-runs, --tries): nothing written\n",
+                   z->checker, o->tries, z->runs);
+        else
+            printf("qchaos: shrink: %s did not fail in any of %d runs%s: nothing written\n",
+                   z->checker, z->runs, r != -1 ? " (the run as it was included)" : "");
         code = 4;
     }
     free(z);

@@ -39,8 +39,9 @@ typedef struct qc_shrink_opts {
  * 2 with err set for bad input (not a run folder, a run with no FAILed
  * checker, a checker that did not fail, the run's scenario or protocol
  * file gone or not a regular file); 3 child runs could not be done (three
- * in a row exited 2 or 3, or could not start); 4 interrupted, or the
- * failure did not show again in any child run (nothing written). */
+ * in a row exited 2 or 3, or could not start); 4 interrupted, or nothing
+ * written (the failure did not show again in any child run, or no cut
+ * failed in each of its runs within max_runs). */
 int qc_shrink_run(const qc_shrink_opts *o, qc_err *err);
 
 #endif
