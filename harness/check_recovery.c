@@ -697,7 +697,7 @@ static int is_poison(const qc_event *e)
 
 typedef struct poison_tally {
     long over, not_dead, no_error, unjudged_error;
-    long unfinished; /* not dead with attempts left when the drain was cut short */
+    long unfinished; /* not dead with attempts left (or inflight) when the drain timed out */
 } poison_tally;
 
 /* 1 when the run's end event says the drain timed out. */
@@ -747,10 +747,12 @@ static void judge_poison(qc_check *c, const qc_history *h, const qc__jobref *r, 
     }
     if (row == NULL)
         return;
-    if ((row->state == NULL || strcmp(row->state, "dead") != 0) && qc__run_interrupted(h)) {
+    int not_dead = row->state == NULL || strcmp(row->state, "dead") != 0;
+    if (not_dead && qc__run_interrupted(h)) {
         return; /* stopped before the drain: it may have died later */
     } else if ((row->state == NULL || strcmp(row->state, "dead") != 0) &&
-               (max <= 0 || claims < max) && (qc__drain_cut_short(h) || drain_timed_out(h))) {
+               (max <= 0 || claims < max || (row->state != NULL && !strcmp(row->state, "inflight"))) &&
+               (qc__drain_cut_short(h) || drain_timed_out(h))) {
         /* the drain timed out (a loaded machine, a library's own backoff)
          * with attempts left: not finished, which no_lost_jobs judges; it
          * may have died later */
@@ -782,7 +784,7 @@ int qc_check_bounded_failure(const qc_history *h, qc_check *out)
 {
     qc__snapshot snap;
     qc__jobref *r = NULL;
-    poison_tally t;
+    poison_tally t = {0, 0, 0, 0, 0};
     size_t n = 0, jobs = 0;
     char max[48];
     int rc;

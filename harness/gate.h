@@ -22,14 +22,44 @@ typedef struct qc_gate_opts {
     int seeds;            /* seeds first_seed .. first_seed + seeds - 1 */
     int first_seed;
     int groups;           /* 1: also the grouped scenario (group-exclusive protocols) */
+    int fail_fast;        /* 1: start no further run once one failed (see stop_on); the
+                             runs left out are listed as not run, the exit is then 1 */
+    int jobs;             /* runs at once (1..64; 0 = 1).  Without dsn each run has its
+                             own ephemeral server; with a PostgreSQL keyword dsn, slot K > 0
+                             uses the database qchaos_gate_K on that server, created when
+                             missing (and dropped after when the gate created it); other
+                             targets run one at a time */
+    const char *policy;   /* NULL, or a scenario file whose [policy], [idle] and [sink]
+                             sections are laid over every scenario (a worker policy) */
+    const char *stop_on;  /* NULL: --fail-fast stops at any FAIL; else a comma list of
+                             checkers: only their FAIL stops it (qchaos mutation) */
+    const char *first;    /* NULL, or a scenario file of the battery to run first */
+    const char *const *only; /* nonly > 0: only the battery's scenarios among these files
+                                (qchaos mutation --only: the chosen mutants' own) */
+    size_t nonly;
+    int quiet;            /* 1: no table and no verdict line (the caller prints) */
+    int timeout_s;        /* wall-clock bound of each run, s; 0: 900 */
 } qc_gate_opts;
 
+/* What a battery showed, for a caller (qchaos mutation). */
+typedef struct qc_gate_result {
+    int runs;                 /* runs done */
+    int not_run;              /* runs --fail-fast left out */
+    int stopped;              /* a stop_on checker (any, without stop_on) FAILed in a run */
+    char stopped_by[128];     /* the first such run's scenario (under scenarios/) */
+    double first_violation_s; /* that run's first violation of a stop_on checker, s; -1 */
+} qc_gate_result;
+
 /* Runs the battery (each run a child of this executable, see
- * qc__run_child), prints a table and the verdict line, writes gate.json
- * and junit.xml (a testcase per scenario and judged checker) into out_dir.
+ * qc__run_child_timed; o->jobs of them at once, one thread each), prints
+ * a table (unless quiet) and the verdict line, writes gate.json and
+ * junit.xml (a testcase per scenario, seed and judged checker; a run left
+ * out by --fail-fast a skipped testcase) into out_dir.  res may be NULL.
+ * Not reentrant (one gate per process).
  * Returns the exit code: 1 a checker failed in some run, 3 a run could not
- * be done, 4 a judged checker had no opportunity in some run, 0 every run
- * passed; 2 with err set for bad input (protocol not loadable). */
-int qc_gate_run(const qc_gate_opts *o, qc_err *err);
+ * be done (or timed out), 4 a judged checker had no opportunity in some
+ * run, or the gate was interrupted, 0 every run passed; 2 with err set for
+ * bad input (protocol not loadable, --policy file unreadable). */
+int qc_gate_run(const qc_gate_opts *o, qc_gate_result *res, qc_err *err);
 
 #endif

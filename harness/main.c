@@ -40,6 +40,7 @@
 #include "explore.h"
 #include "gate.h"
 #include "mutation.h"
+#include "shrink.h"
 #include "runner.h"
 #include "summary.h"
 #include "target.h"
@@ -75,7 +76,10 @@ static void usage(FILE *f)
             "       qchaos audit [--out DIR] [--allow-inconclusive] LEDGER|RUNDIR...\n"
             "       qchaos report [--allow-inconclusive] DIR [LEDGER...]\n"
             "       qchaos mutation [--seeds K] [--out DIR] [--dsn DSN] [--only NAME] [--correct FILE]\n"
+            "                       [--jobs N]\n"
             "       qchaos gate PROTOCOL [--dsn DSN] [--seeds K] [--seed N] [--out DIR] [--groups]\n"
+            "                   [--fail-fast] [--jobs N] [--policy FILE]\n"
+            "       qchaos shrink RUNDIR [--out DIR] [--dsn DSN] [--checker NAME] [--max-runs N]\n"
             "       qchaos explore SCENARIO [--protocol FILE] [--runs N] [--seed N] [--depth D]\n"
             "                      [--dsn DSN] [--out DIR]\n"
             "       qchaos summary [--json FILE] RUNDIR|DIR...\n"
@@ -158,6 +162,7 @@ static void report_help(void)
 static void gate_help(void)
 {
     printf("usage: qchaos gate PROTOCOL [--dsn DSN] [--seeds K] [--seed N] [--out DIR] [--groups]\n"
+           "                   [--fail-fast] [--jobs N] [--policy FILE]\n"
            "\n"
            "Runs the battery of scenarios that covers every checker of PROTOCOL's model\n"
            "(targeted stalls that send stale requests while the job's new owner holds it,\n"
@@ -171,6 +176,11 @@ static void gate_help(void)
            "  --seed N      first seed (default 1)\n"
            "  --out DIR     output folder (default results/gate)\n"
            "  --groups      also the grouped scenario (protocols with exclusive groups)\n"
+           "  --fail-fast   start no further run after one failed (the rest: not run)\n"
+           "  --jobs N      N runs at once (default 1); with --dsn (PostgreSQL) run K > 0\n"
+           "                uses the database qchaos_gate_K, created on that server\n"
+           "  --policy FILE lay FILE's [policy], [idle] and [sink] over every scenario\n"
+           "                (gate your workers' policy: heartbeat, backoff, ...)\n"
            "  -h, --help    this help\n"
            "\n%s",
            exit_codes);
@@ -215,14 +225,45 @@ static void diff_help(void)
            "            3 FILE cannot be written\n");
 }
 
+static void shrink_help(void)
+{
+    printf("usage: qchaos shrink RUNDIR [--out DIR] [--dsn DSN] [--checker NAME] [--max-runs N]\n"
+           "                     [--timeout S] [--tries K] [--confirm N]\n"
+           "\n"
+           "Cuts the failing run in RUNDIR down (jobs, workers, each fault, the nemesis, the\n"
+           "feed, the duration) by child runs, keeping each cut while the same checker still\n"
+           "FAILs, and writes the smallest scenario found (OUT/shrunk.ini, a comment saying\n"
+           "where it came from and which checker fails) and the command that runs it.\n"
+           "\n"
+           "options:\n"
+           "  --out DIR        output folder (default RUNDIR/shrink)\n"
+           "  --dsn DSN        database for the child runs (default: each starts an\n"
+           "                   ephemeral server)\n"
+           "  --checker NAME   the checker that must keep failing (default: the run's first\n"
+           "                   failing judged checker)\n"
+           "  --max-runs N     child runs allowed while cutting (default 60)\n"
+           "  --timeout S      wall-clock bound of each child run (default 300)\n"
+           "  --tries K        runs per cut (seeds S, S+1, ...); a cut is kept when the\n"
+           "                   checker failed in each of them (default 3)\n"
+           "  --confirm N      runs of the result to confirm it fails (default 3)\n"
+           "  -h, --help       this help\n"
+           "\n"
+           "exit codes: 0 a failing scenario was written, 2 usage or input error (not a run\n"
+           "            folder, a run that failed no checker, its scenario or protocol file\n"
+           "            gone), 3 child runs could not be done, 4 interrupted, or the failure\n"
+           "            did not show again (nothing written)\n");
+}
+
 static void mutation_help(void)
 {
     printf("usage: qchaos mutation [--seeds K] [--out DIR] [--dsn DSN] [--only NAME] [--correct FILE]\n"
+           "                       [--jobs N]\n"
            "\n"
-           "The detection-power self-test: every known-broken protocol and policy runs\n"
-           "against the scenario that exposes it for seeds 1..K, and the correct protocol\n"
-           "against the same scenarios.  Exit 0 only when every mutant is caught in every\n"
-           "seed and nothing false was raised.\n"
+           "The detection-power self-test: every known-broken protocol and policy goes\n"
+           "through the gate battery of its model for seeds 1..K (its own scenario first,\n"
+           "up to the first run in which an expected checker fails), and the correct\n"
+           "protocols through the whole battery.  Exit 0 only when every mutant is caught\n"
+           "in every seed and nothing false was raised.\n"
            "\n"
            "options:\n"
            "  --seeds K          seeds per mutant (default 3, at most 64)\n"
@@ -231,6 +272,8 @@ static void mutation_help(void)
            "                     server get their own); default: an ephemeral PostgreSQL\n"
            "  --only NAME        only the mutants whose name contains NAME\n"
            "  --correct FILE     run FILE as the correct protocol on every scenario\n"
+           "  --jobs N           runs at once in the correct protocols' batteries (see\n"
+           "                     'qchaos gate --help'); default 1\n"
            "  -h, --help         this help\n"
            "\n%s",
            exit_codes);
@@ -745,6 +788,7 @@ static int cmd_mutation(int argc, char **argv)
                                           {"dsn", required_argument, 0, 'd'},
                                           {"only", required_argument, 0, 'n'},
                                           {"correct", required_argument, 0, 'c'},
+                                          {"jobs", required_argument, 0, 'j'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     qc_mutation_opts o = {.seeds = 3, .out_dir = "results/mutation"};
@@ -761,6 +805,10 @@ static int cmd_mutation(int argc, char **argv)
         case 'd': o.dsn = optarg; break;
         case 'n': o.only = optarg; break;
         case 'c': o.correct = optarg; break;
+        case 'j':
+            if (parse_long_arg("--jobs", optarg, 1, &k)) return 2;
+            o.jobs = (int)(k > 64 ? 64 : k);
+            break;
         case 'h': mutation_help(); return 0;
         default: return bad_option("mutation", opts, argc, argv, c);
         }
@@ -782,6 +830,9 @@ static int cmd_gate(int argc, char **argv)
                                           {"seed", required_argument, 0, 's'},
                                           {"out", required_argument, 0, 'o'},
                                           {"groups", no_argument, 0, 'g'},
+                                          {"fail-fast", no_argument, 0, 'f'},
+                                          {"jobs", required_argument, 0, 'j'},
+                                          {"policy", required_argument, 0, 'p'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     qc_gate_opts o = {.seeds = 1, .first_seed = 1, .out_dir = "results/gate"};
@@ -801,6 +852,12 @@ static int cmd_gate(int argc, char **argv)
             break;
         case 'o': o.out_dir = optarg; break;
         case 'g': o.groups = 1; break;
+        case 'f': o.fail_fast = 1; break;
+        case 'j':
+            if (parse_long_arg("--jobs", optarg, 1, &k)) return 2;
+            o.jobs = (int)(k > 64 ? 64 : k);
+            break;
+        case 'p': o.policy = optarg; break;
         case 'h': gate_help(); return 0;
         default: return bad_option("gate", opts, argc, argv, c);
         }
@@ -816,8 +873,65 @@ static int cmd_gate(int argc, char **argv)
         return die(2, "gate: the protocol must be a file (a .sql protocol), not a folder");
     char abs[4096];
     o.protocol = realpath(proto, abs) ? abs : proto;
+    if (o.policy) {
+        qc_scenario psc;
+        qc_scenario_defaults(&psc);
+        if (qc_scenario_load(&psc, o.policy, &err) != 0)
+            return die(2, err.msg);
+    }
     catch_signals(); /* SIGINT / SIGTERM: the running child is stopped, no further run */
-    int code = qc_gate_run(&o, &err);
+    int code = qc_gate_run(&o, NULL, &err);
+    if ((code == 2 || code == 3) && err.msg[0])
+        fprintf(stderr, "qchaos: %s\n", err.msg);
+    return code;
+}
+
+static int cmd_shrink(int argc, char **argv)
+{
+    static const struct option opts[] = {{"out", required_argument, 0, 'o'},
+                                          {"dsn", required_argument, 0, 'd'},
+                                          {"checker", required_argument, 0, 'c'},
+                                          {"max-runs", required_argument, 0, 'm'},
+                                          {"timeout", required_argument, 0, 't'},
+                                          {"tries", required_argument, 0, 'k'},
+                                          {"confirm", required_argument, 0, 'n'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    qc_shrink_opts o = {.max_runs = 60, .timeout_s = 300, .tries = 3, .confirm = 3};
+    long k;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': o.out_dir = optarg; break;
+        case 'd': o.dsn = optarg; break;
+        case 'c': o.checker = optarg; break;
+        case 'm':
+            if (parse_long_arg("--max-runs", optarg, 1, &k)) return 2;
+            o.max_runs = (int)(k > 1000 ? 1000 : k);
+            break;
+        case 't':
+            if (parse_long_arg("--timeout", optarg, 1, &k)) return 2;
+            o.timeout_s = (int)(k > 86400 ? 86400 : k);
+            break;
+        case 'k':
+            if (parse_long_arg("--tries", optarg, 1, &k)) return 2;
+            o.tries = (int)(k > 20 ? 20 : k);
+            break;
+        case 'n':
+            if (parse_long_arg("--confirm", optarg, 0, &k)) return 2;
+            o.confirm = (int)(k > 20 ? 20 : k);
+            break;
+        case 'h': shrink_help(); return 0;
+        default: return bad_option("shrink", opts, argc, argv, c);
+        }
+    }
+    if (argc - optind != 1)
+        return die(2, "shrink takes one run folder (see 'qchaos shrink --help')");
+    o.run_dir = argv[optind];
+    catch_signals(); /* SIGINT / SIGTERM: the running child is stopped, no further run */
+    qc_err err = {0};
+    int code = qc_shrink_run(&o, &err);
     if ((code == 2 || code == 3) && err.msg[0])
         fprintf(stderr, "qchaos: %s\n", err.msg);
     return code;
@@ -1072,6 +1186,8 @@ static int command_help(const char *cmd)
         summary_help();
     else if (!strcmp(cmd, "diff"))
         diff_help();
+    else if (!strcmp(cmd, "shrink"))
+        shrink_help();
     else if (!strcmp(cmd, "version"))
         printf("usage: qchaos version (or -V, --version)\n");
     else {
@@ -1117,6 +1233,8 @@ int main(int argc, char **argv)
         return cmd_summary(argc - 1, argv + 1);
     if (!strcmp(cmd, "diff"))
         return cmd_diff(argc - 1, argv + 1);
+    if (!strcmp(cmd, "shrink"))
+        return cmd_shrink(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
         printf("qchaos %s\n", QC_VERSION);
         return 0;

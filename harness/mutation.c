@@ -7,9 +7,11 @@
  * each run's results.json.
  */
 #include "mutation.h"
+#include "gate.h"
 #include "target.h"
 #include "audit.h"
 #include "scenario.h"
+#include "clock.h"
 #include "../backends/protocol.h"
 
 #include <dirent.h>
@@ -23,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* runner.c: set by the SIGINT / SIGTERM handler of main.c */
@@ -38,6 +41,9 @@ typedef struct mutant {
     int runs_failed;          /* runs that could not be done (exit 2/3/crash) */
     double first_s[64];       /* seconds to the first violation, per catching seed */
     int nfirst;
+    int runs_total;           /* gate runs it took to catch it, over the catching seeds */
+    char caught_by[128];      /* the battery scenario that caught it (last catching seed) */
+    char model[16];           /* lease or transaction */
 } mutant;
 
 static int cmp_double(const void *a, const void *b)
@@ -59,13 +65,20 @@ static int needs_own_server(const char *scenario)
 int qc__run_child(const char *scenario, const char *protocol, int seed, const char *dir,
                   const char *dsn)
 {
+    return qc__run_child_timed(scenario, protocol, seed, dir, dsn, 0);
+}
+
+int qc__run_child_timed(const char *scenario, const char *protocol, int seed, const char *dir,
+                        const char *dsn, int timeout_s)
+{
     char seedbuf[24], log[PATH_MAX + 16];
     snprintf(seedbuf, sizeof seedbuf, "%d", seed);
     snprintf(log, sizeof log, "%s/run.log", dir);
-    char mk[PATH_MAX + 16];
-    snprintf(mk, sizeof mk, "mkdir -p '%s'", dir);
-    if (system(mk) != 0)
+    qc_err mkerr = {0};
+    if (qc_mkdirs(dir, &mkerr) != 0)
         return -1;
+    /* decided before fork: the child only execs */
+    int own = needs_own_server(scenario);
     pid_t pid = fork();
     if (pid < 0)
         return -1;
@@ -91,7 +104,6 @@ int qc__run_child(const char *scenario, const char *protocol, int seed, const ch
         argv[k++] = dir;
         argv[k++] = "--no-progress";
         argv[k++] = "--force"; /* the folder is the matrix's own: a rerun replaces it */
-        int own = needs_own_server(scenario);
         if (dsn && !own) {
             argv[k++] = "--dsn";
             argv[k++] = dsn;
@@ -104,63 +116,34 @@ int qc__run_child(const char *scenario, const char *protocol, int seed, const ch
         execv("/proc/self/exe", (char *const *)argv);
         _exit(127);
     }
-    /* SIGINT / SIGTERM reach us (waitpid returns EINTR): pass SIGTERM on
-     * to the child run, which cancels its statements and exits 4. */
-    int st, forwarded = 0;
+    /* Polled (every 50 ms), not a blocking waitpid: the caller may be one
+     * of several threads each waiting for its own child, and a signal
+     * interrupts only one of them.  SIGINT / SIGTERM (qc_interrupted) or
+     * the timeout: SIGTERM to the child, which cancels its statements,
+     * removes its ephemeral server and exits 4; SIGKILL 20 s later. */
+    int st, termed = 0;
+    double t0 = qc_clock_ms(), term_at = 0;
     for (;;) {
-        if (waitpid(pid, &st, 0) == pid)
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid)
             break;
-        if (errno != EINTR)
+        if (w < 0 && errno != EINTR)
             return -1;
-        if (qc_interrupted && !forwarded) {
+        double now = qc_clock_ms();
+        if (!termed && (qc_interrupted || (timeout_s > 0 && now - t0 > timeout_s * 1000.0))) {
             kill(pid, SIGTERM);
-            forwarded = 1;
+            termed = 1;
+            term_at = now;
+        } else if (termed == 1 && now - term_at > 20000.0) {
+            kill(pid, SIGKILL);
+            termed = 2;
         }
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
     }
+    if (termed && !qc_interrupted)
+        return QC_CHILD_TIMEOUT;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* Did any checker in list FAIL in dir/results.json?  *first_s gets the
- * earliest first-violation time among them.  Returns 1 caught, 0 not, -1
- * no results. */
-static int read_caught(const char *dir, const char *list, double *first_s, int *any_fail)
-{
-    char path[PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/results.json", dir);
-    json_t *r = json_load_file(path, 0, NULL);
-    if (!r)
-        return -1;
-    int caught = 0;
-    *first_s = -1;
-    *any_fail = 0;
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(r, "checkers"), i, c)
-    {
-        const char *name = json_string_value(json_object_get(c, "name"));
-        const char *v = json_string_value(json_object_get(c, "verdict"));
-        if (!name || !v || strcmp(v, "FAIL"))
-            continue;
-        *any_fail = 1;
-        if (!list)
-            continue;
-        /* name in the comma list? */
-        size_t n = strlen(name);
-        for (const char *p = list; (p = strstr(p, name)); p += n) {
-            int start = p == list || p[-1] == ',' || p[-1] == ' ';
-            int end = p[n] == 0 || p[n] == ',' || p[n] == ' ';
-            if (start && end) {
-                caught = 1;
-                json_t *fs = json_object_get(c, "first_violation_s");
-                double t = json_is_number(fs) ? json_number_value(fs) : -1;
-                if (t >= 0 && (*first_s < 0 || t < *first_s))
-                    *first_s = t;
-                break;
-            }
-        }
-    }
-    json_decref(r);
-    return caught;
 }
 
 static int add_protocol_mutants(mutant **ms, size_t *n, const char *dir, const char *only,
@@ -235,7 +218,9 @@ static int add_policy_mutants(mutant **ms, size_t *n, const char *dir, const cha
         size_t len = strlen(e->d_name);
         if (len < 5 || strcmp(e->d_name + len - 4, ".ini"))
             continue;
-        if (only && !strstr(e->d_name, only))
+        char pname[300];
+        snprintf(pname, sizeof pname, "policy:%s", e->d_name);
+        if (only && !strstr(pname, only)) /* "--only policy:" keeps them all */
             continue;
         char path[PATH_MAX + 256];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
@@ -270,24 +255,12 @@ static int add_policy_mutants(mutant **ms, size_t *n, const char *dir, const cha
     return rc;
 }
 
-/* A scenario path as the table shows it: resolved ("mutants/../idle.ini"
- * is idle.ini) and relative to the qchaos data folder when inside it.
- * Returns a static buffer (the table is printed by one thread). */
-static const char *shown_path(const char *path)
-{
-    static char buf[PATH_MAX];
-    char real[PATH_MAX];
-    const char *d = qc_datadir();
-    size_t dl = strlen(d);
-
-    if (realpath(path, real) == NULL)
-        snprintf(real, sizeof real, "%s", path);
-    if (!strncmp(real, d, dl) && real[dl] == '/')
-        snprintf(buf, sizeof buf, "%s", real + dl + 1);
-    else
-        snprintf(buf, sizeof buf, "%s", real);
-    return buf;
-}
+/* One correct protocol's battery, for the false positives. */
+typedef struct correct_run {
+    char protocol[PATH_MAX];
+    int groups;
+    const char *model;
+} correct_run;
 
 int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
 {
@@ -295,6 +268,7 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     mutant *ms = NULL;
     size_t n = 0;
     int code = 0;
+    double t0 = qc_clock_ms();
     if (qc_scenario_resolve(o->correct ? o->correct : "backends/postgres/skip_locked.sql", NULL,
                             correct, sizeof correct, err) != 0)
         return 2;
@@ -320,65 +294,152 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         return 2;
     }
     int K = o->seeds > 64 ? 64 : o->seeds;
-    fprintf(stderr, "qchaos: mutation: %zu mutants x %d seeds\n", n, K);
+    fprintf(stderr, "qchaos: mutation: %zu mutants x %d seeds, each through the gate battery "
+                    "(its own scenario first, up to the first run that catches it)\n",
+            n, K);
+    /* Each mutant through the gate's battery of its model: caught when an
+     * expected checker FAILs in a run; the battery stops there. */
+    int need_lease = 0, need_txn = 0, need_groups = 0;
     for (size_t i = 0; i < n && !qc_interrupted; i++) {
         mutant *m = &ms[i];
+        int policy = !strncmp(m->name, "policy:", 7);
+        qc_protocol *p = NULL;
+        qc_err perr = {0};
+        const char *model = "lease";
+        if (qc_protocol_load(m->protocol, QC_PARAM_DOLLAR, &p, &perr) == 0) {
+            model = !strcmp(p->model, "transaction") ? "transaction" : "lease";
+            qc_protocol_destroy(p);
+        }
+        int groups = strstr(m->expect, "group_") != NULL;
+        snprintf(m->model, sizeof m->model, "%s", model);
+        need_groups |= groups;
+        need_txn |= !strcmp(model, "transaction");
+        need_lease |= !groups && !strcmp(model, "lease");
         for (int s = 1; s <= K && !qc_interrupted; s++) {
             char out[PATH_MAX];
             snprintf(out, sizeof out, "%s/%s/seed%d", o->out_dir, m->name, s);
-            int rc = qc__run_child(m->scenario, m->protocol, s, out, o->dsn);
-            double first = -1;
-            int any = 0;
-            int caught = read_caught(out, m->expect, &first, &any);
-            if (rc != 0 && rc != 1 && rc != 4)
-                m->runs_failed++;
-            if (caught == 1) {
+            qc_gate_opts g = {.protocol = m->protocol,
+                              .dsn = o->dsn,
+                              .out_dir = out,
+                              .seeds = 1,
+                              .first_seed = s,
+                              .groups = groups,
+                              .fail_fast = 1,
+                              .jobs = 1,
+                              .policy = policy ? m->scenario : NULL,
+                              .stop_on = m->expect,
+                              .first = policy ? m->baseline : m->scenario,
+                              .quiet = 1};
+            qc_gate_result res;
+            qc_err gerr = {0};
+            int rc = qc_gate_run(&g, &res, &gerr);
+            if (res.stopped) {
                 m->caught++;
-                if (first >= 0)
-                    m->first_s[m->nfirst++] = first;
+                if (res.first_violation_s >= 0)
+                    m->first_s[m->nfirst++] = res.first_violation_s;
+                m->runs_total += res.runs;
+                snprintf(m->caught_by, sizeof m->caught_by, "%s", res.stopped_by);
+            } else if (rc == 2 || rc == 3) {
+                m->runs_failed++;
             }
-            fprintf(stderr, "qchaos: mutation: %s seed %d: exit %d, %s\n", m->name, s, rc,
-                    caught == 1 ? "caught" : caught == 0 ? "ESCAPED" : "no results");
+            fprintf(stderr, "qchaos: mutation: %s seed %d: %s%s%s (%d runs)%s%s\n", m->name, s,
+                    res.stopped ? "caught by " : "ESCAPED the gate",
+                    res.stopped ? res.stopped_by : "", "", res.runs,
+                    gerr.msg[0] ? ": " : "", gerr.msg);
         }
     }
-    /* The correct protocol against every distinct scenario. */
-    char (*scen)[PATH_MAX] = calloc(n, sizeof *scen);
-    int *fp = calloc(n, sizeof *fp), *fp_failed = calloc(n, sizeof *fp_failed);
-    size_t ns = 0;
-    if (!scen || !fp || !fp_failed) {
+    /* The correct protocols through the whole battery: every FAIL is a
+     * false positive of the scenario it came from. */
+    correct_run cr[3];
+    size_t ncr = 0;
+    if (o->correct) {
+        snprintf(cr[ncr].protocol, sizeof cr[ncr].protocol, "%s", correct);
+        cr[ncr].groups = 0;
+        cr[ncr++].model = "given";
+    } else {
+        const char *names[3] = {"backends/postgres/skip_locked.sql",
+                                "backends/postgres/skip_locked_txn.sql",
+                                "backends/postgres/group_fifo.sql"};
+        int want[3] = {need_lease, need_txn, need_groups};
+        for (int k = 0; k < 3; k++) {
+            if (!want[k])
+                continue;
+            snprintf(cr[ncr].protocol, sizeof cr[ncr].protocol, "%s/%s", qc_datadir(), names[k]);
+            cr[ncr].groups = k == 2;
+            cr[ncr++].model = k == 1 ? "transaction" : "lease";
+        }
+    }
+    /* false positives per protocol and scenario */
+    typedef struct fp_row {
+        char protocol[64], scenario[128];
+        int fp, failed, runs;
+    } fp_row;
+    fp_row *fps_rows = calloc(64 * 3, sizeof *fps_rows);
+    size_t nfp = 0;
+    if (fps_rows == NULL) {
         free(ms);
-        free(scen);
-        free(fp);
-        free(fp_failed);
         qc_err_set(err, QC_ENOMEM, "out of memory");
         return 3;
     }
-    for (size_t i = 0; i < n; i++) {
-        size_t j;
-        for (j = 0; j < ns && strcmp(scen[j], ms[i].baseline); j++)
-            ;
-        if (j == ns)
-            snprintf(scen[ns++], PATH_MAX, "%s", ms[i].baseline);
-    }
-    for (size_t j = 0; j < ns && !qc_interrupted; j++) {
-        const char *base = strrchr(scen[j], '/');
-        base = base ? base + 1 : scen[j];
-        for (int s = 1; s <= K && !qc_interrupted; s++) {
-            char out[PATH_MAX];
-            snprintf(out, sizeof out, "%s/correct-%.*s/seed%d", o->out_dir,
-                     (int)(strlen(base) > 4 ? strlen(base) - 4 : strlen(base)), base, s);
-            /* the scenario's own (correct) protocol, unless --correct names one */
-            int rc = qc__run_child(scen[j], o->correct ? correct : NULL, s, out, o->dsn);
-            double first;
-            int any = 0;
-            read_caught(out, NULL, &first, &any);
-            if (any || rc == 1)
-                fp[j]++;
-            else if (rc != 0 && rc != 4)
-                fp_failed[j]++;
-            fprintf(stderr, "qchaos: mutation: correct protocol on %s seed %d: exit %d%s\n", base,
-                    s, rc, any ? " FALSE POSITIVE" : "");
+    /* --only: the correct protocols on the chosen mutants' own scenarios
+     * only (a quick check while working on one mutant) */
+    const char **only = calloc(n + 1, sizeof *only);
+    size_t nonly = 0;
+    for (size_t i = 0; o->only && only && i < n; i++)
+        only[nonly++] = !strncmp(ms[i].name, "policy:", 7) ? ms[i].baseline : ms[i].scenario;
+    for (size_t c = 0; c < ncr && !qc_interrupted; c++) {
+        char out[PATH_MAX + 64], base[64];
+        const char *b = strrchr(cr[c].protocol, '/');
+        snprintf(base, sizeof base, "%.60s", b ? b + 1 : cr[c].protocol);
+        if (strlen(base) > 4 && !strcmp(base + strlen(base) - 4, ".sql"))
+            base[strlen(base) - 4] = '\0';
+        snprintf(out, sizeof out, "%s/correct-%s", o->out_dir, base);
+        qc_gate_opts g = {.protocol = cr[c].protocol,
+                          .dsn = o->dsn,
+                          .out_dir = out,
+                          .seeds = K,
+                          .first_seed = 1,
+                          .groups = cr[c].groups,
+                          .jobs = o->jobs > 0 ? o->jobs : 1,
+                          .only = only,
+                          .nonly = nonly,
+                          .quiet = 1};
+        qc_err gerr = {0};
+        double tg = qc_clock_ms();
+        int rc = qc_gate_run(&g, NULL, &gerr);
+        fprintf(stderr, "qchaos: mutation: correct protocol %s through the gate (%d seeds, %d at "
+                        "a time): exit %d in %.0f s%s%s\n",
+                base, K, g.jobs, rc, (qc_clock_ms() - tg) / 1000.0, gerr.msg[0] ? ": " : "",
+                gerr.msg);
+        char gj[PATH_MAX + 80];
+        snprintf(gj, sizeof gj, "%s/gate.json", out);
+        json_t *root = json_load_file(gj, 0, NULL), *r;
+        size_t i;
+        json_array_foreach(json_object_get(root, "runs"), i, r)
+        {
+            const char *scen = json_string_value(json_object_get(r, "scenario"));
+            if (scen == NULL || !json_is_true(json_object_get(r, "run")))
+                continue;
+            size_t j;
+            for (j = 0; j < nfp; j++)
+                if (!strcmp(fps_rows[j].protocol, base) && !strcmp(fps_rows[j].scenario, scen))
+                    break;
+            if (j == nfp && nfp < 64 * 3) {
+                snprintf(fps_rows[nfp].protocol, sizeof fps_rows[nfp].protocol, "%s", base);
+                snprintf(fps_rows[nfp].scenario, sizeof fps_rows[nfp].scenario, "%s", scen);
+                nfp++;
+            }
+            if (j == nfp)
+                continue;
+            long ex = (long)json_integer_value(json_object_get(r, "exit"));
+            const char *failed = json_string_value(json_object_get(r, "failed"));
+            fps_rows[j].runs++;
+            if ((failed && failed[0]) || ex == 1)
+                fps_rows[j].fp++;
+            else if (ex != 0 && ex != 4)
+                fps_rows[j].failed++;
         }
+        json_decref(root);
     }
 
     json_t *root = json_object();
@@ -388,8 +449,8 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         wn = (int)strlen(ms[i].name) > wn ? (int)strlen(ms[i].name) : wn;
         we = (int)strlen(ms[i].expect) > we ? (int)strlen(ms[i].expect) : we;
     }
-    printf("%-*s  %-*s %8s %9s %9s\n", wn, "mutant", we, "expected checker", "caught", "median_s",
-           "max_s");
+    printf("%-*s  %-*s %8s %9s %9s  %s\n", wn, "mutant", we, "expected checker", "caught",
+           "median_s", "max_s", "caught by (last seed)");
     for (size_t i = 0; i < n; i++) {
         mutant *m = &ms[i];
         double med = -1, max = -1;
@@ -406,17 +467,20 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
             snprintf(meds, sizeof meds, "%.2f", med);
         if (max >= 0)
             snprintf(maxs, sizeof maxs, "%.2f", max);
-        printf("%-*s  %-*s %8s %9s %9s%s\n", wn, m->name, we, m->expect, caught, meds, maxs,
-               m->runs_failed ? "  (runs failed)" : "");
+        printf("%-*s  %-*s %8s %9s %9s  %s%s\n", wn, m->name, we, m->expect, caught, meds, maxs,
+               m->caught_by[0] ? m->caught_by : "-", m->runs_failed ? "  (runs failed)" : "");
         if (m->caught < K || m->runs_failed)
             code = 1;
         json_t *r = json_object();
         json_object_set_new(r, "mutant", json_string(m->name));
         json_object_set_new(r, "protocol", json_string(m->protocol));
         json_object_set_new(r, "scenario", json_string(m->scenario));
+        json_object_set_new(r, "model", json_string(m->model));
         json_object_set_new(r, "expect", json_string(m->expect));
         json_object_set_new(r, "seeds", json_integer(K));
         json_object_set_new(r, "caught", json_integer(m->caught));
+        json_object_set_new(r, "caught_by", json_string(m->caught_by));
+        json_object_set_new(r, "gate_runs", json_integer(m->runs_total));
         json_object_set_new(r, "runs_failed", json_integer(m->runs_failed));
         json_object_set_new(r, "median_first_violation_s", med >= 0 ? json_real(med) : json_null());
         json_object_set_new(r, "max_first_violation_s", max >= 0 ? json_real(max) : json_null());
@@ -424,33 +488,41 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     }
     json_object_set_new(root, "mutants", rows);
     json_t *fps = json_array();
-    for (size_t j = 0; j < ns; j++)
-        ws = (int)strlen(shown_path(scen[j])) > ws ? (int)strlen(shown_path(scen[j])) : ws;
+    for (size_t j = 0; j < nfp; j++) {
+        int w = (int)(strlen(fps_rows[j].protocol) + strlen(fps_rows[j].scenario) + 2);
+        ws = w > ws ? w : ws;
+    }
     printf("\n%-*s  %s\n", ws, "correct protocol on scenario", "false positives");
-    for (size_t j = 0; j < ns; j++) {
-        printf("%-*s  %13d/%d%s\n", ws, shown_path(scen[j]), fp[j], K,
-               fp_failed[j] ? "  (runs failed)" : "");
-        if (fp[j] || fp_failed[j])
+    for (size_t j = 0; j < nfp; j++) {
+        char label[256];
+        snprintf(label, sizeof label, "%s: %s", fps_rows[j].protocol, fps_rows[j].scenario);
+        printf("%-*s  %13d/%d%s\n", ws, label, fps_rows[j].fp, fps_rows[j].runs,
+               fps_rows[j].failed ? "  (runs failed)" : "");
+        if (fps_rows[j].fp || fps_rows[j].failed)
             code = 1;
         json_t *r = json_object();
-        json_object_set_new(r, "scenario", json_string(scen[j]));
-        json_object_set_new(r, "seeds", json_integer(K));
-        json_object_set_new(r, "false_positives", json_integer(fp[j]));
-        json_object_set_new(r, "runs_failed", json_integer(fp_failed[j]));
+        json_object_set_new(r, "protocol", json_string(fps_rows[j].protocol));
+        json_object_set_new(r, "scenario", json_string(fps_rows[j].scenario));
+        json_object_set_new(r, "seeds", json_integer(fps_rows[j].runs));
+        json_object_set_new(r, "false_positives", json_integer(fps_rows[j].fp));
+        json_object_set_new(r, "runs_failed", json_integer(fps_rows[j].failed));
         json_array_append_new(fps, r);
     }
+    if (nfp == 0 && ncr > 0 && !qc_interrupted)
+        code = 1; /* the correct protocols' batteries left nothing to read */
     json_object_set_new(root, "correct_protocol",
-                        json_string(o->correct ? correct : "each scenario's own protocol"));
+                        json_string(o->correct ? correct : "skip_locked, skip_locked_txn, "
+                                                           "group_fifo (as the mutants need)"));
     json_object_set_new(root, "false_positives", fps);
+    json_object_set_new(root, "seconds", json_real((qc_clock_ms() - t0) / 1000.0));
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/mutation.json", o->out_dir);
     if (qc_mkdirs(o->out_dir, err) == 0 && json_dump_file(root, path, JSON_INDENT(2)) == 0)
-        printf("qchaos: mutation table in %s\n", path);
+        printf("qchaos: mutation table in %s (%.0f s)\n", path, (qc_clock_ms() - t0) / 1000.0);
     json_decref(root);
     free(ms);
-    free(scen);
-    free(fp);
-    free(fp_failed);
+    free(fps_rows);
+    free(only);
     if (qc_interrupted) {
         /* the table covers the runs done so far: inconclusive, as a run */
         fprintf(stderr, "qchaos: mutation: interrupted; the table covers the runs that finished\n");

@@ -19,6 +19,8 @@ typedef struct qc_mutation_opts {
     const char *correct;     /* the correct protocol for every baseline run; NULL: each
                                 scenario's own protocol (policy mutants run on
                                 backends/postgres/skip_locked.sql unless this is set) */
+    int jobs;                /* runs at once in the correct protocols' batteries (see
+                                qc_gate_opts.jobs); the mutants run one run at a time */
 } qc_mutation_opts;
 
 /* Runs the matrix by starting this executable (/proc/self/exe) once per
@@ -35,5 +37,17 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err);
  * matrix and the gate (gate.c). */
 int qc__run_child(const char *scenario, const char *protocol, int seed, const char *dir,
                   const char *dsn);
+
+/* What qc__run_child_timed returns for a child stopped by its timeout. */
+#define QC_CHILD_TIMEOUT 124
+
+/* As qc__run_child, with a timeout in seconds of wall time (0: none): a
+ * child still running then gets SIGTERM (it stops within seconds, as on
+ * Ctrl-C), SIGKILL 20 s later, and QC_CHILD_TIMEOUT is returned.  On
+ * SIGINT / SIGTERM of this process (qc_interrupted) the child gets SIGTERM
+ * and its own exit code is returned (4).  Waits by polling every 50 ms, so
+ * several threads may each wait for a child of their own. */
+int qc__run_child_timed(const char *scenario, const char *protocol, int seed, const char *dir,
+                        const char *dsn, int timeout_s);
 
 #endif

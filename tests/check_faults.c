@@ -915,6 +915,52 @@ START_TEST(test_bounded_failure_attempts_left_at_drain_timeout_not_judged)
 }
 END_TEST
 
+/* Issue 12: a drain that timed out while the queue was still finishing
+ * jobs (done rose over the last 5 s of monitor samples: MariaDB on a
+ * loaded machine) leaves poison job 18 ready after one claim, waiting for
+ * its retry: it may have died later, so it is not judged (INCONCLUSIVE,
+ * no violation).  The same ledger without progress is a violation, and so
+ * is a job ready after max_attempts claims even while progressing. */
+#define POISON_DRAIN(d1, d2, more)                                                                 \
+    "{'seq':1,'t':0,'type':'ok','op':'enqueue','worker':-1,'job':18}\n"                           \
+    "{'seq':2,'t':100,'type':'ok','op':'claim','worker':4,'rows':1,'job':18,'token':'e'}\n"       \
+    "{'seq':3,'t':101,'type':'fault','fault':'poison','job':18,'token':'e'}\n" more               \
+    "{'seq':40,'t':9000,'type':'monitor','ready':1,'inflight':0,'done':" d1 ",'dead':0}\n"        \
+    "{'seq':50,'t':12000,'type':'monitor','ready':1,'inflight':0,'done':" d2 ",'dead':0}\n"       \
+    "{'seq':60,'t':12100,'type':'snapshot','job':18,'state':'ready','attempt':1}\n"               \
+    "{'seq':62,'t':12102,'type':'end','drained':false,'timed_out':true}\n"
+
+START_TEST(test_bounded_failure_drain_cut_short_while_progressing_not_judged)
+{
+    qc_check c;
+
+    run(qc_check_bounded_failure, HEADER POISON_DRAIN("0", "5", ""), &c);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_msg(strstr(c.summary, "1 poison jobs with attempts left not judged") != NULL,
+                  "%s", c.summary);
+    free(c.v);
+    /* nothing finished in the last 5 s: the queue stopped, which no_lost_jobs
+     * judges; job 18 still had attempts left, so bounded_failure does not */
+    run(qc_check_bounded_failure, HEADER POISON_DRAIN("5", "5", ""), &c);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_int_ne(c.verdict, QC_PASS);
+    free(c.v);
+    /* progressing, but ready after its 3 allowed claims: judged */
+    run(qc_check_bounded_failure,
+        HEADER POISON_DRAIN("0", "5",
+                            "{'seq':4,'t':200,'type':'ok','op':'claim','worker':4,'rows':1,'job':18,"
+                            "'token':'f'}\n"
+                            "{'seq':5,'t':300,'type':'ok','op':'claim','worker':4,'rows':1,'job':18,"
+                            "'token':'g'}\n"),
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_MSG_HAS(&c, 0, "not dead, after 3 claims");
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_bounded_failure_snapshot_without_error_column_not_judged)
 {
     qc_check c;
@@ -1508,6 +1554,7 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_bounded_failure_too_many_claims_not_dead_no_error_fails);
     tcase_add_test(tc, test_bounded_failure_attempts_left_at_drain_timeout_not_judged);
     tcase_add_test(tc, test_bounded_failure_snapshot_without_error_column_not_judged);
+    tcase_add_test(tc, test_bounded_failure_drain_cut_short_while_progressing_not_judged);
     tcase_add_test(tc, test_bounded_failure_unknown_max_attempts_judges_snapshot_only);
     tcase_add_test(tc, test_bounded_failure_no_poison_jobs_inconclusive);
     tcase_add_test(tc, test_bounded_failure_drain_cut_short_attempts_left_not_judged);

@@ -33,7 +33,7 @@ lines() { # description n: $tmp/out has n lines
   if [ "$n" -eq "$2" ]; then ok "$1"; else bad "$1: $n lines: $(head -c 300 "$tmp/out")"; fi
 }
 
-for c in run audit report mutation gate summary diff; do
+for c in run audit report mutation gate shrink summary diff; do
   run 0 "$c --help" ./qchaos "$c" --help
   has "$c --help is $c's own" "^usage: qchaos $c "
 done
@@ -44,7 +44,7 @@ run 0 "--version" ./qchaos --version; has "--version prints the version" "^qchao
 
 run 2 "run --frob" ./qchaos run --frob
 has "one line with a hint" "^qchaos: unknown option '--frob' for 'run' (see 'qchaos run --help')$"; lines "one line" 1
-for c in audit report mutation summary diff; do
+for c in audit report mutation gate shrink summary diff; do
   run 2 "$c --frob" ./qchaos "$c" --frob; lines "$c: one line" 1; has "$c: named qchaos" "^qchaos: unknown option '--frob' for '$c'"
 done
 run 2 "run --dsn (no value)" ./qchaos run --dsn; lines "one line" 1; has "says the value is missing" "^qchaos: option '--dsn' of 'run' needs a value"

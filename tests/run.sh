@@ -103,6 +103,9 @@ group_a() {
   # the battery passes.
   step "qchaos gate on the correct protocol" \
     ./qchaos gate backends/postgres/skip_locked.sql --dsn "$dsn_a" --out "$work/gate"
+  # qchaos shrink: its input errors, SIGINT, and a failing 16-worker chaos
+  # run of a mutant cut to at most 3 workers and 10 jobs that still fails
+  step "qchaos shrink (tests/shrink.sh)" tests/shrink.sh
 }
 
 group_b() {
@@ -117,8 +120,8 @@ group_b() {
   step "fuzz targets (scenario, protocol, ledger; ${FUZZ_SECONDS:-25} s each)" fuzz_run
   # Detection power: every mutant must be caught in every seed and the
   # correct protocol must raise nothing (K = 2 here; `make mutation K=10`).
-  step "mutation matrix (2 seeds)" ./qchaos mutation --seeds 2 --dsn "$dsn_b" \
-    --out "$work/mutation"
+  step "mutation matrix through the gate battery (2 seeds)" ./qchaos mutation --seeds 2 \
+    --jobs 2 --dsn "$dsn_b" --out "$work/mutation"
   # Queue libraries through adapters (docs/adapters.md): the broken
   # adapters (exit 5, the line named, the ledger kept), then pg-boss,
   # graphile-worker and Minion under their process faults, one seed each.

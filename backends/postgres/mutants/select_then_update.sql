@@ -4,7 +4,7 @@
 -- model: lease
 -- description: MUTANT select-then-update claim without a row lock
 -- expect: exclusive_claim
--- scenario: scenarios/default.ini
+-- scenario: scenarios/gate/contention.ini
 -- base: ../skip_locked.sql
 
 -- name: claim

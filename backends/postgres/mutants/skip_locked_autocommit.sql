@@ -4,7 +4,7 @@
 -- model: lease
 -- description: MUTANT row lock released before the update (autocommit)
 -- expect: exclusive_claim
--- scenario: scenarios/default.ini
+-- scenario: scenarios/gate/contention.ini
 -- base: ../skip_locked.sql
 
 -- name: claim
