@@ -3,6 +3,7 @@
  * it is computed here once and written to results.json.
  */
 #include "audit.h"
+#include "../reports/report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -105,6 +106,7 @@ static json_t *check_json(const qc_history *h, const qc_check *c)
     json_object_set_new(o, "opportunities", json_integer(c->opportunities));
     json_object_set_new(o, "violations_total", json_integer(c->nviolations));
     json_object_set_new(o, "summary", json_string(c->summary));
+    json_object_set_new(o, "time_s", json_real(c->elapsed_ms / 1000.0));
     double fv = first_violation_s(h, c);
     json_object_set_new(o, "first_violation_s", fv >= 0 ? json_real(fv) : json_null());
     json_t *vs = json_array();
@@ -322,6 +324,8 @@ int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *
         json_object_set_new(root, "verdict_line",
                             json_string(strncmp(line, "qchaos: verdict: ", 17) == 0 ? line + 17
                                                                                       : line));
+        /* What was tested (scenario, fault plan planned / fired): reports/ */
+        json_object_set_new(root, "tested", qc_report_tested_json(&h, n > 0 ? ledgers[0] : NULL));
         if (metrics) {
             json_object_update(root, metrics);
         } else if (n > 0) { /* a re-audit: what the ledger says about the run */

@@ -565,6 +565,8 @@ static void event_init(qc_event *e)
     e->until_t = QC_NO_TIME;
     e->counted = -1;
     e->calls = -1;
+    e->planned = -1;
+    e->target = -1;
     e->delay_ms = 0;
     e->pause_ms = QC_NO_TIME;
     e->work_ms = QC_NO_TIME;
@@ -615,6 +617,8 @@ static const struct field {
     {"pause_ms", F_DOUBLE, offsetof(qc_event, pause_ms)},
     {"work_ms", F_DOUBLE, offsetof(qc_event, work_ms)},
     {"exclusive", F_BOOL, offsetof(qc_event, exclusive)},
+    {"planned", F_LONG, offsetof(qc_event, planned)},
+    {"target", F_INT, offsetof(qc_event, target)},
 };
 
 static int set_field(part *pt, const struct field *f, json_t *v, qc_event *e, const char **what)

@@ -60,7 +60,7 @@ static long total_of(const qc__rcheck *c)
 
 /* The body of a FAIL's <failure>: every stored violation, its explanation
  * and each ledger event it cites. */
-static void failure_text(FILE *f, const qc__rcheck *c, const qc_history *h)
+static void failure_text(FILE *f, const qc__rcheck *c, const qc_history *h, double origin)
 {
     char line[1024];
     long total = total_of(c);
@@ -82,7 +82,7 @@ static void failure_text(FILE *f, const qc__rcheck *c, const qc_history *h)
         qc__xml_escape(f, v->explanation);
         fputc('\n', f);
         for (size_t s = 0; s < v->nseq; s++) {
-            qc__report_describe(h, v->seq[s], line, sizeof line);
+            qc__report_describe(h, origin, v->seq[s], line, sizeof line);
             fputs("  ", f);
             qc__xml_escape(f, line);
             fputc('\n', f);
@@ -96,7 +96,7 @@ static void failure_text(FILE *f, const qc__rcheck *c, const qc_history *h)
 }
 
 static void testcase(FILE *f, const qc__results *r, const qc__rcheck *c, const qc_history *h,
-                     int allow_inconclusive, const char *classname)
+                     double origin, int allow_inconclusive, const char *classname)
 {
     char msg[512];
     int inconclusive = strcmp(c->verdict, "INCONCLUSIVE") == 0;
@@ -104,7 +104,9 @@ static void testcase(FILE *f, const qc__results *r, const qc__rcheck *c, const q
     fputs("    <testcase", f);
     attr(f, "classname", classname);
     attr(f, "name", c->name);
-    fputs(" time=\"0\">\n", f);
+    /* The time the checker took to judge the ledger (results.json
+     * "time_s"; 0 when an older results.json does not say). */
+    fprintf(f, " time=\"%.6f\">\n", c->time_s > 0 ? c->time_s : 0.0);
     switch (kind_of(c, allow_inconclusive)) {
     case TC_PASS:
         break;
@@ -135,13 +137,18 @@ static void testcase(FILE *f, const qc__results *r, const qc__rcheck *c, const q
             fputs("      <failure type=\"FAIL\"", f);
             attr(f, "message", msg);
             fputs(">", f);
-            failure_text(f, c, h);
+            failure_text(f, c, h, origin);
             fputs("</failure>\n", f);
         }
         break;
     case TC_SKIPPED:
+        /* Why it is skipped, in this order: a checker the scenario does
+         * not judge is information whatever its verdict; a judged
+         * INCONCLUSIVE is skipped only by --allow-inconclusive. */
         snprintf(msg, sizeof msg, "%s: %s",
-                 inconclusive ? "inconclusive (allowed)" : "not applicable",
+                 !inconclusive ? "not applicable"
+                 : !c->judged  ? "not judged by this scenario"
+                               : "inconclusive (allowed by --allow-inconclusive)",
                  c->summary[0] != '\0' ? c->summary : c->verdict);
         fputs("      <skipped", f);
         attr(f, "message", msg);
@@ -218,8 +225,9 @@ int qc__junit_write(const char *dir, const qc__results *r, const qc_history *h,
     property(f, "command", r->command);
     property(f, "allow_inconclusive", allow_inconclusive ? "yes" : "no");
     fputs("    </properties>\n", f);
+    double origin = qc__report_server_origin(h);
     for (size_t i = 0; i < r->nc; i++)
-        testcase(f, r, &r->c[i], h, allow_inconclusive, classname);
+        testcase(f, r, &r->c[i], h, origin, allow_inconclusive, classname);
     fputs("  </testsuite>\n</testsuites>\n", f);
     return qc__report_close(f, dir, "junit.xml", err);
 }

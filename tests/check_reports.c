@@ -463,7 +463,8 @@ START_TEST(test_junit_inconclusive_with_allow_skipped)
     assert_junit_wellformed(dir);
     char *xml = slurp(dir, "junit.xml");
     char *tc = testcase_of(xml, "no_lost_jobs");
-    ck_assert_ptr_nonnull(strstr(tc, "<skipped message=\"inconclusive (allowed): no snapshot\""));
+    ck_assert_ptr_nonnull(strstr(
+        tc, "<skipped message=\"inconclusive (allowed by --allow-inconclusive): no snapshot\""));
     ck_assert_ptr_null(strstr(tc, "<failure"));
     ck_assert_ptr_nonnull(strstr(xml, "tests=\"5\" failures=\"1\" errors=\"0\" skipped=\"2\""));
     free(tc);
@@ -567,7 +568,7 @@ START_TEST(test_markdown_fixture_run_verdict_table_first_then_sections)
     ck_assert(strstr(md, "| acked_durable |") < viol);
     ck_assert(viol < plots && plots < repeat);
     /* Each violation with its evidence, in plain words. */
-    const char *ev = strstr(viol, "### exclusive_claim: violation 1 of 2, job 1");
+    const char *ev = strstr(viol, "### exclusive_claim: the first of 2 violations, job 1");
     ck_assert_ptr_nonnull(ev);
     ck_assert(ev < plots);
     ck_assert_ptr_nonnull(strstr(viol, "- seq 5 at 101.5 ms: worker 0 (incarnation 0)'s claim"));
@@ -602,8 +603,8 @@ START_TEST(test_html_fixture_run_self_contained)
         ck_assert_uint_eq(count(html, "src=\"data:image/png;base64,iVBORw0KGgo"), 5);
     /* Verdict table before the violations, the command last. */
     const char *table = strstr(html, "<table id=\"verdicts\">");
-    const char *viol = strstr(html, "<h2>Violations</h2>");
-    const char *plots = strstr(html, "<h2>Plots</h2>");
+    const char *viol = strstr(html, "<h2 id=\"violations\">Violations</h2>");
+    const char *plots = strstr(html, "<h2 id=\"plots\">Plots</h2>");
     const char *cmd = strstr(html, "<pre id=\"command\"><code>qchaos run --seed 7");
     ck_assert(table != NULL && viol != NULL && plots != NULL && cmd != NULL);
     ck_assert(table < viol && viol < plots && plots < cmd);
@@ -672,7 +673,8 @@ END_TEST
 
 START_TEST(test_plots_gnuplot_installed_png_and_svg_nonempty)
 {
-    static const char *const names[] = {"throughput", "latency", "queue_depth", "idle_polls",
+    /* The fixture has no idle streak (one empty claim): no idle plot. */
+    static const char *const names[] = {"throughput", "latency", "latency_time", "queue_depth",
                                         "recovery"};
     char dir[64], gp[4096], note[256] = "x", file[64];
     if (!find_program("gnuplot", gp, sizeof gp)) {
@@ -689,19 +691,27 @@ START_TEST(test_plots_gnuplot_installed_png_and_svg_nonempty)
         snprintf(file, sizeof file, "plots/%s.svg", names[i]);
         ck_assert_msg(file_size(dir, file) > 0, "%s missing or empty", file);
     }
-    /* The stall window, the instant kill and both violations are drawn. */
+    /* The stall window and the instant kill, each in its kind's block, and
+     * both violations in their checker's block. */
     char *dat = slurp(dir, "plots/throughput.dat"), *g = slurp(dir, "plots/throughput.gp");
-    const char *win = strstr(dat, "# fault windows"), *inst = strstr(dat, "# instant faults");
-    const char *viol = strstr(dat, "# violations");
+    const char *win = strstr(dat, "# faults stall_beyond_lease");
+    const char *inst = strstr(dat, "# faults kill_after_claim");
+    const char *viol = strstr(dat, "# violations of exclusive_claim");
     ck_assert(win != NULL && inst != NULL && viol != NULL);
     ck_assert_ptr_nonnull(strstr(win, "\n0.150 1.400\n"));
-    ck_assert_ptr_nonnull(strstr(inst, "\n0.250\n"));
+    ck_assert_ptr_nonnull(strstr(inst, "\n0.250 0.250\n"));
     /* At the time of their first seq: 5 (101.5 ms) and 8 (202 ms). */
     ck_assert(strstr(viol, "\n0.101\n") != NULL || strstr(viol, "\n0.102\n") != NULL);
     ck_assert_ptr_nonnull(strstr(viol, "\n0.202\n"));
-    ck_assert_ptr_nonnull(strstr(g, "title \"fault window\""));
-    ck_assert_ptr_nonnull(strstr(g, "title \"fault\""));
-    ck_assert_ptr_nonnull(strstr(g, "title \"violation\""));
+    /* one row per fault kind and per failing checker, one colour each */
+    ck_assert_ptr_nonnull(strstr(g, "\"stall_beyond_lease (1)\""));
+    ck_assert_ptr_nonnull(strstr(g, "\"kill_after_claim (1)\""));
+    ck_assert_ptr_nonnull(strstr(g, "\"exclusive_claim: 2 violations\""));
+    ck_assert_ptr_nonnull(strstr(g, "lc rgb \"#674ea7\""));
+    ck_assert_ptr_nonnull(strstr(g, "lc rgb \"#cc0000\""));
+    /* the phases: setup + enqueue until the first claim (100 ms) */
+    ck_assert_ptr_nonnull(strstr(g, "set object 1 rect from 0,graph 0 to 0.100,graph 1"));
+    ck_assert_ptr_nonnull(strstr(g, "\"snapshot\" at 3.000"));
     free(dat);
     free(g);
     /* Recovery: job 1 after 1051 ms, job 2 after 1251 ms. */
