@@ -277,7 +277,7 @@ int qc__markdown_write(const char *dir, const qc__results *r, const qc_history *
     if (!any_violation(r))
         fputs("None: no checker found a violation.\n", f);
     else
-        fputs("| checker | violations | first at (s since run start) | stored in results.json "
+        fputs("| checker | violations | first at (s after the first claim) | stored in results.json "
               "|\n|---|---:|---:|---:|\n",
               f);
     for (size_t i = 0; i < r->nc; i++) {
@@ -448,7 +448,8 @@ static const char css[] =
     ".note{color:#8a6d00}"
     ".cols{display:flex;gap:2em;flex-wrap:wrap;align-items:flex-start}"
     ".tl{overflow-x:auto;margin:.6em 0}.tl svg{background:#fff;border:1px solid #ddd}"
-    "details{margin:.5em 0}summary{cursor:pointer;font-weight:bold}";
+    "details{margin:.5em 0}summary{cursor:pointer;font-weight:bold}"
+    ".cols>div{flex:1;min-width:320px}#settings{font-size:.88em}#settings td{padding:.15em .5em}";
 
 static void esc(FILE *f, const char *s)
 {
@@ -613,7 +614,7 @@ int qc__html_write(const char *dir, const qc__results *r, const qc_history *hist
         fputs("<p>None: no checker found a violation.</p>\n", f);
     else
         fputs("<table id=\"violation-counts\">\n<tr><th>checker</th><th>violations</th>"
-              "<th>first at (s since run start)</th><th>stored in results.json</th></tr>\n",
+              "<th>first at (s after the first claim)</th><th>stored in results.json</th></tr>\n",
               f);
     for (size_t i = 0; i < r->nc; i++) {
         const qc__rcheck *c = &r->c[i];

@@ -510,8 +510,7 @@ static int write_idle(const char *pdir, const qc_history *h, const qc__results *
             fprintf(d, "%.3f %.3f %.3f %.3f %ld %d %d\n", x->start / 1000.0, x->last / 1000.0,
                     rt, allowed, x->n, x->worker, x->inc);
             nseg++;
-            if (rt > ymax)
-                ymax = rt;
+            ymax = fmax(ymax, fmax(rt, allowed));
         }
         if (empty) {
             double inv = e->invoke >= 0 && (size_t)e->invoke < h->n ? h->ev[e->invoke].t : e->t;
@@ -540,25 +539,25 @@ static int write_idle(const char *pdir, const qc_history *h, const qc__results *
             "set title \"Idle polls: empty claims per second within each idle streak (one "
             "segment per streak of a worker)\"\n"
             "set xlabel \"time since run start (s)\"\n"
-            "set ylabel \"empty claims per second, per worker\"\n"
-            "set yrange [0:%.3f]\n"
-            "set ytics auto format \"%%g\"\n"
+            "set ylabel \"empty claims per second, per worker (log scale)\"\n"
+            "set logscale y\n"
+            "set yrange [1:%.3f]\n"
+            "set ytics format \"%%g\"\n"
             "set key top right opaque box\n",
-            ymax * 1.2);
-    if (rate > 0)
-        fprintf(g,
-                "set arrow 1 from graph 0,first %.4f to graph 1,first %.4f nohead lw 2 "
-                "lc rgb \"#cc0000\"\n"
-                "set label 1 \"bound R = %.4g/s (max_idle_polls_per_s), applied within an idle "
-                "streak of D s as at most ceil(D x R) + 2 + %ld empty claims\" at graph "
-                "0.01,first %.4f offset 0,0.7 font \",9\" tc rgb \"#cc0000\"\n",
-                rate, rate, rate, ramp, rate);
+            ymax * 3);
     fprintf(g,
             "plot \"idle_polls.dat\" using 1:4:($2-$1):(0) with vectors nohead dt 2 lw 1.5 "
-            "lc rgb \"#e06666\" title \"allowed over that streak (the checker's bound)\", \\\n"
-            "     \"idle_polls.dat\" using 1:3:($2-$1):(0) with vectors nohead lw 3 "
-            "lc rgb \"#674ea7\" title \"streak's rate (%ld streaks)\"\n",
-            nseg);
+            "lc rgb \"#e06666\" title \"allowed over that streak: (ceil(D x R) + 2 + %ld) / D\", "
+            "\\\n     \"idle_polls.dat\" using 1:3:($2-$1):(0) with vectors nohead lw 3 "
+            "lc rgb \"#674ea7\" title \"a streak's rate: its empty claims / its length D "
+            "(%ld streaks)\"",
+            ramp, nseg);
+    if (rate > 0)
+        fprintf(g,
+                ", \\\n     %.4f with lines lw 2 lc rgb \"#cc0000\" title \"R = %.4g/s "
+                "(max_idle_polls_per_s), the bound of a long streak\"",
+                rate, rate);
+    fprintf(g, "\n");
     gp_end(g, "idle_polls");
     if (close_plot(g, pdir, "idle_polls", "gp", err) != 0)
         return QC_EIO;
@@ -794,7 +793,7 @@ static int write_latency_time(const char *pdir, const qc_history *h, const serie
             "%.0f ms): p50 solid, p99 dashed\"\n"
             "set xlabel \"time since run start (s)\"\n"
             "set ylabel \"latency (ms, log scale)\"\n"
-            "set logscale y\nset key top left opaque box\nplot ",
+            "set logscale y\nset key outside right top box\nplot ",
             ival);
     int first = 1;
     for (size_t o = 0; o < nops; o++) {

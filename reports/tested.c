@@ -385,10 +385,16 @@ static size_t settings_rows(json_t *t, row *rows, size_t max)
     n = add_row(rows, n, max, "stall length (x lease)", fs, "stall_factor", "");
     n = add_row(rows, n, max, "a killed worker restarts after", fs, "restart_delay_ms", " ms");
     n = add_row(rows, n, max, "poison mode", fs, "poison_mode", "");
-    n = add_row(rows, n, max, "nemesis: terminate a worker session every (0 = off)", fs,
-                "terminate_every_ms", " ms");
-    n = add_row(rows, n, max, "nemesis: restart the server at (0 = off)", fs, "restart_at_s", " s");
-    n = add_row(rows, n, max, "nemesis: pause the server at (0 = off)", fs, "pause_at_s", " s");
+    /* the nemesis only when it was on */
+    if (json_number_value(json_object_get(fs, "terminate_every_ms")) > 0)
+        n = add_row(rows, n, max, "nemesis: terminate a worker session every", fs,
+                    "terminate_every_ms", " ms");
+    if (json_number_value(json_object_get(fs, "restart_at_s")) > 0)
+        n = add_row(rows, n, max, "nemesis: restart the server at", fs, "restart_at_s", " s");
+    if (json_number_value(json_object_get(fs, "pause_at_s")) > 0) {
+        n = add_row(rows, n, max, "nemesis: pause the server at", fs, "pause_at_s", " s");
+        n = add_row(rows, n, max, "nemesis: pause for", fs, "pause_ms", " ms");
+    }
     return n;
 }
 
@@ -559,7 +565,7 @@ void qc__tested_html(FILE *f, const qc__results *r)
     }
     if (json_array_size(plan) > 0)
         fputs("</table>\n", f);
-    fputs("</div>\n</div>\n<details id=\"glossary\" open>\n<summary>The checkers: what each "
+    fputs("</div>\n</div>\n<details id=\"glossary\">\n<summary>The checkers: what each "
           "means, what counts as one opportunity</summary>\n<table>\n<tr><th>checker</th>"
           "<th>means</th><th>one opportunity is</th></tr>\n",
           f);
