@@ -17,9 +17,9 @@
 #include "report.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,9 +277,10 @@ int qc__markdown_write(const char *dir, const qc__results *r, const qc_history *
     if (!any_violation(r))
         fputs("None: no checker found a violation.\n", f);
     else
-        fputs("| checker | violations | first at (s after the first claim) | stored in results.json "
-              "|\n|---|---:|---:|---:|\n",
-              f);
+        fputs(
+            "| checker | violations | first at (s after the first claim) | stored in results.json "
+            "|\n|---|---:|---:|---:|\n",
+            f);
     for (size_t i = 0; i < r->nc; i++) {
         const qc__rcheck *c = &r->c[i];
         if (total_of(c) <= 0 && c->nv == 0)
@@ -348,8 +349,9 @@ int qc__markdown_write(const char *dir, const qc__results *r, const qc_history *
         qc__md_escape(f, pl->title);
         fputs("\n\n", f);
         if (pl->drawn)
-            fprintf(f, "Image: [plots/%s.png](plots/%s.png) ([SVG](plots/%s.svg)), data "
-                       "`plots/%s.dat`\n\n",
+            fprintf(f,
+                    "Image: [plots/%s.png](plots/%s.png) ([SVG](plots/%s.svg)), data "
+                    "`plots/%s.dat`\n\n",
                     pl->name, pl->name, pl->name, pl->name);
         else
             fprintf(f, "Not drawn%s; data `plots/%s.dat`, script `plots/%s.gp`.\n\n",
@@ -595,7 +597,8 @@ int qc__html_write(const char *dir, const qc__results *r, const qc_history *hist
         html_cell(f, NULL, c->name);
         fprintf(f, "<td class=\"v\"><span class=\"badge %s\">", verdict_class(c->verdict));
         esc(f, c->verdict);
-        fputs(!c->judged && strcmp(c->verdict, "FAIL") != 0 ? "</span> (info)</td>" : "</span></td>",
+        fputs(!c->judged && strcmp(c->verdict, "FAIL") != 0 ? "</span> (info)</td>"
+                                                            : "</span></td>",
               f);
         fmt_long(num, sizeof num, c->opportunities);
         html_cell(f, "num", num);
@@ -692,9 +695,10 @@ int qc__html_write(const char *dir, const qc__results *r, const qc_history *hist
             continue;
         fputs("<details>\n<summary>", f);
         esc(f, c->name);
-        fprintf(f, ": %zu stored of %ld</summary>\n<table "
-                   "class=\"evidence\">\n<tr><th>#</th><th>job</th><th>seq</th>"
-                   "<th>explanation</th></tr>\n",
+        fprintf(f,
+                ": %zu stored of %ld</summary>\n<table "
+                "class=\"evidence\">\n<tr><th>#</th><th>job</th><th>seq</th>"
+                "<th>explanation</th></tr>\n",
                 c->nv, total_of(c));
         for (size_t k = 0; k < c->nv; k++) {
             const qc__rviolation *vi = &c->v[k];
@@ -710,8 +714,9 @@ int qc__html_write(const char *dir, const qc__results *r, const qc_history *hist
         }
         fputs("</table>\n", f);
         if (total_of(c) > (long)c->nv)
-            fprintf(f, "<p>%ld more are counted but not stored (results.json keeps the first "
-                       "%zu).</p>\n",
+            fprintf(f,
+                    "<p>%ld more are counted but not stored (results.json keeps the first "
+                    "%zu).</p>\n",
                     total_of(c) - (long)c->nv, c->nv);
         fputs("</details>\n", f);
     }

@@ -32,7 +32,7 @@
 #define WIDTH 1000
 #define HEIGHT 400
 
-static const char *const plot_names[] = {"throughput", "latency",    "latency_time",
+static const char *const plot_names[] = {"throughput",  "latency",    "latency_time",
                                          "queue_depth", "idle_polls", "recovery"};
 
 /* Time series binned by bin_ms from t0 (client ms since run start). */
@@ -182,12 +182,12 @@ static void add_plot(qc__plots *p, const char *name, const char *title)
 static const struct fkind {
     const char *name, *colour;
 } fkinds[] = {
-    {"kill_after_claim", "#cc0000"},    {"kill_after_effect", "#e69138"},
-    {"stall_beyond_lease", "#674ea7"},  {"stall_in_work", "#8e7cc3"},
+    {"kill_after_claim", "#cc0000"},      {"kill_after_effect", "#e69138"},
+    {"stall_beyond_lease", "#674ea7"},    {"stall_in_work", "#8e7cc3"},
     {"stall_until_reclaimed", "#a64d79"}, {"lost_ack", "#3d85c6"},
-    {"lost_request", "#45818e"},        {"poison", "#6aa84f"},
-    {"terminate_session", "#bf9000"},   {"restart_server", "#000000"},
-    {"pause_server", "#666666"},        {"other fault", "#999999"},
+    {"lost_request", "#45818e"},          {"poison", "#6aa84f"},
+    {"terminate_session", "#bf9000"},     {"restart_server", "#000000"},
+    {"pause_server", "#666666"},          {"other fault", "#999999"},
 };
 #define NFKINDS (sizeof fkinds / sizeof fkinds[0])
 
@@ -232,25 +232,29 @@ static void find_phases(const qc_history *h, phases *ph)
 /* The plot commands of the throughput figure (two panels: the faults and
  * violations per kind over time, and throughput with the phases), written
  * once per terminal. */
-static void throughput_body(FILE *g, const series *s, const phases *ph, double xmax_s,
-                            double ytop, const size_t *nfk, const char *const *vname,
-                            const long *vtotal, const size_t *vstored, size_t nvc)
+static void throughput_body(FILE *g, const series *s, const phases *ph, double xmax_s, double ytop,
+                            const size_t *nfk, const char *const *vname, const long *vtotal,
+                            const size_t *vstored, size_t nvc)
 {
     size_t rows = 0, row;
 
-    for (size_t k = 0; k < NFKINDS; k++)
+    size_t nfault = 0;
+    for (size_t k = 0; k < NFKINDS; k++) {
         rows += nfk[k] > 0;
+        nfault += nfk[k];
+    }
     rows += nvc;
-    fprintf(g, "set multiplot\n"
-               "set lmargin at screen 0.19\nset rmargin at screen 0.97\n"
-               "set xrange [0:%.3f]\n",
+    fprintf(g,
+            "set multiplot\n"
+            "set lmargin at screen 0.22\nset rmargin at screen 0.97\n"
+            "set xrange [0:%.3f]\n",
             xmax_s);
     /* top panel: one row per fault kind and per failing checker */
     if (rows > 0) {
         fprintf(g,
                 "set origin 0,0.60\nset size 1,0.38\nset tmargin 2\nset bmargin 0.5\n"
-                "set title \"Faults per kind and violations per checker (ledger events; "
-                "a bar is a fault window)\"\n"
+                "set title \"Faults fired per kind (a bar: a fault window); violations per "
+                "checker (the stored ones, at their first seq)\"\n"
                 "unset xlabel\nset format x \"\"\nunset key\nset grid xtics noytics\n"
                 "set yrange [0.4:%zu.6]\nset ytics (",
                 rows);
@@ -262,8 +266,7 @@ static void throughput_body(FILE *g, const series *s, const phases *ph, double x
                 row--;
             }
         for (size_t c = 0; c < nvc; c++, row--)
-            fprintf(g, "%s\"%s: %ld violations\" %zu", row == rows ? "" : ", ", vname[c],
-                    vtotal[c], row);
+            fprintf(g, "%s\"%s (%ld)\" %zu", row == rows ? "" : ", ", vname[c], vtotal[c], row);
         fprintf(g, ")\nplot ");
         row = rows;
         int first = 1;
@@ -310,11 +313,12 @@ static void throughput_body(FILE *g, const series *s, const phases *ph, double x
     double work_end = !isnan(ph->heal) ? ph->heal : ph->snapshot;
     if (!isnan(ph->work) && !isnan(work_end))
         fprintf(g, "set label 2 \"%s\" at %.3f,graph 0.95 center font \",9\" tc rgb \"#555555\"\n",
-                !isnan(ph->heal) ? "chaos" : "work under faults, then drain",
+                !isnan(ph->heal) ? "chaos"
+                : nfault > 0     ? "work under faults, then drain"
+                                 : "work, then drain",
                 (ph->work + work_end) / 2000.0);
     if (!isnan(ph->heal)) {
-        fprintf(g,
-                "set arrow 1 from %.3f,graph 0 to %.3f,graph 1 nohead dt 2 lc rgb \"#555555\"\n",
+        fprintf(g, "set arrow 1 from %.3f,graph 0 to %.3f,graph 1 nohead dt 2 lc rgb \"#555555\"\n",
                 ph->heal / 1000.0, ph->heal / 1000.0);
         if (!isnan(ph->snapshot))
             fprintf(g,
@@ -450,14 +454,14 @@ typedef struct idle_w {
     double start, last;
 } idle_w;
 
-static int write_idle(const char *pdir, const qc_history *h, const qc__results *r,
-                      const series *s, qc__plots *p, qc_err *err)
+static int write_idle(const char *pdir, const qc_history *h, const qc__results *r, const series *s,
+                      qc__plots *p, qc_err *err)
 {
     const qc_run_info *in = &h->info;
     double cap_lo = (double)in->idle_cap_ms * (1.0 - in->idle_jitter);
     double rate = in->max_idle_polls_per_s > 0 ? in->max_idle_polls_per_s
-                  : cap_lo > 0                ? 2.0 * 1000.0 / cap_lo
-                                              : 0;
+                  : cap_lo > 0                 ? 2.0 * 1000.0 / cap_lo
+                                               : 0;
     long ramp = 0, nseg = 0;
     double ymax = rate > 0 ? rate * 1.5 : 1.0;
     idle_w *ws = NULL;
@@ -507,8 +511,8 @@ static int write_idle(const char *pdir, const qc_history *h, const qc__results *
                 continue;
             double allowed = (ceil(dms / 1000.0 * rate) + 2 + (double)ramp) / (dms / 1000.0);
             double rt = (double)x->n / (dms / 1000.0);
-            fprintf(d, "%.3f %.3f %.3f %.3f %ld %d %d\n", x->start / 1000.0, x->last / 1000.0,
-                    rt, allowed, x->n, x->worker, x->inc);
+            fprintf(d, "%.3f %.3f %.3f %.3f %ld %d %d\n", x->start / 1000.0, x->last / 1000.0, rt,
+                    allowed, x->n, x->worker, x->inc);
             nseg++;
             ymax = fmax(ymax, fmax(rt, allowed));
         }
@@ -713,8 +717,8 @@ static int cmp_lat(const void *pa, const void *pb)
 /* Per request type and per interval (4 time-series bins), the p50, p90,
  * p99 and max latency (client ms from invoke to answer) of the requests
  * answered in it. */
-static int write_latency_time(const char *pdir, const qc_history *h, const series *s,
-                              qc__plots *p, qc_err *err)
+static int write_latency_time(const char *pdir, const qc_history *h, const series *s, qc__plots *p,
+                              qc_err *err)
 {
     static const qc_op ops[] = {QC_OP_CLAIM, QC_OP_COMPLETE, QC_OP_RENEW, QC_OP_FAIL, QC_OP_REAP};
     static const char *const colours[] = {"#3c78d8", "#e69138", "#6aa84f", "#cc0000", "#674ea7"};
@@ -771,9 +775,8 @@ static int write_latency_time(const char *pdir, const qc_history *h, const serie
                 }
                 lat[3] = v[j - 1].ms;
                 fprintf(d, "%.3f %zu %.3f %.3f %.3f %.3f\n",
-                        (s->t0 + ((double)v[i].bin + 0.5) * ival) / 1000.0, m,
-                        fmax(lat[0], 0.01), fmax(lat[1], 0.01), fmax(lat[2], 0.01),
-                        fmax(lat[3], 0.01));
+                        (s->t0 + ((double)v[i].bin + 0.5) * ival) / 1000.0, m, fmax(lat[0], 0.01),
+                        fmax(lat[1], 0.01), fmax(lat[2], 0.01), fmax(lat[3], 0.01));
                 wrote++;
             }
             i = j;
@@ -907,9 +910,10 @@ static int write_recovery(const char *pdir, const qc_history *h, qc__plots *p, q
 
     /* The bound the recovery checker documents (harness/checkers.h):
      * lease + reaper interval + slack, client ms. */
-    double bound = h->info.lease_ms > 0 ? (double)(h->info.lease_ms + h->info.reaper_interval_ms +
-                                                   h->info.recovery_slack_ms)
-                                        : 0;
+    double bound =
+        h->info.lease_ms > 0
+            ? (double)(h->info.lease_ms + h->info.reaper_interval_ms + h->info.recovery_slack_ms)
+            : 0;
     p->faults = (long)qc_recovery_faults(h);
     nrec = qc_recovery_times(h, NULL, 0);
     rec = malloc((nrec ? nrec : 1) * sizeof *rec);

@@ -688,8 +688,8 @@ int qc_report_write(const char *dir, const char *const *ledgers, int nledgers,
         r.tested_owned = r.tested_json != NULL;
     }
     {
-        const char *role = json_string_value(
-            json_object_get(json_object_get(r.tested_json, "protocol"), "role"));
+        const char *role =
+            json_string_value(json_object_get(json_object_get(r.tested_json, "protocol"), "role"));
         r.mutant = role != NULL && strcmp(role, "mutant") == 0;
     }
     p = calloc(1, sizeof *p);

@@ -21,22 +21,31 @@
  *                  NOT_APPLICABLE  <skipped/>
  *                  anything else   <error> (a verdict this version does not
  *                                  know)
- *   report.md    verdict table first, then the violations with their
- *                evidence, then the plots (links to plots/NAME.png), then the
+ *   report.md    verdict table first; what was tested (scenario and its
+ *                description, the protocol's role, settings, fault plan
+ *                planned / fired, glossary); the violations counted per
+ *                checker, each checker's first and widest told with its
+ *                timeline (a table) and evidence; the plots (linked, not
+ *                embedded: report.md must render where it is read alone, a
+ *                GitHub job summary); every other stored violation; the
  *                command and seed that repeat the run
- *   report.html  the same, self-contained: styles inline and every plot
- *                embedded as a data:image/png;base64 URI (it references no
- *                other file to render; the SVG links are relative and
+ *   report.html  the same, self-contained: styles inline, every plot
+ *                embedded as a data:image/png;base64 URI, each timeline an
+ *                inline SVG (no script; it references no other file to
+ *                render; the SVG links of the plots are relative and
  *                optional)
  *   plots/       NAME.dat (data) and NAME.gp (gnuplot script) for each plot,
  *                NAME.png and NAME.svg when gnuplot ran, gnuplot.log (its
- *                output).  Plots: throughput (completes and claims per
- *                second, fault windows shaded, instant faults as thin lines,
- *                violations marked at the time of their first seq), latency
- *                (claim and complete latency percentiles), queue_depth
- *                (monitor samples: ready, inflight, expired, dead and
- *                oldest-ready age), idle_polls (empty claims per second),
- *                recovery (histogram of fault -> next claim of the job, ms).
+ *                output).  Plots: throughput (claimed jobs and completes
+ *                per second, the run's phases shaded and labelled, above it
+ *                a panel with one row and colour per fault kind and per
+ *                failing checker), latency (claim and complete latency
+ *                percentiles), latency_time (p50 / p99 per request type per
+ *                interval), queue_depth (monitor samples: ready, inflight,
+ *                expired, dead and oldest-ready age), idle_polls (each idle
+ *                streak's rate with the bound bounded_idle_polling applies),
+ *                recovery (histogram of fault -> recovery of the job, ms,
+ *                with the recovery bound).
  *                A plot without data is left out and the report says why.
  *
  * gnuplot is looked up in PATH; without it every file but the images is

@@ -541,7 +541,7 @@ int qc__timeline_svg(FILE *f, const qc_history *h, double origin, const qc__rvio
         }
         fputs("</g>\n", f);
     }
-    int ly = TOP + (int)tl->nl * LANE_H + 22;
+    int ly = TOP + (int)tl->nl * LANE_H + 22, L = 20; /* the legend, from the left */
     fprintf(f,
             "<g font-size=\"11\"><rect x=\"%d\" y=\"%d\" width=\"14\" height=\"10\" "
             "fill=\"#6aa84f\"/><text x=\"%d\" y=\"%d\">ok</text>"
@@ -558,9 +558,13 @@ int qc__timeline_svg(FILE *f, const qc_history *h, double origin, const qc__rvio
             "</text><rect x=\"%d\" y=\"%d\" width=\"14\" height=\"10\" fill=\"none\" "
             "stroke=\"#000\" stroke-width=\"2\"/><text x=\"%d\" y=\"%d\">cited by the "
             "violation</text></g>\n",
-            LEFT, ly - 9, LEFT + 18, ly, LEFT + 50, ly - 9, LEFT + 68, ly, LEFT + 105, ly - 9,
-            LEFT + 123, ly, LEFT + 265, ly - 9, LEFT + 283, ly, LEFT + 355, ly - 9, LEFT + 373, ly,
-            LEFT + 560, ly - 10, LEFT + 570, ly, LEFT + 610, ly - 9, LEFT + 628, ly);
+            L, ly - 9, L + 18, ly, L + 50, ly - 9, L + 68, ly, L + 105, ly - 9, L + 123, ly,
+            L + 265, ly - 9, L + 283, ly, L + 355, ly - 9, L + 373, ly, L + 560, ly - 10, L + 570,
+            ly, L + 610, ly - 9, L + 628, ly);
+    fprintf(f,
+            "<path d=\"M%d %d l5 6 l-5 6 l-5 -6 z\" fill=\"#8e7cc3\"/><text x=\"%d\" y=\"%d\" "
+            "font-size=\"11\">effect delivered</text>\n",
+            L + 760, ly - 11, L + 770, ly);
     fputs("</svg>\n", f);
 #undef X
     free(ax.t);

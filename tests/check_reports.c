@@ -12,16 +12,16 @@
  * and say on stderr when they skip because it is not installed.
  */
 #include <check.h>
-#include <jansson.h>
-#include <math.h>
-#include <sys/wait.h>
 #include <dirent.h>
 #include <errno.h>
+#include <jansson.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -528,8 +528,9 @@ START_TEST(test_markdown_unjudged_inconclusive_is_info)
     size_t n = strlen(json) + 32;
     char *edited = malloc(n);
     ck_assert_ptr_nonnull(edited);
-    snprintf(edited, n, "%.*s{\"name\": \"no_lost_jobs\", \"judged\": false, \"verdict\": "
-                        "\"INCONCLUSIVE\",%s",
+    snprintf(edited, n,
+             "%.*s{\"name\": \"no_lost_jobs\", \"judged\": false, \"verdict\": "
+             "\"INCONCLUSIVE\",%s",
              (int)(at - json), json, at + strlen(from));
     write_text(dir, "results.json", edited);
     report(dir, 0, NULL, 0);
@@ -709,7 +710,7 @@ START_TEST(test_plots_gnuplot_installed_png_and_svg_nonempty)
     /* one row per fault kind and per failing checker, one colour each */
     ck_assert_ptr_nonnull(strstr(g, "\"stall_beyond_lease (1)\""));
     ck_assert_ptr_nonnull(strstr(g, "\"kill_after_claim (1)\""));
-    ck_assert_ptr_nonnull(strstr(g, "\"exclusive_claim: 2 violations\""));
+    ck_assert_ptr_nonnull(strstr(g, "\"exclusive_claim (2)\""));
     ck_assert_ptr_nonnull(strstr(g, "lc rgb \"#674ea7\""));
     ck_assert_ptr_nonnull(strstr(g, "lc rgb \"#cc0000\""));
     /* the phases: setup + enqueue until the first claim (100 ms) */
@@ -742,7 +743,8 @@ START_TEST(test_plots_no_fault_recovery_skipped_with_note)
     write_text(dir, "ledger.jsonl", out);
     report(dir, 0, note, sizeof note);
     char *md = slurp(dir, "report.md");
-    ck_assert_ptr_nonnull(strstr(md, "recovery-time histogram skipped: no fault left a job without its owner"));
+    ck_assert_ptr_nonnull(
+        strstr(md, "recovery-time histogram skipped: no fault left a job without its owner"));
     ck_assert_int_lt(file_size(dir, "plots/recovery.gp"), 0);
     free(md);
     free(l);
@@ -837,14 +839,19 @@ START_TEST(test_timeline_fixture_violation_names_its_seqs)
     ck_assert_ptr_nonnull(strstr(c, "<svg class=\"timeline\""));
     ck_assert_ptr_nonnull(strstr(c, ">worker 0 (incarnation 0)</text>"));
     ck_assert_ptr_nonnull(strstr(c, ">worker 1 (incarnation 1)</text>"));
-    ck_assert_ptr_nonnull(strstr(c, "<title>seq 4 at 100.0 ms: worker 0 (incarnation 0) sent claim"));
-    ck_assert_ptr_nonnull(strstr(c, "\nseq 5 at 101.5 ms: worker 0 (incarnation 0)&#39;s claim of job 1"));
-    ck_assert_ptr_nonnull(strstr(c, "\nseq 12 at 1201.0 ms: worker 1 (incarnation 1)&#39;s claim of job 1"));
+    ck_assert_ptr_nonnull(
+        strstr(c, "<title>seq 4 at 100.0 ms: worker 0 (incarnation 0) sent claim"));
+    ck_assert_ptr_nonnull(
+        strstr(c, "\nseq 5 at 101.5 ms: worker 0 (incarnation 0)&#39;s claim of job 1"));
+    ck_assert_ptr_nonnull(
+        strstr(c, "\nseq 12 at 1201.0 ms: worker 1 (incarnation 1)&#39;s claim of job 1"));
     /* each claim's lease, the stall fault on job 1 and the owner's complete */
     ck_assert_ptr_nonnull(strstr(c, "lease of claim 5 until"));
     ck_assert_ptr_nonnull(strstr(c, "lease of claim 12 until"));
-    ck_assert_ptr_nonnull(strstr(c, "<title>seq 6 at 150.0 ms: the harness injected fault stall_beyond_lease on job 1"));
-    ck_assert_ptr_nonnull(strstr(c, "\nseq 16 at 1452.0 ms: worker 0 (incarnation 0)&#39;s complete of job 1"));
+    ck_assert_ptr_nonnull(strstr(
+        c, "<title>seq 6 at 150.0 ms: the harness injected fault stall_beyond_lease on job 1"));
+    ck_assert_ptr_nonnull(
+        strstr(c, "\nseq 16 at 1452.0 ms: worker 0 (incarnation 0)&#39;s complete of job 1"));
     /* nothing of job 2 (its claim is seq 8, worker 1 incarnation 0) */
     ck_assert_ptr_null(strstr(c, "seq 8 at"));
     ck_assert_ptr_null(strstr(c, ">worker 1 (incarnation 0)</text>"));
@@ -852,7 +859,8 @@ START_TEST(test_timeline_fixture_violation_names_its_seqs)
     ck_assert_uint_ge(count(c, "stroke=\"#000\" stroke-width=\"2\""), 2);
     const char *mc = strstr(md, "### exclusive_claim: the first of 2 violations, job 1");
     ck_assert_ptr_nonnull(mc);
-    ck_assert_ptr_nonnull(strstr(mc, "| **4 - 5** | worker 0 (incarnation 0) | 100.0 - 101.5 (ok) |"));
+    ck_assert_ptr_nonnull(
+        strstr(mc, "| **4 - 5** | worker 0 (incarnation 0) | 100.0 - 101.5 (ok) |"));
     ck_assert_ptr_nonnull(strstr(mc, "| **11 - 12** | worker 1 (incarnation 1) |"));
     /* the second card is violation 2 (the widest), of job 2 */
     char *w = card(html, "exclusive_claim", "widest");
@@ -877,8 +885,9 @@ static int qchaos_run(const char *dir, const char *args)
     const char *bin = getenv("QC_QCHAOS_BIN"), *dsn = getenv("QC_TEST_DSN");
 
     snprintf(cmd, sizeof cmd, "%s run %s --out '%s' --force --no-progress%s%s%s >'%s.log' 2>&1",
-             bin != NULL && *bin ? bin : "./qchaos", args, dir, dsn != NULL && *dsn ? " --dsn '" : "",
-             dsn != NULL && *dsn ? dsn : "", dsn != NULL && *dsn ? "'" : "", dir);
+             bin != NULL && *bin ? bin : "./qchaos", args, dir,
+             dsn != NULL && *dsn ? " --dsn '" : "", dsn != NULL && *dsn ? dsn : "",
+             dsn != NULL && *dsn ? "'" : "", dir);
     int st = system(cmd);
     ck_assert_msg(WIFEXITED(st), "qchaos died: %s", cmd);
     return WEXITSTATUS(st);
@@ -930,7 +939,8 @@ static void read_ledger_facts(const char *dir, ledger_facts *lf)
         if (type != NULL && fault != NULL && strcmp(type, "fault") == 0)
             lf->fired[facts_kind(lf, fault)]++;
         else if (type != NULL && fault != NULL && note != NULL && strcmp(note, "fault plan") == 0)
-            lf->planned[facts_kind(lf, fault)] = (long)json_integer_value(json_object_get(e, "planned"));
+            lf->planned[facts_kind(lf, fault)] =
+                (long)json_integer_value(json_object_get(e, "planned"));
         json_decref(e);
     }
     free(line);
@@ -986,15 +996,18 @@ START_TEST(test_report_chaos_run_fault_plan_description_bounds)
         /* the same numbers in both reports */
         if (lf.planned[k] >= 0)
             snprintf(row, sizeof row,
-                     "<tr><td>%s</td><td>%s</td><td class=\"num\">%ld</td><td class=\"num\">%ld</td></tr>",
+                     "<tr><td>%s</td><td>%s</td><td class=\"num\">%ld</td><td "
+                     "class=\"num\">%ld</td></tr>",
                      kind, spec, lf.planned[k], lf.fired[k]);
         else
-            snprintf(row, sizeof row,
-                     "<tr><td>%s</td><td>%s</td><td class=\"num\">-</td><td class=\"num\">%ld</td></tr>",
-                     kind, spec, lf.fired[k]);
+            snprintf(
+                row, sizeof row,
+                "<tr><td>%s</td><td>%s</td><td class=\"num\">-</td><td class=\"num\">%ld</td></tr>",
+                kind, spec, lf.fired[k]);
         ck_assert_msg(strstr(html, row) != NULL, "report.html lacks %s", row);
         if (lf.planned[k] >= 0)
-            snprintf(row, sizeof row, "| %s | %s | %ld | %ld |", kind, spec, lf.planned[k], lf.fired[k]);
+            snprintf(row, sizeof row, "| %s | %s | %ld | %ld |", kind, spec, lf.planned[k],
+                     lf.fired[k]);
         else
             snprintf(row, sizeof row, "| %s | %s | - | %ld |", kind, spec, lf.fired[k]);
         ck_assert_msg(strstr(md, row) != NULL, "report.md lacks %s", row);
@@ -1005,16 +1018,19 @@ START_TEST(test_report_chaos_run_fault_plan_description_bounds)
     ck_assert_ptr_nonnull(strstr(html, desc));
     ck_assert_ptr_nonnull(strstr(md, desc));
     ck_assert_ptr_nonnull(strstr(html, "<tr><td>lease</td><td class=\"num\">1500 ms</td></tr>"));
-    ck_assert_ptr_nonnull(strstr(html, "<tr><td>recovery bound (lease + reaper interval + slack)</td><td class=\"num\">4700 ms</td></tr>"));
+    ck_assert_ptr_nonnull(strstr(html, "<tr><td>recovery bound (lease + reaper interval + "
+                                       "slack)</td><td class=\"num\">4700 ms</td></tr>"));
     ck_assert_ptr_nonnull(strstr(html, "<details id=\"glossary\">"));
     /* the bounds are drawn where the checkers apply them */
     char *idle = slurp(dir, "plots/idle_polls.gp"), *rec = slurp(dir, "plots/recovery.gp");
     ck_assert_ptr_nonnull(idle);
     ck_assert_ptr_nonnull(rec);
-    ck_assert_ptr_nonnull(strstr(idle, "12.5000 with lines lw 2 lc rgb \"#cc0000\" title \"R = 12.5/s"));
+    ck_assert_ptr_nonnull(
+        strstr(idle, "12.5000 with lines lw 2 lc rgb \"#cc0000\" title \"R = 12.5/s"));
     ck_assert_ptr_nonnull(strstr(idle, "(ceil(D x R) + 2 + 6) / D"));
     ck_assert_ptr_nonnull(strstr(rec, "set arrow 1 from 4700,graph 0 to 4700,graph 1"));
-    ck_assert_ptr_nonnull(strstr(rec, "bound 4700 ms = lease 1500 + reaper interval 200 + slack 3000"));
+    ck_assert_ptr_nonnull(
+        strstr(rec, "bound 4700 ms = lease 1500 + reaper interval 200 + slack 3000"));
     ck_assert_int_gt(file_size(dir, "plots/idle_polls.png"), 0);
     ck_assert_int_gt(file_size(dir, "plots/recovery.png"), 0);
     ck_assert_int_gt(file_size(dir, "plots/latency_time.png"), 0);
@@ -1107,15 +1123,17 @@ START_TEST(test_report_mutant_run_timeline_of_first_violation)
     qc_history_fini(&h);
     /* the Markdown table names them in bold */
     snprintf(want, sizeof want, "### exclusive_claim: the first of %lld violations, job %lld",
-             (long long)json_integer_value(
-                 json_object_get(json_array_get(json_object_get(r, "checkers"), 0), "violations_total")),
+             (long long)json_integer_value(json_object_get(
+                 json_array_get(json_object_get(r, "checkers"), 0), "violations_total")),
              job);
     ck_assert_msg(strstr(md, want) != NULL, "report.md lacks '%s'", want);
     /* a few cards per checker, not one per violation */
     ck_assert_uint_le(count(html, "<div class=\"violation\""), 2 * fails);
     ck_assert_uint_ge(count(html, "<div class=\"violation\""), fails);
     /* a mutant is said to be one */
-    ck_assert_ptr_nonnull(strstr(html, "is a known-broken protocol (a mutant) that the checkers must catch: MUTANT select-then-update claim without a row lock"));
+    ck_assert_ptr_nonnull(
+        strstr(html, "is a known-broken protocol (a mutant) that the checkers must catch: MUTANT "
+                     "select-then-update claim without a row lock"));
     ck_assert_ptr_null(strstr(html, "protocol tested: as its base"));
     ck_assert_ptr_null(strstr(md, "protocol tested: as its base"));
     assert_no_raw_epoch(dir, &lf);
