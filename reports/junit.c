@@ -17,6 +17,7 @@
 #include "report.h"
 
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -224,6 +225,38 @@ int qc__junit_write(const char *dir, const qc__results *r, const qc_history *h,
     property(f, "target_how", r->target_how);
     property(f, "command", r->command);
     property(f, "allow_inconclusive", allow_inconclusive ? "yes" : "no");
+    /* What was tested: the scenario's words, the protocol's role, the
+     * lease, and per fault kind the jobs planned and the faults fired. */
+    {
+        json_t *t = r->tested_json, *x;
+        size_t i;
+        char val[256];
+        property(f, "scenario_description", json_string_value(json_object_get(t, "description")));
+        property(f, "protocol_role",
+                 json_string_value(json_object_get(json_object_get(t, "protocol"), "role")));
+        x = json_object_get(json_object_get(t, "lease"), "lease_ms");
+        if (json_is_integer(x)) {
+            snprintf(val, sizeof val, "%lld", (long long)json_integer_value(x));
+            property(f, "lease_ms", val);
+        }
+        json_array_foreach(json_object_get(t, "fault_plan"), i, x)
+        {
+            json_t *pl = json_object_get(x, "planned");
+            char name[96];
+            snprintf(name, sizeof name, "fault.%s",
+                     json_is_string(json_object_get(x, "kind"))
+                         ? json_string_value(json_object_get(x, "kind"))
+                         : "?");
+            if (json_is_integer(pl))
+                snprintf(val, sizeof val, "planned %lld jobs, fired %lld",
+                         (long long)json_integer_value(pl),
+                         (long long)json_integer_value(json_object_get(x, "fired")));
+            else
+                snprintf(val, sizeof val, "fired %lld",
+                         (long long)json_integer_value(json_object_get(x, "fired")));
+            property(f, name, val);
+        }
+    }
     fputs("    </properties>\n", f);
     double origin = qc__report_server_origin(h);
     for (size_t i = 0; i < r->nc; i++)

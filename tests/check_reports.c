@@ -1039,6 +1039,14 @@ START_TEST(test_report_chaos_run_fault_plan_description_bounds)
     /* <testsuites> and <testsuite> carry a time too */
     ck_assert_uint_eq(count(xml, "<testcase ") + 2, count(xml, "\" time=\""));
     ck_assert_uint_eq(count(xml, " time=\"0\">"), 0);
+    /* junit.xml names the fault plan too */
+    snprintf(row, sizeof row,
+             "<property name=\"fault.lost_request\" value=\"planned %ld jobs, fired %ld\"/>",
+             lf.planned[facts_kind(&lf, "lost_request")],
+             lf.fired[facts_kind(&lf, "lost_request")]);
+    ck_assert_msg(strstr(xml, row) != NULL, "junit.xml lacks %s", row);
+    ck_assert_ptr_nonnull(
+        strstr(xml, "<property name=\"scenario_description\" value=\"every client-side fault"));
     char *tc = testcase_of(xml, "group_exclusive");
     ck_assert_ptr_nonnull(strstr(tc, "<skipped message=\"not judged by this scenario: "));
     free(tc);
