@@ -80,7 +80,8 @@ static void failure_text(FILE *f, const qc__rcheck *c, const qc_history *h, doub
         else
             snprintf(line, sizeof line, "\nviolation %zu: ", k + 1);
         qc__xml_escape(f, line);
-        qc__xml_escape(f, v->explanation);
+        qc__report_explain(v->explanation, origin, line, sizeof line);
+        qc__xml_escape(f, line);
         fputc('\n', f);
         for (size_t s = 0; s < v->nseq; s++) {
             qc__report_describe(h, origin, v->seq[s], line, sizeof line);
@@ -130,9 +131,11 @@ static void testcase(FILE *f, const qc__results *r, const qc__rcheck *c, const q
             fputs("\nRun with --allow-inconclusive to report it as skipped.\n</failure>\n", f);
         } else {
             long total = total_of(c);
+            char first[512] = "";
             if (c->nv > 0)
-                snprintf(msg, sizeof msg, "%ld violation(s); first: %s", total,
-                         c->v[0].explanation);
+                qc__report_explain(c->v[0].explanation, origin, first, sizeof first);
+            if (c->nv > 0)
+                snprintf(msg, sizeof msg, "%ld violation(s); first: %s", total, first);
             else
                 snprintf(msg, sizeof msg, "%ld violation(s)", total);
             fputs("      <failure type=\"FAIL\"", f);

@@ -311,7 +311,8 @@ int qc__markdown_write(const char *dir, const qc__results *r, const qc_history *
             fputs("### ", f);
             qc__md_escape(f, line);
             fputs("\n\n", f);
-            qc__md_escape(f, v->explanation[0] != '\0' ? v->explanation : "(no explanation)");
+            qc__report_explain(v->explanation, origin, line, sizeof line);
+            qc__md_escape(f, line[0] != '\0' ? line : "(no explanation)");
             fputs("\n\nTimeline of the job's events:\n\n", f);
             if (qc__timeline_md(f, h, origin, v) != 0)
                 fputs("(none of its events is in the ledger)\n\n", f);
@@ -397,7 +398,8 @@ int qc__markdown_write(const char *dir, const qc__results *r, const qc_history *
             for (size_t q = 0; q < v->nseq; q++)
                 fprintf(f, " %" PRId64, v->seq[q]);
             fputs(": ", f);
-            qc__md_escape(f, v->explanation);
+            qc__report_explain(v->explanation, origin, line, sizeof line);
+            qc__md_escape(f, line);
             fputs("\n", f);
         }
         if (total_of(c) > (long)told(c)) {
@@ -656,7 +658,8 @@ int qc__html_write(const char *dir, const qc__results *r, const qc_history *hist
             fprintf(f, "-%s\">\n<h3>", w ? "widest" : "first");
             esc(f, line);
             fputs("</h3>\n<p>", f);
-            esc(f, vi->explanation[0] != '\0' ? vi->explanation : "(no explanation)");
+            qc__report_explain(vi->explanation, origin, line, sizeof line);
+            esc(f, line[0] != '\0' ? line : "(no explanation)");
             fputs("</p>\n<div class=\"tl\">\n", f);
             if (qc__timeline_svg(f, hist, origin, vi) != 0)
                 fputs("<p class=\"note\">No timeline: none of its events is in the "
@@ -709,7 +712,8 @@ int qc__html_write(const char *dir, const qc__results *r, const qc_history *hist
             for (size_t q = 0; q < vi->nseq; q++)
                 fprintf(f, "%s%" PRId64, q ? " " : "", vi->seq[q]);
             fputs("</td><td>", f);
-            esc(f, vi->explanation);
+            qc__report_explain(vi->explanation, origin, line, sizeof line);
+            esc(f, line);
             fputs("</td></tr>\n", f);
         }
         fputs("</table>\n", f);

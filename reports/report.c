@@ -347,6 +347,42 @@ double qc__report_server_origin(const qc_history *h)
     return r;
 }
 
+void qc__report_explain(const char *s, double origin, char *buf, size_t n)
+{
+    size_t len = 0;
+
+    if (n == 0)
+        return;
+    buf[0] = '\0';
+    for (const char *p = s != NULL ? s : ""; *p && len + 1 < n;) {
+        size_t digits = 0;
+        while (isdigit((unsigned char)p[digits]))
+            digits++;
+        int word_start = p == s || !isalnum((unsigned char)p[-1]);
+        if (digits >= 12 && word_start && origin != QC_NO_TIME) {
+            char *end;
+            double v = strtod(p, &end);
+            int after_server = len >= 12 && strncmp(buf + len - 12, "server time ", 12) == 0;
+            if (after_server)
+                len -= 12;
+            buf[len] = '\0';
+            put(buf, n, &len, "%s+%.0f ms", after_server ? "server " : "", v - origin);
+            p = end;
+            if (strncmp(p, " ms", 3) == 0 && !isalnum((unsigned char)p[3]))
+                p += 3; /* "1796137587472 ms" is one "+X ms" */
+            continue;
+        }
+        if (digits > 0) { /* copy the whole number: never split one */
+            for (size_t k = 0; k < digits && len + 1 < n; k++)
+                buf[len++] = *p++;
+            buf[len] = '\0';
+            continue;
+        }
+        buf[len++] = *p++;
+        buf[len] = '\0';
+    }
+}
+
 void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *buf, size_t n)
 {
     const qc_event *e = qc__report_find_seq(h, seq);

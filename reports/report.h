@@ -243,6 +243,14 @@ const qc_event *qc__report_find_seq(const qc_history *h, int64_t seq);
  * request carries a server time.  O(n log n). */
 double qc__report_server_origin(const qc_history *h);
 
+/* Copies a checker's explanation s into buf (size n, NUL-terminated) with
+ * every raw server epoch in it (a number of 12 or more integer digits, as
+ * in "server time 1796137582472") shown relative to origin as "+X ms"
+ * ("server +X ms" after "server time"); with origin QC_NO_TIME the text
+ * is copied as it is.  The checkers write their own words; the report
+ * never shows epoch milliseconds. */
+void qc__report_explain(const char *s, double origin, char *buf, size_t n);
+
 /* Tells ledger event seq in plain words into buf (size n, NUL-terminated),
  * e.g. "seq 12 at 1532.3 ms: worker 3 (incarnation 0)'s complete of job 17
  * with token 5b1e was acknowledged, 1 row(s) changed; server +1530 ms".
