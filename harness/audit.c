@@ -4,6 +4,7 @@
  */
 #include "audit.h"
 #include "figures.h"
+#include "../reports/report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -106,6 +107,7 @@ static json_t *check_json(const qc_history *h, const qc_check *c)
     json_object_set_new(o, "opportunities", json_integer(c->opportunities));
     json_object_set_new(o, "violations_total", json_integer(c->nviolations));
     json_object_set_new(o, "summary", json_string(c->summary));
+    json_object_set_new(o, "time_s", json_real(c->elapsed_ms / 1000.0));
     double fv = first_violation_s(h, c);
     json_object_set_new(o, "first_violation_s",
                         fv >= 0 ? json_real(qc_round(fv, 0.001)) : json_null());
@@ -411,6 +413,8 @@ int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *
         json_object_set_new(root, "verdict_line",
                             json_string(strncmp(line, "qchaos: verdict: ", 17) == 0 ? line + 17
                                                                                       : line));
+        /* What was tested (scenario, fault plan planned / fired): reports/ */
+        json_object_set_new(root, "tested", qc_report_tested_json(&h, n > 0 ? ledgers[0] : NULL));
         if (metrics) {
             json_object_update(root, metrics);
         } else if (n > 0) { /* a re-audit: what the ledger says about the run */

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 const char *qc_verdict_name(qc_verdict v)
 {
@@ -315,8 +316,13 @@ int qc_check_all(const qc_history *h, qc_check **out, size_t *n)
     *n = 0;
     if (c == NULL)
         return QC_ENOMEM;
-    for (size_t i = 0; i < count && rc == 0; i++)
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
         rc = run[i](h, &c[i]);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        c[i].elapsed_ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+    }
     if (rc != 0) {
         qc_checks_free(c, count);
         return rc;

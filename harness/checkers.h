@@ -39,6 +39,8 @@ typedef struct qc_check {
     size_t nstored;         /* violations kept in v (capped) */
     qc_violation *v;        /* owned */
     char summary[512];      /* e.g. "20000 claims, 0 overlapping leases" */
+    double elapsed_ms;      /* CLOCK_MONOTONIC time qc_check_all spent in this
+                               checker (ms); 0 when run alone */
 } qc_check;
 
 /* Maximum violations a checker keeps (the count is exact regardless). */

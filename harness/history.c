@@ -582,6 +582,8 @@ static void event_init(qc_event *e)
     e->until_t = QC_NO_TIME;
     e->counted = -1;
     e->calls = -1;
+    e->planned = -1;
+    e->target = -1;
     e->delay_ms = 0;
     e->pause_ms = QC_NO_TIME;
     e->work_ms = QC_NO_TIME;
@@ -641,6 +643,8 @@ static const struct field {
     {"work_ms", F_DOUBLE, offsetof(qc_event, work_ms)},
     {"exclusive", F_BOOL, offsetof(qc_event, exclusive)},
     {"complete", F_BOOL, offsetof(qc_event, complete)},
+    {"planned", F_LONG, offsetof(qc_event, planned)},
+    {"target", F_INT, offsetof(qc_event, target)},
 };
 
 /* The fields of a witness line (QC_EV_WITNESS): only these, and seq / t. */

@@ -147,6 +147,10 @@ typedef struct qc_event {
                              not plan: an adapter's own loop) */
     double work_ms;       /* effect: the work (ms) the worker planned between
                              the claim's answer and the effect; QC_NO_TIME */
+    long planned;         /* note "fault plan": jobs the plan gave the fault;
+                             -1 absent (read by the reports) */
+    int target;           /* fault terminate_session: the worker whose session
+                             the nemesis ended; -1 absent */
     int exclusive;        /* note server_count: 1 the server ran only this run's
                              sessions (qchaos started it), 0 shared, -1 absent */
     int complete;         /* note witness: 1 the side table was read to its end,

@@ -214,6 +214,31 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
             json_object_set_new(faults, qc_fault_name((qc_fault_kind)k), json_real(f->rate));
     }
     json_object_set_new(h, "faults", faults);
+    /* What was tested, for the reports (issue 15): the scenario's own words,
+     * the protocol's header, and the values the fault plan and the nemesis
+     * ran with.  Only reports/ reads these keys. */
+    json_t *tested = json_object();
+    json_object_set_new(tested, "description", json_string(s->description));
+    if (proto->description != NULL)
+        json_object_set_new(tested, "protocol_description", json_string(proto->description));
+    if (proto->expect != NULL)
+        json_object_set_new(tested, "protocol_expect", json_string(proto->expect));
+    if (proto->base != NULL)
+        json_object_set_new(tested, "protocol_base", json_string(proto->base));
+    json_object_set_new(tested, "groups", json_integer(s->groups));
+    json_object_set_new(tested, "work_ms_min", json_integer(s->work_ms_min));
+    json_object_set_new(tested, "work_ms_max", json_integer(s->work_ms_max));
+    json_object_set_new(tested, "retry_delay_ms", json_integer(s->retry_delay_ms));
+    json_object_set_new(tested, "drain_timeout_s", json_real(s->drain_timeout_s));
+    json_object_set_new(tested, "stall_factor", json_real(s->stall_factor));
+    json_object_set_new(tested, "restart_delay_ms", json_integer(s->restart_delay_ms));
+    json_object_set_new(tested, "terminate_every_ms", json_integer(s->terminate_every_ms));
+    json_object_set_new(tested, "restart_at_s", json_real(s->restart_at_s));
+    json_object_set_new(tested, "pause_at_s", json_real(s->pause_at_s));
+    json_object_set_new(tested, "pause_ms", json_integer(s->pause_at_s > 0 ? s->pause_ms : 0));
+    json_object_set_new(tested, "feed_bursts", json_integer(s->feed_bursts));
+    json_object_set_new(tested, "feed_jobs", json_integer(s->feed_jobs));
+    json_object_set_new(h, "tested", tested);
     json_t *judge = json_array();
     if (s->checkers[0]) {
         char buf[1024];

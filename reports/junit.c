@@ -17,6 +17,7 @@
 #include "report.h"
 
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -60,7 +61,7 @@ static long total_of(const qc__rcheck *c)
 
 /* The body of a FAIL's <failure>: every stored violation, its explanation
  * and each ledger event it cites. */
-static void failure_text(FILE *f, const qc__rcheck *c, const qc_history *h)
+static void failure_text(FILE *f, const qc__rcheck *c, const qc_history *h, double origin)
 {
     char line[1024];
     long total = total_of(c);
@@ -79,10 +80,11 @@ static void failure_text(FILE *f, const qc__rcheck *c, const qc_history *h)
         else
             snprintf(line, sizeof line, "\nviolation %zu: ", k + 1);
         qc__xml_escape(f, line);
-        qc__xml_escape(f, v->explanation);
+        qc__report_explain(v->explanation, origin, line, sizeof line);
+        qc__xml_escape(f, line);
         fputc('\n', f);
         for (size_t s = 0; s < v->nseq; s++) {
-            qc__report_describe(h, v->seq[s], line, sizeof line);
+            qc__report_describe(h, origin, v->seq[s], line, sizeof line);
             fputs("  ", f);
             qc__xml_escape(f, line);
             fputc('\n', f);
@@ -96,7 +98,7 @@ static void failure_text(FILE *f, const qc__rcheck *c, const qc_history *h)
 }
 
 static void testcase(FILE *f, const qc__results *r, const qc__rcheck *c, const qc_history *h,
-                     int allow_inconclusive, const char *classname)
+                     double origin, int allow_inconclusive, const char *classname)
 {
     char msg[512];
     int inconclusive = strcmp(c->verdict, "INCONCLUSIVE") == 0;
@@ -104,7 +106,9 @@ static void testcase(FILE *f, const qc__results *r, const qc__rcheck *c, const q
     fputs("    <testcase", f);
     attr(f, "classname", classname);
     attr(f, "name", c->name);
-    fputs(" time=\"0\">\n", f);
+    /* The time the checker took to judge the ledger (results.json
+     * "time_s"; 0 when an older results.json does not say). */
+    fprintf(f, " time=\"%.6f\">\n", c->time_s > 0 ? c->time_s : 0.0);
     switch (kind_of(c, allow_inconclusive)) {
     case TC_PASS:
         break;
@@ -127,21 +131,28 @@ static void testcase(FILE *f, const qc__results *r, const qc__rcheck *c, const q
             fputs("\nRun with --allow-inconclusive to report it as skipped.\n</failure>\n", f);
         } else {
             long total = total_of(c);
+            char first[512] = "";
             if (c->nv > 0)
-                snprintf(msg, sizeof msg, "%ld violation(s); first: %s", total,
-                         c->v[0].explanation);
+                qc__report_explain(c->v[0].explanation, origin, first, sizeof first);
+            if (c->nv > 0)
+                snprintf(msg, sizeof msg, "%ld violation(s); first: %s", total, first);
             else
                 snprintf(msg, sizeof msg, "%ld violation(s)", total);
             fputs("      <failure type=\"FAIL\"", f);
             attr(f, "message", msg);
             fputs(">", f);
-            failure_text(f, c, h);
+            failure_text(f, c, h, origin);
             fputs("</failure>\n", f);
         }
         break;
     case TC_SKIPPED:
+        /* Why it is skipped, in this order: a checker the scenario does
+         * not judge is information whatever its verdict; a judged
+         * INCONCLUSIVE is skipped only by --allow-inconclusive. */
         snprintf(msg, sizeof msg, "%s: %s",
-                 inconclusive ? "inconclusive (allowed)" : "not applicable",
+                 !inconclusive ? "not applicable"
+                 : !c->judged  ? "not judged by this scenario"
+                               : "inconclusive (allowed by --allow-inconclusive)",
                  c->summary[0] != '\0' ? c->summary : c->verdict);
         fputs("      <skipped", f);
         attr(f, "message", msg);
@@ -217,9 +228,42 @@ int qc__junit_write(const char *dir, const qc__results *r, const qc_history *h,
     property(f, "target_how", r->target_how);
     property(f, "command", r->command);
     property(f, "allow_inconclusive", allow_inconclusive ? "yes" : "no");
+    /* What was tested: the scenario's words, the protocol's role, the
+     * lease, and per fault kind the jobs planned and the faults fired. */
+    {
+        json_t *t = r->tested_json, *x;
+        size_t i;
+        char val[256];
+        property(f, "scenario_description", json_string_value(json_object_get(t, "description")));
+        property(f, "protocol_role",
+                 json_string_value(json_object_get(json_object_get(t, "protocol"), "role")));
+        x = json_object_get(json_object_get(t, "lease"), "lease_ms");
+        if (json_is_integer(x)) {
+            snprintf(val, sizeof val, "%lld", (long long)json_integer_value(x));
+            property(f, "lease_ms", val);
+        }
+        json_array_foreach(json_object_get(t, "fault_plan"), i, x)
+        {
+            json_t *pl = json_object_get(x, "planned");
+            char name[96];
+            snprintf(name, sizeof name, "fault.%s",
+                     json_is_string(json_object_get(x, "kind"))
+                         ? json_string_value(json_object_get(x, "kind"))
+                         : "?");
+            if (json_is_integer(pl))
+                snprintf(val, sizeof val, "planned %lld jobs, fired %lld",
+                         (long long)json_integer_value(pl),
+                         (long long)json_integer_value(json_object_get(x, "fired")));
+            else
+                snprintf(val, sizeof val, "fired %lld",
+                         (long long)json_integer_value(json_object_get(x, "fired")));
+            property(f, name, val);
+        }
+    }
     fputs("    </properties>\n", f);
+    double origin = qc__report_server_origin(h);
     for (size_t i = 0; i < r->nc; i++)
-        testcase(f, r, &r->c[i], h, allow_inconclusive, classname);
+        testcase(f, r, &r->c[i], h, origin, allow_inconclusive, classname);
     fputs("  </testsuite>\n</testsuites>\n", f);
     return qc__report_close(f, dir, "junit.xml", err);
 }

@@ -18,6 +18,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +97,9 @@ static void run_line(const qc__results *r, char *buf, size_t n)
         ADD(", qchaos %s", r->version);
     if (r->exit_code >= 0)
         ADD(", exit code %d", r->exit_code);
-    if (r->tested[0] != '\0')
+    if (r->mutant)
+        ADD("; the protocol is a known-broken mutant (see What was tested)");
+    else if (r->tested[0] != '\0')
         ADD("; protocol tested: %s", r->tested);
     if (r->target_how[0] != '\0')
         ADD("; target host %s port %s, database %s, user %s (%s)", r->target_host, r->target_port,
@@ -104,17 +108,6 @@ static void run_line(const qc__results *r, char *buf, size_t n)
             : !strcmp(r->target_how, "dsn")     ? "given by --dsn"
                                                 : "from the PG* environment variables");
 #undef ADD
-}
-
-static void violation_head(const qc__rcheck *c, size_t k, char *buf, size_t n)
-{
-    const qc__rviolation *v = &c->v[k];
-
-    if (v->has_job)
-        snprintf(buf, n, "%s: violation %zu of %ld, job %" PRId64, c->name, k + 1, total_of(c),
-                 v->job);
-    else
-        snprintf(buf, n, "%s: violation %zu of %ld", c->name, k + 1, total_of(c));
 }
 
 static size_t told(const qc__rcheck *c)
@@ -136,6 +129,61 @@ static int any_violation(const qc__results *r)
         if (r->c[i].nv > 0 || total_of(&r->c[i]) > 0)
             return 1;
     return 0;
+}
+
+/* Client time (ms) of the event with seq, or NAN. */
+static double seq_t(const qc_history *h, int64_t seq)
+{
+    const qc_event *e = qc__report_find_seq(h, seq);
+
+    return e != NULL && e->t != QC_NO_TIME ? e->t : NAN;
+}
+
+/* The violations of c told in full before the plots: the first (the one
+ * whose earliest cited seq is smallest) and the widest (its cited events
+ * span the longest client time; SIZE_MAX when it is the first or there
+ * is only one). */
+static void pick(const qc__rcheck *c, const qc_history *h, size_t *first, size_t *widest)
+{
+    int64_t best = INT64_MAX;
+    double span = -1;
+
+    *first = *widest = SIZE_MAX;
+    for (size_t k = 0; k < c->nv; k++) {
+        const qc__rviolation *v = &c->v[k];
+        double lo = INFINITY, hi = -INFINITY;
+        int64_t m = INT64_MAX;
+        for (size_t s = 0; s < v->nseq; s++) {
+            double t = seq_t(h, v->seq[s]);
+            m = v->seq[s] < m ? v->seq[s] : m;
+            if (!isnan(t)) {
+                lo = t < lo ? t : lo;
+                hi = t > hi ? t : hi;
+            }
+        }
+        if (*first == SIZE_MAX || m < best) {
+            best = m;
+            *first = k;
+        }
+        if (hi >= lo && hi - lo > span) {
+            span = hi - lo;
+            *widest = k;
+        }
+    }
+    if (*widest == *first || c->nv < 2)
+        *widest = SIZE_MAX;
+}
+
+static void card_head(const qc__rcheck *c, size_t k, int widest, char *buf, size_t n)
+{
+    const qc__rviolation *v = &c->v[k];
+    char job[48] = "";
+
+    if (v->has_job)
+        snprintf(job, sizeof job, ", job %" PRId64, v->job);
+    snprintf(buf, n, "%s: the %s of %ld violation%s%s", c->name,
+             widest ? "widest (its evidence spans the longest time)" : "first", total_of(c),
+             total_of(c) == 1 ? "" : "s", job);
 }
 
 static void latency_row(const char *what, long n, const double *pct, char cells[7][32])
@@ -188,6 +236,7 @@ int qc__markdown_write(const char *dir, const qc__results *r, const qc_history *
                        const qc__plots *p, qc_err *err)
 {
     char line[1024], num[2][32], cells[7][32];
+    double origin = qc__report_server_origin(h);
     FILE *f = qc__report_open(dir, "report.md", err);
 
     if (f == NULL)
@@ -222,23 +271,55 @@ int qc__markdown_write(const char *dir, const qc__results *r, const qc_history *
     run_line(r, line, sizeof line);
     fputs("\nRun: ", f);
     qc__md_escape(f, line);
-    fputs("\n\n## Violations\n\n", f);
+    fputs("\n", f);
+    qc__tested_md(f, r);
+    fputs("\n## Violations\n\n", f);
     if (!any_violation(r))
         fputs("None: no checker found a violation.\n", f);
+    else
+        fputs(
+            "| checker | violations | first at (s after the first claim) | stored in results.json "
+            "|\n|---|---:|---:|---:|\n",
+            f);
     for (size_t i = 0; i < r->nc; i++) {
         const qc__rcheck *c = &r->c[i];
-        for (size_t k = 0; k < told(c); k++) {
-            const qc__rviolation *v = &c->v[k];
-            violation_head(c, k, line, sizeof line);
+        if (total_of(c) <= 0 && c->nv == 0)
+            continue;
+        fputs("|", f);
+        md_cell(f, c->name);
+        fprintf(f, " %ld |", total_of(c));
+        if (c->first_violation_s >= 0)
+            fprintf(f, " %.3f |", c->first_violation_s);
+        else
+            fputs(" - |", f);
+        fprintf(f, " %zu |\n", c->nv);
+    }
+    if (any_violation(r))
+        fputs("\nEach checker's first violation, and its widest, told in full with its "
+              "timeline (times in ms since the run started; bold seqs are the ones the "
+              "violation cites; the other stored violations are listed after the plots):\n\n",
+              f);
+    for (size_t i = 0; i < r->nc; i++) {
+        const qc__rcheck *c = &r->c[i];
+        size_t ks[2];
+        pick(c, h, &ks[0], &ks[1]);
+        for (int w = 0; w < 2; w++) {
+            if (ks[w] == SIZE_MAX)
+                continue;
+            const qc__rviolation *v = &c->v[ks[w]];
+            card_head(c, ks[w], w, line, sizeof line);
             fputs("### ", f);
             qc__md_escape(f, line);
             fputs("\n\n", f);
-            qc__md_escape(f, v->explanation[0] != '\0' ? v->explanation : "(no explanation)");
-            fputs("\n\n", f);
+            qc__report_explain(v->explanation, origin, line, sizeof line);
+            qc__md_escape(f, line[0] != '\0' ? line : "(no explanation)");
+            fputs("\n\nTimeline of the job's events:\n\n", f);
+            if (qc__timeline_md(f, h, origin, v) != 0)
+                fputs("(none of its events is in the ledger)\n\n", f);
             if (v->nseq > 0)
                 fputs("Evidence from the ledger:\n\n", f);
-            for (size_t s = 0; s < v->nseq; s++) {
-                qc__report_describe(h, v->seq[s], line, sizeof line);
+            for (size_t q = 0; q < v->nseq; q++) {
+                qc__report_describe(h, origin, v->seq[q], line, sizeof line);
                 fputs("- ", f);
                 qc__md_escape(f, line);
                 fputs("\n", f);
@@ -246,17 +327,12 @@ int qc__markdown_write(const char *dir, const qc__results *r, const qc_history *
             if (v->nwitness > 0)
                 fputs("\nConfirmed by the server's witness:\n\n", f);
             for (size_t s = 0; s < v->nwitness; s++) {
-                qc__report_describe(h, v->wseq[s], line, sizeof line);
+                qc__report_describe(h, origin, v->wseq[s], line, sizeof line);
                 fputs("- ", f);
                 qc__md_escape(f, line);
                 fputs("\n", f);
             }
             fputs("\n", f);
-        }
-        if (total_of(c) > (long)told(c)) {
-            untold_line(c, line, sizeof line);
-            qc__md_escape(f, line);
-            fputs("\n\n", f);
         }
     }
     for (size_t i = 0; i < r->nc; i++) {
@@ -270,13 +346,21 @@ int qc__markdown_write(const char *dir, const qc__results *r, const qc_history *
     }
 
     fputs("\n## Plots\n\n", f);
+    fputs("This file is self-contained text: it links the plots rather than showing them, "
+          "because a relative image is broken where report.md is read on its own (a GitHub "
+          "job summary, `cat report.md >> $GITHUB_STEP_SUMMARY`).  The images are embedded in "
+          "report.html; publish the run folder (report.html and plots/) as a build artifact "
+          "to see them.\n\n",
+          f);
     for (size_t i = 0; i < p->n; i++) {
         const qc__plot *pl = &p->p[i];
         fputs("### ", f);
         qc__md_escape(f, pl->title);
         fputs("\n\n", f);
         if (pl->drawn)
-            fprintf(f, "![%s](plots/%s.png)\n\n[SVG](plots/%s.svg), data `plots/%s.dat`\n\n",
+            fprintf(f,
+                    "Image: [plots/%s.png](plots/%s.png) ([SVG](plots/%s.svg)), data "
+                    "`plots/%s.dat`\n\n",
                     pl->name, pl->name, pl->name, pl->name);
         else
             fprintf(f, "Not drawn%s; data `plots/%s.dat`, script `plots/%s.gp`.\n\n",
@@ -303,6 +387,37 @@ int qc__markdown_write(const char *dir, const qc__results *r, const qc_history *
     }
     recovery_line(p, line, sizeof line);
     fprintf(f, "\n%s\n", line);
+
+    if (any_violation(r))
+        fputs("\n## All stored violations\n\n", f);
+    for (size_t i = 0; i < r->nc; i++) {
+        const qc__rcheck *c = &r->c[i];
+        if (c->nv == 0)
+            continue;
+        fputs("**", f);
+        qc__md_escape(f, c->name);
+        fprintf(f, "** (%ld in all):\n\n", total_of(c));
+        for (size_t k = 0; k < told(c); k++) {
+            const qc__rviolation *v = &c->v[k];
+            fputs("- ", f);
+            if (v->has_job)
+                fprintf(f, "job %" PRId64 ", ", v->job);
+            fputs("seq", f);
+            for (size_t q = 0; q < v->nseq; q++)
+                fprintf(f, " %" PRId64, v->seq[q]);
+            fputs(": ", f);
+            qc__report_explain(v->explanation, origin, line, sizeof line);
+            qc__md_escape(f, line);
+            fputs("\n", f);
+        }
+        if (total_of(c) > (long)told(c)) {
+            untold_line(c, line, sizeof line);
+            fputs("\n", f);
+            qc__md_escape(f, line);
+            fputs("\n", f);
+        }
+        fputs("\n", f);
+    }
 
     fputs("\n## Repeat this run\n\n", f);
     fputs(repeat_intro(r), f);
@@ -342,7 +457,11 @@ static const char css[] =
     "figcaption{color:#555;font-size:.9em}"
     "pre{background:#f6f8fa;border:1px solid #ddd;padding:.8em;overflow-x:auto;"
     "white-space:pre-wrap;word-break:break-all}"
-    ".note{color:#8a6d00}";
+    ".note{color:#8a6d00}"
+    ".cols{display:flex;gap:2em;flex-wrap:wrap;align-items:flex-start}"
+    ".tl{overflow-x:auto;margin:.6em 0}.tl svg{background:#fff;border:1px solid #ddd}"
+    "details{margin:.5em 0}summary{cursor:pointer;font-weight:bold}"
+    ".cols>div{flex:1;min-width:320px}#settings{font-size:.88em}#settings td{padding:.15em .5em}";
 
 static void esc(FILE *f, const char *s)
 {
@@ -461,6 +580,7 @@ int qc__html_write(const char *dir, const qc__results *r, const qc_history *hist
 {
     char line[1024], num[32];
     const char *v = overall(r);
+    double origin = qc__report_server_origin(hist);
     FILE *f = qc__report_open(dir, "report.html", err);
 
     if (f == NULL)
@@ -487,7 +607,8 @@ int qc__html_write(const char *dir, const qc__results *r, const qc_history *hist
         html_cell(f, NULL, c->name);
         fprintf(f, "<td class=\"v\"><span class=\"badge %s\">", verdict_class(c->verdict));
         esc(f, c->verdict);
-        fputs(!c->judged && strcmp(c->verdict, "FAIL") != 0 ? "</span> (info)</td>" : "</span></td>",
+        fputs(!c->judged && strcmp(c->verdict, "FAIL") != 0 ? "</span> (info)</td>"
+                                                            : "</span></td>",
               f);
         fmt_long(num, sizeof num, c->opportunities);
         html_cell(f, "num", num);
@@ -499,23 +620,64 @@ int qc__html_write(const char *dir, const qc__results *r, const qc_history *hist
     run_line(r, line, sizeof line);
     fputs("</table>\n<p class=\"run\">Run: ", f);
     esc(f, line);
-    fputs("</p>\n\n<h2>Violations</h2>\n", f);
+    fputs("</p>\n", f);
+    qc__tested_html(f, r);
+    fputs("\n<h2 id=\"violations\">Violations</h2>\n", f);
     if (!any_violation(r))
         fputs("<p>None: no checker found a violation.</p>\n", f);
+    else
+        fputs("<table id=\"violation-counts\">\n<tr><th>checker</th><th>violations</th>"
+              "<th>first at (s after the first claim)</th><th>stored in results.json</th></tr>\n",
+              f);
     for (size_t i = 0; i < r->nc; i++) {
         const qc__rcheck *c = &r->c[i];
-        for (size_t k = 0; k < told(c); k++) {
-            const qc__rviolation *vi = &c->v[k];
-            violation_head(c, k, line, sizeof line);
-            fputs("<div class=\"violation\">\n<h3>", f);
+        if (total_of(c) <= 0 && c->nv == 0)
+            continue;
+        fputs("<tr>", f);
+        html_cell(f, NULL, c->name);
+        fmt_long(num, sizeof num, total_of(c));
+        html_cell(f, "num", num);
+        if (c->first_violation_s >= 0)
+            snprintf(num, sizeof num, "%.3f", c->first_violation_s);
+        else
+            snprintf(num, sizeof num, "-");
+        html_cell(f, "num", num);
+        snprintf(num, sizeof num, "%zu", c->nv);
+        html_cell(f, "num", num);
+        fputs("</tr>\n", f);
+    }
+    if (any_violation(r))
+        fputs("</table>\n<p>Each checker's first violation, and its widest, with its timeline "
+              "(ms since the run started; hover an item for the ledger event in words; "
+              "outlined items are the ones the violation cites). The other stored violations "
+              "are listed <a href=\"#all-violations\">after the plots</a>.</p>\n",
+              f);
+    for (size_t i = 0; i < r->nc; i++) {
+        const qc__rcheck *c = &r->c[i];
+        size_t ks[2];
+        pick(c, hist, &ks[0], &ks[1]);
+        for (int w = 0; w < 2; w++) {
+            if (ks[w] == SIZE_MAX)
+                continue;
+            const qc__rviolation *vi = &c->v[ks[w]];
+            card_head(c, ks[w], w, line, sizeof line);
+            fputs("<div class=\"violation\" id=\"", f);
+            esc(f, c->name);
+            fprintf(f, "-%s\">\n<h3>", w ? "widest" : "first");
             esc(f, line);
             fputs("</h3>\n<p>", f);
-            esc(f, vi->explanation[0] != '\0' ? vi->explanation : "(no explanation)");
-            fputs("</p>\n", f);
+            qc__report_explain(vi->explanation, origin, line, sizeof line);
+            esc(f, line[0] != '\0' ? line : "(no explanation)");
+            fputs("</p>\n<div class=\"tl\">\n", f);
+            if (qc__timeline_svg(f, hist, origin, vi) != 0)
+                fputs("<p class=\"note\">No timeline: none of its events is in the "
+                      "ledger.</p>\n",
+                      f);
+            fputs("</div>\n", f);
             if (vi->nseq > 0)
                 fputs("<p>Evidence from the ledger:</p>\n<ul class=\"evidence\">\n", f);
-            for (size_t s = 0; s < vi->nseq; s++) {
-                qc__report_describe(hist, vi->seq[s], line, sizeof line);
+            for (size_t q = 0; q < vi->nseq; q++) {
+                qc__report_describe(hist, origin, vi->seq[q], line, sizeof line);
                 fputs("<li>", f);
                 esc(f, line);
                 fputs("</li>\n", f);
@@ -525,18 +687,12 @@ int qc__html_write(const char *dir, const qc__results *r, const qc_history *hist
             if (vi->nwitness > 0)
                 fputs("<p>Confirmed by the server's witness:</p>\n<ul class=\"evidence\">\n", f);
             for (size_t s = 0; s < vi->nwitness; s++) {
-                qc__report_describe(hist, vi->wseq[s], line, sizeof line);
+                qc__report_describe(hist, origin, vi->wseq[s], line, sizeof line);
                 fputs("<li>", f);
                 esc(f, line);
                 fputs("</li>\n", f);
             }
             fputs(vi->nwitness > 0 ? "</ul>\n</div>\n" : "</div>\n", f);
-        }
-        if (total_of(c) > (long)told(c)) {
-            untold_line(c, line, sizeof line);
-            fputs("<p>", f);
-            esc(f, line);
-            fputs("</p>\n", f);
         }
     }
     for (size_t i = 0; i < r->nc; i++) {
@@ -549,8 +705,43 @@ int qc__html_write(const char *dir, const qc__results *r, const qc_history *hist
               f);
     }
 
-    fputs("\n<h2>Plots</h2>\n", f);
+    fputs("\n<h2 id=\"plots\">Plots</h2>\n", f);
     html_plots(f, dir, p);
+
+    if (any_violation(r))
+        fputs("\n<h2 id=\"all-violations\">All stored violations</h2>\n", f);
+    for (size_t i = 0; i < r->nc; i++) {
+        const qc__rcheck *c = &r->c[i];
+        if (c->nv == 0)
+            continue;
+        fputs("<details>\n<summary>", f);
+        esc(f, c->name);
+        fprintf(f,
+                ": %zu stored of %ld</summary>\n<table "
+                "class=\"evidence\">\n<tr><th>#</th><th>job</th><th>seq</th>"
+                "<th>explanation</th></tr>\n",
+                c->nv, total_of(c));
+        for (size_t k = 0; k < c->nv; k++) {
+            const qc__rviolation *vi = &c->v[k];
+            fprintf(f, "<tr><td class=\"num\">%zu</td><td class=\"num\">", k + 1);
+            if (vi->has_job)
+                fprintf(f, "%" PRId64, vi->job);
+            fputs("</td><td>", f);
+            for (size_t q = 0; q < vi->nseq; q++)
+                fprintf(f, "%s%" PRId64, q ? " " : "", vi->seq[q]);
+            fputs("</td><td>", f);
+            qc__report_explain(vi->explanation, origin, line, sizeof line);
+            esc(f, line);
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+        if (total_of(c) > (long)c->nv)
+            fprintf(f,
+                    "<p>%ld more are counted but not stored (results.json keeps the first "
+                    "%zu).</p>\n",
+                    total_of(c) - (long)c->nv, c->nv);
+        fputs("</details>\n", f);
+    }
 
     fputs("\n<h2>Repeat this run</h2>\n<p>", f);
     esc(f, repeat_intro(r));

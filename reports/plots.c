@@ -32,8 +32,8 @@
 #define WIDTH 1000
 #define HEIGHT 400
 
-static const char *const plot_names[] = {"throughput", "latency", "queue_depth", "idle_polls",
-                                         "recovery"};
+static const char *const plot_names[] = {"throughput",  "latency",    "latency_time",
+                                         "queue_depth", "idle_polls", "recovery"};
 
 /* Time series binned by bin_ms from t0 (client ms since run start). */
 typedef struct series {
@@ -176,185 +176,396 @@ static void add_plot(qc__plots *p, const char *name, const char *title)
 
 /* ---- throughput and idle polls ----------------------------------------- */
 
-typedef struct window {
-    double from, to; /* client ms */
-} window;
+/* Fault kinds in a fixed order, each with its colour (as Jepsen shades
+ * each nemesis in its own colour); kinds this version does not know share
+ * the last entry. */
+static const struct fkind {
+    const char *name, *colour;
+} fkinds[] = {
+    {"kill_after_claim", "#cc0000"},      {"kill_after_effect", "#e69138"},
+    {"stall_beyond_lease", "#674ea7"},    {"stall_in_work", "#8e7cc3"},
+    {"stall_until_reclaimed", "#a64d79"}, {"lost_ack", "#3d85c6"},
+    {"lost_request", "#45818e"},          {"poison", "#6aa84f"},
+    {"terminate_session", "#bf9000"},     {"restart_server", "#000000"},
+    {"pause_server", "#666666"},          {"other fault", "#999999"},
+};
+#define NFKINDS (sizeof fkinds / sizeof fkinds[0])
 
-static int cmp_window(const void *pa, const void *pb)
+static size_t fkind_of(const char *name)
 {
-    const window *a = pa, *b = pb;
-
-    return a->from < b->from ? -1 : a->from > b->from;
+    for (size_t k = 0; k + 1 < NFKINDS; k++)
+        if (name != NULL && strcmp(fkinds[k].name, name) == 0)
+            return k;
+    return NFKINDS - 1;
 }
 
-/* Writes the fault windows of h as the union of their intervals (shading
- * overlapping windows one on another would only darken the plot).  *n gets
- * the number of merged windows; 0 or QC_ENOMEM. */
-static int write_windows(FILE *d, const qc_history *h, size_t *n)
-{
-    size_t nw = 0;
-    window *w = NULL;
+/* Point types and colours of the violation rows, one per failing checker. */
+static const char *const vcolours[] = {"#990000", "#cc4125", "#b45f06", "#7f6000",
+                                       "#38761d", "#134f5c", "#1155cc", "#351c75"};
 
-    *n = 0;
+/* The phases of a run, from the ledger (client ms; NAN when unseen). */
+typedef struct phases {
+    double enqueue, work, heal, snapshot, end;
+} phases;
+
+static void find_phases(const qc_history *h, phases *ph)
+{
+    ph->enqueue = ph->work = ph->heal = ph->snapshot = ph->end = NAN;
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *e = &h->ev[i];
-        if (e->type != QC_EV_FAULT || e->t == QC_NO_TIME || e->until_t == QC_NO_TIME ||
-            e->until_t <= e->t)
+        if (e->t == QC_NO_TIME)
             continue;
-        if (nw % 256 == 0) {
-            window *nwp = realloc(w, (nw + 256) * sizeof *w);
-            if (nwp == NULL) {
-                free(w);
-                return QC_ENOMEM;
+        if (isnan(ph->enqueue) && e->op == QC_OP_ENQUEUE)
+            ph->enqueue = e->t;
+        if (isnan(ph->work) && e->type == QC_EV_INVOKE && e->op == QC_OP_CLAIM)
+            ph->work = e->t;
+        if (isnan(ph->heal) && e->type == QC_EV_NOTE && e->note != NULL &&
+            strncmp(e->note, "heal", 4) == 0)
+            ph->heal = e->t;
+        if (isnan(ph->snapshot) && e->type == QC_EV_SNAPSHOT)
+            ph->snapshot = e->t;
+        if (e->type == QC_EV_END)
+            ph->end = e->t;
+    }
+}
+
+/* The plot commands of the throughput figure (two panels: the faults and
+ * violations per kind over time, and throughput with the phases), written
+ * once per terminal. */
+static void throughput_body(FILE *g, const series *s, const phases *ph, double xmax_s, double ytop,
+                            const size_t *nfk, const char *const *vname, const long *vtotal,
+                            const size_t *vstored, size_t nvc)
+{
+    size_t rows = 0, row;
+
+    size_t nfault = 0;
+    for (size_t k = 0; k < NFKINDS; k++) {
+        rows += nfk[k] > 0;
+        nfault += nfk[k];
+    }
+    rows += nvc;
+    fprintf(g,
+            "set multiplot\n"
+            "set lmargin at screen 0.22\nset rmargin at screen 0.97\n"
+            "set xrange [0:%.3f]\n",
+            xmax_s);
+    /* top panel: one row per fault kind and per failing checker */
+    if (rows > 0) {
+        fprintf(g,
+                "set origin 0,0.60\nset size 1,0.38\nset tmargin 2\nset bmargin 0.5\n"
+                "set title \"Faults fired per kind (a bar: a fault window); violations per "
+                "checker (the stored ones, at their first seq)\"\n"
+                "unset xlabel\nset format x \"\"\nunset key\nset grid xtics noytics\n"
+                "set yrange [0.4:%zu.6]\nset ytics (",
+                rows);
+        row = rows;
+        for (size_t k = 0; k < NFKINDS; k++)
+            if (nfk[k] > 0) {
+                fprintf(g, "%s\"%s (%zu)\" %zu", row == rows ? "" : ", ", fkinds[k].name, nfk[k],
+                        row);
+                row--;
             }
-            w = nwp;
+        for (size_t c = 0; c < nvc; c++, row--)
+            fprintf(g, "%s\"%s (%ld)\" %zu", row == rows ? "" : ", ", vname[c], vtotal[c], row);
+        fprintf(g, ")\nplot ");
+        row = rows;
+        int first = 1;
+        for (size_t k = 0; k < NFKINDS; k++) {
+            if (nfk[k] == 0)
+                continue;
+            fprintf(g,
+                    "%s\"throughput.dat\" index %zu using 1:(%zu):($2-$1):(0) with vectors "
+                    "nohead lw 7 lc rgb \"%s\", \\\n     \"throughput.dat\" index %zu using "
+                    "1:(%zu) with points pt 7 ps 0.7 lc rgb \"%s\"",
+                    first ? "" : ", \\\n     ", k + 1, row, fkinds[k].colour, k + 1, row,
+                    fkinds[k].colour);
+            first = 0;
+            row--;
         }
-        w[nw++] = (window){e->t, e->until_t};
-    }
-    if (nw > 0) /* w is NULL when there is no window: qsort(NULL) is undefined */
-        qsort(w, nw, sizeof *w, cmp_window);
-    for (size_t i = 0; i < nw;) {
-        window u = w[i++];
-        while (i < nw && w[i].from <= u.to) {
-            u.to = w[i].to > u.to ? w[i].to : u.to;
-            i++;
+        for (size_t c = 0; c < nvc; c++, row--) {
+            fprintf(g,
+                    "%s\"throughput.dat\" index %zu using 1:(%zu) with points pt 2 ps 1.2 "
+                    "lw 2 lc rgb \"%s\"",
+                    first ? "" : ", \\\n     ", NFKINDS + 1 + c, row,
+                    vcolours[c % (sizeof vcolours / sizeof vcolours[0])]);
+            first = 0;
         }
-        fprintf(d, "%.3f %.3f\n", u.from / 1000.0, u.to / 1000.0);
-        (*n)++;
+        (void)vstored;
+        fprintf(g, "\n");
     }
-    if (*n == 0)
-        fprintf(d, "? ?\n");
-    free(w);
-    return 0;
+    /* bottom panel: throughput and phases */
+    fprintf(g,
+            "set origin 0,0\nset size 1,%s\nset tmargin %s\nset bmargin 3.5\n"
+            "set format x \"%%g\"\nset grid xtics ytics\nset key top right opaque box\n"
+            "set title \"%s\"\n"
+            "set xlabel \"time since run start (s)\"\n"
+            "set ylabel \"jobs per second (per %.0f ms bin)\"\n"
+            "set yrange [0:%.3f]\nset ytics auto\n",
+            rows > 0 ? "0.62" : "1", rows > 0 ? "1" : "2",
+            rows > 0 ? "" : "Throughput (no fault fired, no violation)", s->bin_ms, ytop);
+    if (!isnan(ph->work) && ph->work > 0)
+        fprintf(g,
+                "set object 1 rect from 0,graph 0 to %.3f,graph 1 fc rgb \"#e8e8e8\" "
+                "fs solid 1.0 noborder behind\n"
+                "set label 1 \"setup + enqueue\" at %.3f,graph 0.95 center font \",9\" "
+                "tc rgb \"#555555\"\n",
+                ph->work / 1000.0, ph->work / 2000.0);
+    double work_end = !isnan(ph->heal) ? ph->heal : ph->snapshot;
+    if (!isnan(ph->work) && !isnan(work_end))
+        fprintf(g, "set label 2 \"%s\" at %.3f,graph 0.95 center font \",9\" tc rgb \"#555555\"\n",
+                !isnan(ph->heal) ? "chaos"
+                : nfault > 0     ? "work under faults, then drain"
+                                 : "work, then drain",
+                (ph->work + work_end) / 2000.0);
+    if (!isnan(ph->heal)) {
+        fprintf(g, "set arrow 1 from %.3f,graph 0 to %.3f,graph 1 nohead dt 2 lc rgb \"#555555\"\n",
+                ph->heal / 1000.0, ph->heal / 1000.0);
+        if (!isnan(ph->snapshot))
+            fprintf(g,
+                    "set label 3 \"heal + drain\" at %.3f,graph 0.95 center font \",9\" "
+                    "tc rgb \"#555555\"\n",
+                    (ph->heal + ph->snapshot) / 2000.0);
+    }
+    if (!isnan(ph->snapshot))
+        fprintf(g,
+                "set object 2 rect from %.3f,graph 0 to %.3f,graph 1 fc rgb \"#e8e8e8\" "
+                "fs solid 1.0 noborder behind\n"
+                "set label 4 \"snapshot\" at %.3f,graph 0.88 right font \",9\" "
+                "tc rgb \"#555555\"\n",
+                ph->snapshot / 1000.0, (isnan(ph->end) ? ph->snapshot : ph->end) / 1000.0,
+                ph->snapshot / 1000.0);
+    fprintf(g, "plot \"throughput.dat\" index 0 using 1:3 with lines lw 4 lc rgb \"#93c47d\" "
+               "title \"claimed jobs/s\", \\\n"
+               "     \"throughput.dat\" index 0 using 1:2 with lines lw 1.5 lc rgb \"#1c4587\" "
+               "title \"completes/s\"\n"
+               "unset multiplot\n"
+               "unset object 1\nunset object 2\nunset label\nunset arrow\n");
 }
 
 static int write_throughput(const char *pdir, const qc_history *h, const qc__results *r,
                             const series *s, qc__plots *p, qc_err *err)
 {
-    double bin_s = s->bin_ms / 1000.0, ytop = 1.0;
-    size_t nwin = 0, ninst = 0, nviol = 0;
+    double bin_s = s->bin_ms / 1000.0, ytop = 1.0, xmax = 0;
+    size_t nfk[NFKINDS], nvc = 0, vstored[8];
+    const char *vname[8];
+    long vtotal[8];
+    phases ph;
     FILE *d = open_plot(pdir, "throughput", "dat", err), *g;
 
     if (d == NULL)
         return QC_EIO;
-    /* Index 0: time series; 1: fault windows; 2: instant faults; 3:
-     * violations (gnuplot data blocks separated by two blank lines). */
+    memset(nfk, 0, sizeof nfk);
+    find_phases(h, &ph);
+    /* Index 0: time series; 1..NFKINDS: faults of each kind (from_s to_s;
+     * an instant fault has from = to); then one block per failing checker
+     * (violations at the time of their first cited seq).  Blocks are
+     * separated by two blank lines (gnuplot's index). */
     fprintf(d, "# t_s completes_per_s claimed_jobs_per_s\n");
     for (size_t b = 0; b < s->nbins; b++) {
         double c = s->completes[b] / bin_s, k = s->claims[b] / bin_s;
         ytop = c > ytop ? c : ytop;
         ytop = k > ytop ? k : ytop;
         fprintf(d, "%.3f %.3f %.3f\n", (s->t0 + (b + 0.5) * s->bin_ms) / 1000.0, c, k);
+        xmax = (s->t0 + (b + 1) * s->bin_ms) / 1000.0;
     }
     ytop *= 1.15;
-    fprintf(d, "\n\n# fault windows (overlapping ones merged): from_s to_s\n");
-    if (write_windows(d, h, &nwin) != 0) {
-        fclose(d);
-        return qc_err_set(err, QC_ENOMEM, "throughput plot: out of memory");
-    }
-    fprintf(d, "\n\n# instant faults: t_s\n");
-    for (size_t i = 0; i < h->n; i++) {
-        const qc_event *e = &h->ev[i];
-        if (e->type == QC_EV_FAULT && e->t != QC_NO_TIME &&
-            !(e->until_t != QC_NO_TIME && e->until_t > e->t)) {
-            fprintf(d, "%.3f\n", e->t / 1000.0);
-            ninst++;
+    for (size_t k = 0; k < NFKINDS; k++) {
+        fprintf(d, "\n\n# faults %s: from_s to_s\n", fkinds[k].name);
+        for (size_t i = 0; i < h->n; i++) {
+            const qc_event *e = &h->ev[i];
+            if (e->type != QC_EV_FAULT || e->t == QC_NO_TIME || fkind_of(e->fault) != k)
+                continue;
+            double to = e->until_t != QC_NO_TIME && e->until_t > e->t ? e->until_t : e->t;
+            fprintf(d, "%.3f %.3f\n", e->t / 1000.0, to / 1000.0);
+            nfk[k]++;
         }
+        if (nfk[k] == 0)
+            fprintf(d, "? ?\n");
     }
-    if (ninst == 0)
-        fprintf(d, "?\n");
-    fprintf(d, "\n\n# violations at the time of their first seq: t_s\n");
-    for (size_t i = 0; i < r->nc; i++) {
-        for (size_t k = 0; k < r->c[i].nv; k++) {
-            const qc__rviolation *v = &r->c[i].v[k];
-            const qc_event *e;
+    for (size_t i = 0; i < r->nc && nvc < 8; i++) {
+        const qc__rcheck *c = &r->c[i];
+        size_t n = 0;
+        if (c->nv == 0)
+            continue;
+        fprintf(d, "\n\n# violations of %s at the time of their first seq: t_s\n", c->name);
+        for (size_t k = 0; k < c->nv; k++) {
+            const qc__rviolation *v = &c->v[k];
             int64_t first = INT64_MAX;
             for (size_t j = 0; j < v->nseq; j++)
                 first = v->seq[j] < first ? v->seq[j] : first;
-            e = v->nseq > 0 ? qc__report_find_seq(h, first) : NULL;
+            const qc_event *e = v->nseq > 0 ? qc__report_find_seq(h, first) : NULL;
             if (e != NULL && e->t != QC_NO_TIME) {
                 fprintf(d, "%.3f\n", e->t / 1000.0);
-                nviol++;
+                n++;
             }
         }
+        if (n == 0)
+            fprintf(d, "?\n");
+        vname[nvc] = c->name;
+        vtotal[nvc] = c->violations_total >= 0 ? c->violations_total : (long)c->nv;
+        vstored[nvc++] = n;
     }
-    if (nviol == 0)
-        fprintf(d, "?\n");
     if (close_plot(d, pdir, "throughput", "dat", err) != 0)
         return QC_EIO;
 
     if ((g = open_plot(pdir, "throughput", "gp", err)) == NULL)
         return QC_EIO;
-    gp_begin(g, "throughput");
-    fprintf(g,
-            "set title \"Throughput (per %.0f ms bin), faults and violations\"\n"
-            "set xlabel \"time since run start (s)\"\n"
-            "set ylabel \"jobs per second\"\n"
-            "set yrange [0:%.3f]\n"
-            "set style fill transparent solid 0.25 noborder\n"
-            "plot ",
-            s->bin_ms, ytop);
-    if (nwin > 0)
-        fprintf(g,
-                "\"throughput.dat\" index 1 using 1:(0):1:2:(0):(%.3f) with boxxyerror "
-                "lc rgb \"#e06666\" title \"fault window\", \\\n     ",
-                ytop);
-    if (ninst > 0)
-        fprintf(g,
-                "\"throughput.dat\" index 2 using 1:(%.3f) with impulses lw 1 "
-                "lc rgb \"#e69138\" title \"fault\", \\\n     ",
-                ytop);
-    fprintf(g, "\"throughput.dat\" index 0 using 1:2 with lines lw 2 lc rgb \"#3c78d8\" "
-               "title \"completes/s\", \\\n"
-               "     \"throughput.dat\" index 0 using 1:3 with lines lw 1 lc rgb \"#6aa84f\" "
-               "title \"claimed jobs/s\"");
-    if (nviol > 0)
-        fprintf(g,
-                ", \\\n     \"throughput.dat\" index 3 using 1:(%.3f) with points pt 2 "
-                "ps 2 lw 2 lc rgb \"#cc0000\" title \"violation\"",
-                ytop * 0.94);
-    fprintf(g, "\n");
-    gp_end(g, "throughput");
+    /* A checker name goes into a gnuplot string: keep only safe bytes. */
+    char safe[8][64];
+    for (size_t c = 0; c < nvc; c++) {
+        size_t j = 0;
+        for (const char *q = vname[c]; *q && j + 1 < sizeof safe[c]; q++)
+            safe[c][j++] = (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20) ? '_' : *q;
+        safe[c][j] = '\0';
+        vname[c] = safe[c];
+    }
+    fprintf(g, "# qchaos report plot 'throughput' (generated; rerun with: gnuplot "
+               "throughput.gp)\n"
+               "set datafile missing \"?\"\nset border lc rgb \"#555555\"\n"
+               "if (strstrt(GPVAL_TERMINALS, \" pngcairo \") > 0) {\n"
+               "    set terminal pngcairo size 1000,560 noenhanced font \"sans,10\"\n"
+               "} else {\n    set terminal png size 1000,560 noenhanced\n}\n"
+               "set output \"throughput.png\"\n");
+    throughput_body(g, s, &ph, xmax, ytop, nfk, vname, vtotal, vstored, nvc);
+    fprintf(g, "set terminal svg size 1000,560 noenhanced font \"sans,10\" background "
+               "\"#ffffff\"\nset output \"throughput.svg\"\n");
+    throughput_body(g, s, &ph, xmax, ytop, nfk, vname, vtotal, vstored, nvc);
+    fprintf(g, "unset output\n");
     if (close_plot(g, pdir, "throughput", "gp", err) != 0)
         return QC_EIO;
-    add_plot(p, "throughput", "Throughput over time, fault windows shaded, violations marked");
+    add_plot(p, "throughput",
+             "Throughput over time with the run's phases; faults per kind and violations per "
+             "checker above");
     return 0;
 }
 
-static int write_idle(const char *pdir, const qc__results *r, const series *s, qc__plots *p,
-                      qc_err *err)
-{
-    double bin_s = s->bin_ms / 1000.0;
-    long workers = r->workers > 0 ? r->workers : 1;
-    FILE *d = open_plot(pdir, "idle_polls", "dat", err), *g;
+/* Idle streaks as bounded_idle_polling judges them (harness/check_idle.c):
+ * a worker incarnation's consecutive empty claims; the streak runs from
+ * the first one's invoke to the last one's answer (D ms, N claims), and the
+ * checker allows N <= ceil(D/1000 x R) + 2 + ramp, R = max_idle_polls_per_s
+ * and ramp the doublings from the idle base to its cap.  The plot draws
+ * each streak of two or more claims as a segment at its rate N/(D/1000),
+ * and above it, dashed, the rate that bound allows over that streak
+ * ((ceil(D/1000 x R) + 2 + ramp) / (D/1000)), which approaches R for long
+ * streaks. */
+typedef struct idle_w {
+    int worker, inc, open;
+    long n;
+    double start, last;
+} idle_w;
 
-    if (d == NULL)
+static int write_idle(const char *pdir, const qc_history *h, const qc__results *r, const series *s,
+                      qc__plots *p, qc_err *err)
+{
+    const qc_run_info *in = &h->info;
+    double cap_lo = (double)in->idle_cap_ms * (1.0 - in->idle_jitter);
+    double rate = in->max_idle_polls_per_s > 0 ? in->max_idle_polls_per_s
+                  : cap_lo > 0                 ? 2.0 * 1000.0 / cap_lo
+                                               : 0;
+    long ramp = 0, nseg = 0;
+    double ymax = rate > 0 ? rate * 1.5 : 1.0;
+    idle_w *ws = NULL;
+    size_t nw = 0;
+    FILE *d, *g;
+
+    (void)r;
+    (void)s;
+    if (in->idle_base_ms > 0 && in->idle_cap_ms > in->idle_base_ms)
+        ramp = (long)ceil(log2((double)in->idle_cap_ms / (double)in->idle_base_ms));
+    if ((d = open_plot(pdir, "idle_polls", "dat", err)) == NULL)
         return QC_EIO;
-    fprintf(d, "# t_s empty_claims_per_s empty_claims_per_worker_per_s\n");
-    for (size_t b = 0; b < s->nbins; b++)
-        fprintf(d, "%.3f %.3f %.3f\n", (s->t0 + (b + 0.5) * s->bin_ms) / 1000.0,
-                s->empty[b] / bin_s, s->empty[b] / bin_s / (double)workers);
+    fprintf(d, "# idle streaks: from_s to_s rate_per_s allowed_per_s empty_claims worker inc\n");
+    for (size_t i = 0; i <= h->n; i++) {
+        const qc_event *e = i < h->n ? &h->ev[i] : NULL;
+        idle_w *w = NULL;
+        if (e != NULL && (e->worker < 0 || e->op != QC_OP_CLAIM ||
+                          (e->type != QC_EV_OK && e->type != QC_EV_FAIL && e->type != QC_EV_INFO)))
+            continue;
+        if (e != NULL) {
+            for (size_t k = 0; k < nw && w == NULL; k++)
+                if (ws[k].worker == e->worker && ws[k].inc == e->inc)
+                    w = &ws[k];
+            if (w == NULL) {
+                idle_w *nws = realloc(ws, (nw + 1) * sizeof *ws);
+                if (nws == NULL) {
+                    free(ws);
+                    fclose(d);
+                    return qc_err_set(err, QC_ENOMEM, "idle plot: out of memory");
+                }
+                ws = nws;
+                w = &ws[nw++];
+                memset(w, 0, sizeof *w);
+                w->worker = e->worker;
+                w->inc = e->inc;
+            }
+        }
+        int empty = e != NULL && e->type == QC_EV_OK && e->rows == 0 && e->job == QC_NO_JOB;
+        /* close the streaks that end here (every streak at the end) */
+        for (size_t k = 0; k < nw; k++) {
+            idle_w *x = &ws[k];
+            if (!x->open || (e != NULL && (x != w || empty)))
+                continue;
+            x->open = 0;
+            double dms = x->last - x->start;
+            if (x->n < 2 || dms <= 0)
+                continue;
+            double allowed = (ceil(dms / 1000.0 * rate) + 2 + (double)ramp) / (dms / 1000.0);
+            double rt = (double)x->n / (dms / 1000.0);
+            fprintf(d, "%.3f %.3f %.3f %.3f %ld %d %d\n", x->start / 1000.0, x->last / 1000.0, rt,
+                    allowed, x->n, x->worker, x->inc);
+            nseg++;
+            ymax = fmax(ymax, fmax(rt, allowed));
+        }
+        if (empty) {
+            double inv = e->invoke >= 0 && (size_t)e->invoke < h->n ? h->ev[e->invoke].t : e->t;
+            if (!w->open) {
+                w->open = 1;
+                w->n = 0;
+                w->start = inv;
+            }
+            w->n++;
+            w->last = e->t;
+        }
+    }
+    free(ws);
+    if (nseg == 0)
+        fprintf(d, "? ? ? ? ? ? ?\n");
     if (close_plot(d, pdir, "idle_polls", "dat", err) != 0)
         return QC_EIO;
+    if (nseg == 0) {
+        note(p, "idle-poll plot skipped: no idle streak of two or more empty claims");
+        return 0;
+    }
     if ((g = open_plot(pdir, "idle_polls", "gp", err)) == NULL)
         return QC_EIO;
     gp_begin(g, "idle_polls");
     fprintf(g,
-            "set title \"Idle polls: empty claims per second (per %.0f ms bin)\"\n"
+            "set title \"Idle polls: empty claims per second within each idle streak (one "
+            "segment per streak of a worker)\"\n"
             "set xlabel \"time since run start (s)\"\n"
-            "set ylabel \"empty claims per second (all workers)\"\n"
-            "set y2label \"per worker (%ld workers)\"\n"
-            "set yrange [0:*]\n"
-            "set ytics nomirror\n"
-            "set link y2 via y/%ld.0 inverse y*%ld.0\n"
-            "set y2tics\n"
-            "plot \"idle_polls.dat\" using 1:2 with steps lw 2 lc rgb \"#674ea7\" "
-            "title \"empty claims/s\"\n",
-            s->bin_ms, workers, workers, workers);
+            "set ylabel \"empty claims per second, per worker (log scale)\"\n"
+            "set logscale y\n"
+            "set yrange [1:%.3f]\n"
+            "set ytics format \"%%g\"\n"
+            "set key top right opaque box\n",
+            ymax * 3);
+    fprintf(g,
+            "plot \"idle_polls.dat\" using 1:4:($2-$1):(0) with vectors nohead dt 2 lw 1.5 "
+            "lc rgb \"#e06666\" title \"allowed over that streak: (ceil(D x R) + 2 + %ld) / D\", "
+            "\\\n     \"idle_polls.dat\" using 1:3:($2-$1):(0) with vectors nohead lw 3 "
+            "lc rgb \"#674ea7\" title \"a streak's rate: its empty claims / its length D "
+            "(%ld streaks)\"",
+            ramp, nseg);
+    if (rate > 0)
+        fprintf(g,
+                ", \\\n     %.4f with lines lw 2 lc rgb \"#cc0000\" title \"R = %.4g/s "
+                "(max_idle_polls_per_s), the bound of a long streak\"",
+                rate, rate);
+    fprintf(g, "\n");
     gp_end(g, "idle_polls");
     if (close_plot(g, pdir, "idle_polls", "gp", err) != 0)
         return QC_EIO;
-    add_plot(p, "idle_polls", "Idle polls (empty claims) per second");
+    add_plot(p, "idle_polls", "Idle polls per idle streak, with bounded_idle_polling's bound");
     return 0;
 }
 
@@ -484,6 +695,132 @@ out:
     return rc;
 }
 
+/* ---- latency over time (pgbench --aggregate-interval style) ---------------- */
+
+typedef struct lat_sample {
+    int op;
+    size_t bin;
+    double ms;
+} lat_sample;
+
+static int cmp_lat(const void *pa, const void *pb)
+{
+    const lat_sample *a = pa, *b = pb;
+
+    if (a->op != b->op)
+        return a->op - b->op;
+    if (a->bin != b->bin)
+        return a->bin < b->bin ? -1 : 1;
+    return a->ms < b->ms ? -1 : a->ms > b->ms;
+}
+
+/* Per request type and per interval (4 time-series bins), the p50, p90,
+ * p99 and max latency (client ms from invoke to answer) of the requests
+ * answered in it. */
+static int write_latency_time(const char *pdir, const qc_history *h, const series *s, qc__plots *p,
+                              qc_err *err)
+{
+    static const qc_op ops[] = {QC_OP_CLAIM, QC_OP_COMPLETE, QC_OP_RENEW, QC_OP_FAIL, QC_OP_REAP};
+    static const char *const colours[] = {"#3c78d8", "#e69138", "#6aa84f", "#cc0000", "#674ea7"};
+    size_t nops = sizeof ops / sizeof ops[0], n = 0, per[5] = {0, 0, 0, 0, 0};
+    double ival = s->bin_ms * 4;
+    lat_sample *v = malloc((h->n ? h->n : 1) * sizeof *v);
+    unsigned char *seen = calloc(h->n ? h->n : 1, 1);
+    FILE *d = NULL, *g = NULL;
+    int rc = 0;
+
+    if (v == NULL || seen == NULL) {
+        rc = qc_err_set(err, QC_ENOMEM, "latency plot: out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        int k = -1;
+        if ((e->type != QC_EV_OK && e->type != QC_EV_FAIL && e->type != QC_EV_INFO) ||
+            e->invoke < 0 || (size_t)e->invoke >= h->n || seen[e->invoke] || e->t == QC_NO_TIME ||
+            h->ev[e->invoke].t == QC_NO_TIME)
+            continue;
+        for (size_t o = 0; o < nops; o++)
+            if (ops[o] == e->op)
+                k = (int)o;
+        if (k < 0)
+            continue;
+        seen[e->invoke] = 1;
+        v[n++] = (lat_sample){k, (size_t)((e->t - s->t0) / ival), e->t - h->ev[e->invoke].t};
+        per[k]++;
+    }
+    if (n == 0)
+        goto out; /* write_latency already noted it */
+    qsort(v, n, sizeof *v, cmp_lat);
+    if ((d = open_plot(pdir, "latency_time", "dat", err)) == NULL) {
+        rc = QC_EIO;
+        goto out;
+    }
+    for (size_t o = 0; o < nops; o++) {
+        fprintf(d, "%s# %s: t_s requests p50_ms p90_ms p99_ms max_ms (per %.0f ms)\n",
+                o ? "\n\n" : "", qc_op_name(ops[o]), ival);
+        size_t wrote = 0;
+        for (size_t i = 0; i < n;) {
+            size_t j = i;
+            while (j < n && v[j].op == v[i].op && v[j].bin == v[i].bin)
+                j++;
+            if (v[i].op == (int)o) {
+                double lat[4];
+                size_t m = j - i;
+                static const double q[3] = {0.5, 0.9, 0.99};
+                for (int k = 0; k < 3; k++) {
+                    double rr = ceil(q[k] * (double)m);
+                    size_t idx = rr < 1 ? 0 : (size_t)rr - 1;
+                    lat[k] = v[i + (idx < m ? idx : m - 1)].ms;
+                }
+                lat[3] = v[j - 1].ms;
+                fprintf(d, "%.3f %zu %.3f %.3f %.3f %.3f\n",
+                        (s->t0 + ((double)v[i].bin + 0.5) * ival) / 1000.0, m, fmax(lat[0], 0.01),
+                        fmax(lat[1], 0.01), fmax(lat[2], 0.01), fmax(lat[3], 0.01));
+                wrote++;
+            }
+            i = j;
+        }
+        if (wrote == 0)
+            fprintf(d, "? ? ? ? ? ?\n");
+    }
+    if ((rc = close_plot(d, pdir, "latency_time", "dat", err)) != 0)
+        goto out;
+    if ((g = open_plot(pdir, "latency_time", "gp", err)) == NULL) {
+        rc = QC_EIO;
+        goto out;
+    }
+    gp_begin(g, "latency_time");
+    fprintf(g,
+            "set title \"Request latency over time per request type (invoke to answer, per "
+            "%.0f ms): p50 solid, p99 dashed\"\n"
+            "set xlabel \"time since run start (s)\"\n"
+            "set ylabel \"latency (ms, log scale)\"\n"
+            "set logscale y\nset key outside right top box\nplot ",
+            ival);
+    int first = 1;
+    for (size_t o = 0; o < nops; o++) {
+        if (per[o] == 0)
+            continue;
+        fprintf(g,
+                "%s\"latency_time.dat\" index %zu using 1:3 with linespoints pt 7 ps 0.4 lw 2 "
+                "lc rgb \"%s\" title \"%s p50 (%zu)\", \\\n     \"latency_time.dat\" index %zu "
+                "using 1:5 with lines dt 2 lw 1.5 lc rgb \"%s\" title \"%s p99\"",
+                first ? "" : ", \\\n     ", o, colours[o], qc_op_name(ops[o]), per[o], o,
+                colours[o], qc_op_name(ops[o]));
+        first = 0;
+    }
+    fprintf(g, "\n");
+    gp_end(g, "latency_time");
+    rc = close_plot(g, pdir, "latency_time", "gp", err);
+    if (rc == 0)
+        add_plot(p, "latency_time", "Latency percentiles over time, per request type");
+out:
+    free(v);
+    free(seen);
+    return rc;
+}
+
 /* ---- queue depth (monitor samples) -------------------------------------- */
 
 static void put_count(FILE *d, long v)
@@ -571,6 +908,12 @@ static int write_recovery(const char *pdir, const qc_history *h, qc__plots *p, q
     FILE *d = NULL, *g = NULL;
     int rc = 0;
 
+    /* The bound the recovery checker documents (harness/checkers.h):
+     * lease + reaper interval + slack, client ms. */
+    double bound =
+        h->info.lease_ms > 0
+            ? (double)(h->info.lease_ms + h->info.reaper_interval_ms + h->info.recovery_slack_ms)
+            : 0;
     p->faults = (long)qc_recovery_faults(h);
     nrec = qc_recovery_times(h, NULL, 0);
     rec = malloc((nrec ? nrec : 1) * sizeof *rec);
@@ -625,18 +968,26 @@ static int write_recovery(const char *pdir, const qc_history *h, qc__plots *p, q
     fprintf(g,
             "set title \"Recovery time: fault to the recovery of its job (%zu of %ld "
             "faults judged by the recovery checker)\"\n"
-            "set xlabel \"recovery time (ms)\"\n"
+            "set xlabel \"recovery time (ms, client clock)\"\n"
             "set ylabel \"jobs\"\n"
-            "set xrange [0:*]\n"
+            "set xrange [0:%.0f]\n"
             "set yrange [0:*]\n"
             "set boxwidth %.3f absolute\n"
-            "set style fill solid 0.6 border lc rgb \"#1c4587\"\n"
-            "plot \"recovery.dat\" using 1:2 with boxes lc rgb \"#6d9eeb\" title \"jobs\"\n",
-            nrec, p->faults, width * 0.9);
+            "set style fill solid 0.6 border lc rgb \"#1c4587\"\n",
+            nrec, p->faults, (bound > max ? bound : max) * 1.1 + width, width * 0.9);
+    if (bound > 0)
+        fprintf(g,
+                "set arrow 1 from %.0f,graph 0 to %.0f,graph 1 nohead lw 2 dt 2 lc rgb "
+                "\"#cc0000\"\n"
+                "set label 1 \"bound %.0f ms = lease %ld + reaper interval %ld + slack %ld\" "
+                "at %.0f,graph 0.92 right offset -0.5,0 font \",9\" tc rgb \"#cc0000\"\n",
+                bound, bound, bound, h->info.lease_ms, h->info.reaper_interval_ms,
+                h->info.recovery_slack_ms, bound);
+    fprintf(g, "plot \"recovery.dat\" using 1:2 with boxes lc rgb \"#6d9eeb\" title \"jobs\"\n");
     gp_end(g, "recovery");
     rc = close_plot(g, pdir, "recovery", "gp", err);
     if (rc == 0)
-        add_plot(p, "recovery", "Recovery-time histogram");
+        add_plot(p, "recovery", "Recovery-time histogram, with the recovery bound");
 out:
     free(rec);
     free(hist);
@@ -675,10 +1026,12 @@ int qc__plots_make(const char *dir, const qc_history *h, const qc__results *r, q
         rc = write_throughput(pdir, h, r, &s, p, err);
     if (rc == 0)
         rc = write_latency(pdir, h, p, err);
+    if (rc == 0 && s.nbins > 0)
+        rc = write_latency_time(pdir, h, &s, p, err);
     if (rc == 0)
         rc = write_queue_depth(pdir, h, p, err);
     if (rc == 0 && s.nbins > 0)
-        rc = write_idle(pdir, r, &s, p, err);
+        rc = write_idle(pdir, h, r, &s, p, err);
     if (rc == 0)
         rc = write_recovery(pdir, h, p, err);
     series_fini(&s);

@@ -117,6 +117,10 @@ static int load_check(json_t *co, qc__rcheck *c, const char *path, size_t i, qc_
     c->opportunities = opt_long(co, "opportunities");
     c->judged = !json_is_false(json_object_get(co, "judged"));
     c->violations_total = opt_long(co, "violations_total");
+    vs = json_object_get(co, "time_s");
+    c->time_s = json_is_number(vs) ? json_number_value(vs) : -1.0;
+    vs = json_object_get(co, "first_violation_s");
+    c->first_violation_s = json_is_number(vs) ? json_number_value(vs) : -1.0;
     vs = json_object_get(co, "violations");
     if (vs != NULL && !json_is_null(vs) && !json_is_array(vs))
         return qc_err_set(err, QC_EINVAL, "%s: checker '%s': \"violations\" is not an array", path,
@@ -193,6 +197,8 @@ int qc__results_load(qc__results *r, const char *path, qc_err *err)
     v = json_object_get(metrics, "elapsed_s");
     r->elapsed_s = json_is_number(v) ? json_number_value(v) : -1.0;
     r->workers = opt_long(metrics, "workers");
+    v = json_object_get(root, "tested");
+    r->tested_json = json_is_object(v) ? v : NULL;
     r->jobs = opt_long(metrics, "jobs");
     if (json_array_size(checks) > 0) {
         r->c = calloc(json_array_size(checks), sizeof *r->c);
@@ -219,6 +225,8 @@ void qc__results_fini(qc__results *r)
         free(r->c[i].v);
     }
     free(r->c);
+    if (r->tested_owned)
+        json_decref(r->tested_json);
     json_decref(r->root);
     memset(r, 0, sizeof *r);
 }
@@ -258,8 +266,10 @@ static void put(char *buf, size_t n, size_t *len, const char *fmt, ...)
 
 static void put_who(char *buf, size_t n, size_t *len, const qc_event *e)
 {
-    if (e->worker < 0)
-        put(buf, n, len, "the harness (reaper/control)");
+    if (e->worker == -2)
+        put(buf, n, len, "the nemesis");
+    else if (e->worker < 0)
+        put(buf, n, len, e->op == QC_OP_REAP ? "the reaper" : "the harness (control)");
     else
         put(buf, n, len, "worker %d (incarnation %d)", e->worker, e->inc);
 }
@@ -301,18 +311,87 @@ static void put_job_token(char *buf, size_t n, size_t *len, const qc_history *h,
         put(buf, n, len, " with token %s", tok);
 }
 
-static void put_server_times(char *buf, size_t n, size_t *len, const qc_event *e)
+static void put_server_times(char *buf, size_t n, size_t *len, const qc_event *e, double origin)
 {
-    if (e->now != QC_NO_TIME)
-        put(buf, n, len, "; server time %.0f", e->now);
+    if (e->now != QC_NO_TIME && origin != QC_NO_TIME)
+        put(buf, n, len, "; server +%.0f ms", e->now - origin);
     if (e->lease_until != QC_NO_TIME) {
-        put(buf, n, len, "; lease until %.0f", e->lease_until);
+        if (origin != QC_NO_TIME)
+            put(buf, n, len, "; lease until server +%.0f ms", e->lease_until - origin);
+        else
+            put(buf, n, len, "; lease until");
         if (e->now != QC_NO_TIME)
             put(buf, n, len, " (%.0f ms after the server time)", e->lease_until - e->now);
     }
 }
 
-void qc__report_describe(const qc_history *h, int64_t seq, char *buf, size_t n)
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+double qc__report_server_origin(const qc_history *h)
+{
+    double *d = malloc((h->n ? h->n : 1) * sizeof *d), r = QC_NO_TIME;
+    size_t n = 0;
+
+    if (d == NULL)
+        return QC_NO_TIME;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        if ((e->type != QC_EV_OK && e->type != QC_EV_FAIL) || e->now == QC_NO_TIME ||
+            e->t == QC_NO_TIME || e->invoke < 0 || (size_t)e->invoke >= h->n ||
+            h->ev[e->invoke].t == QC_NO_TIME)
+            continue;
+        d[n++] = e->now - (e->t + h->ev[e->invoke].t) / 2.0;
+    }
+    if (n > 0) {
+        qsort(d, n, sizeof *d, cmp_dbl);
+        r = d[n / 2];
+    }
+    free(d);
+    return r;
+}
+
+void qc__report_explain(const char *s, double origin, char *buf, size_t n)
+{
+    size_t len = 0;
+
+    if (n == 0)
+        return;
+    buf[0] = '\0';
+    for (const char *p = s != NULL ? s : ""; *p && len + 1 < n;) {
+        size_t digits = 0;
+        while (isdigit((unsigned char)p[digits]))
+            digits++;
+        int word_start = p == s || !isalnum((unsigned char)p[-1]);
+        if (digits >= 12 && word_start && origin != QC_NO_TIME) {
+            char *end;
+            double v = strtod(p, &end);
+            int after_server = len >= 12 && strncmp(buf + len - 12, "server time ", 12) == 0;
+            if (after_server)
+                len -= 12;
+            buf[len] = '\0';
+            put(buf, n, &len, "%s+%.0f ms", after_server ? "server " : "", v - origin);
+            p = end;
+            if (strncmp(p, " ms", 3) == 0 && !isalnum((unsigned char)p[3]))
+                p += 3; /* "1796137587472 ms" is one "+X ms" */
+            continue;
+        }
+        if (digits > 0) { /* copy the whole number: never split one */
+            for (size_t k = 0; k < digits && len + 1 < n; k++)
+                buf[len++] = *p++;
+            buf[len] = '\0';
+            continue;
+        }
+        buf[len++] = *p++;
+        buf[len] = '\0';
+    }
+}
+
+void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *buf, size_t n)
 {
     const qc_event *e = qc__report_find_seq(h, seq);
     size_t len = 0;
@@ -345,7 +424,7 @@ void qc__report_describe(const qc_history *h, int64_t seq, char *buf, size_t n)
                 e->rows);
         if (e->new_token != NULL)
             put(buf, n, &len, ", new token %s", e->new_token);
-        put_server_times(buf, n, &len, e);
+        put_server_times(buf, n, &len, e, origin);
         break;
     case QC_EV_FAIL:
     case QC_EV_INFO:
@@ -373,6 +452,8 @@ void qc__report_describe(const qc_history *h, int64_t seq, char *buf, size_t n)
             put(buf, n, &len, " on job %" PRId64, e->job);
         if (e->worker >= 0)
             put(buf, n, &len, " (worker %d, incarnation %d)", e->worker, e->inc);
+        if (e->target >= 0)
+            put(buf, n, &len, " on the session of worker %d", e->target);
         if (e->until_t != QC_NO_TIME)
             put(buf, n, &len, " until %.1f ms", e->until_t);
         break;
@@ -668,6 +749,15 @@ int qc_report_write(const char *dir, const char *const *ledgers, int nledgers,
     rc = qc_history_load(&h, ledgers, nledgers, err);
     if (rc != 0)
         goto out;
+    if (r.tested_json == NULL) { /* an older results.json: what the ledger says */
+        r.tested_json = qc_report_tested_json(&h, ledgers[0]);
+        r.tested_owned = r.tested_json != NULL;
+    }
+    {
+        const char *role =
+            json_string_value(json_object_get(json_object_get(r.tested_json, "protocol"), "role"));
+        r.mutant = role != NULL && strcmp(role, "mutant") == 0;
+    }
     p = calloc(1, sizeof *p);
     if (p == NULL) {
         rc = qc_err_set(err, QC_ENOMEM, "writing the report: out of memory");

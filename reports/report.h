@@ -21,22 +21,31 @@
  *                  NOT_APPLICABLE  <skipped/>
  *                  anything else   <error> (a verdict this version does not
  *                                  know)
- *   report.md    verdict table first, then the violations with their
- *                evidence, then the plots (links to plots/NAME.png), then the
+ *   report.md    verdict table first; what was tested (scenario and its
+ *                description, the protocol's role, settings, fault plan
+ *                planned / fired, glossary); the violations counted per
+ *                checker, each checker's first and widest told with its
+ *                timeline (a table) and evidence; the plots (linked, not
+ *                embedded: report.md must render where it is read alone, a
+ *                GitHub job summary); every other stored violation; the
  *                command and seed that repeat the run
- *   report.html  the same, self-contained: styles inline and every plot
- *                embedded as a data:image/png;base64 URI (it references no
- *                other file to render; the SVG links are relative and
+ *   report.html  the same, self-contained: styles inline, every plot
+ *                embedded as a data:image/png;base64 URI, each timeline an
+ *                inline SVG (no script; it references no other file to
+ *                render; the SVG links of the plots are relative and
  *                optional)
  *   plots/       NAME.dat (data) and NAME.gp (gnuplot script) for each plot,
  *                NAME.png and NAME.svg when gnuplot ran, gnuplot.log (its
- *                output).  Plots: throughput (completes and claims per
- *                second, fault windows shaded, instant faults as thin lines,
- *                violations marked at the time of their first seq), latency
- *                (claim and complete latency percentiles), queue_depth
- *                (monitor samples: ready, inflight, expired, dead and
- *                oldest-ready age), idle_polls (empty claims per second),
- *                recovery (histogram of fault -> next claim of the job, ms).
+ *                output).  Plots: throughput (claimed jobs and completes
+ *                per second, the run's phases shaded and labelled, above it
+ *                a panel with one row and colour per fault kind and per
+ *                failing checker), latency (claim and complete latency
+ *                percentiles), latency_time (p50 / p99 per request type per
+ *                interval), queue_depth (monitor samples: ready, inflight,
+ *                expired, dead and oldest-ready age), idle_polls (each idle
+ *                streak's rate with the bound bounded_idle_polling applies),
+ *                recovery (histogram of fault -> recovery of the job, ms,
+ *                with the recovery bound).
  *                A plot without data is left out and the report says why.
  *
  * gnuplot is looked up in PATH; without it every file but the images is
@@ -47,6 +56,7 @@
 
 #include "../harness/err.h"
 #include "../harness/history.h"
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -84,7 +94,43 @@
 int qc_report_write(const char *dir, const char *const *ledgers, int nledgers,
                     int allow_inconclusive, char *note, size_t notelen, qc_err *err);
 
+/* What the run tested, as results.json "tested" (docs/results.md): the
+ * scenario's description; the protocol (file, role "protocol" or "mutant"
+ * when its header has "-- expect:", its description, expect and base);
+ * workload, lease and bounds (recovery_bound_ms = lease_ms +
+ * reaper_interval_ms + recovery_slack_ms, the recovery checker's bound);
+ * fault_settings (stall_factor, restart_delay_ms, poison_mode, the nemesis's
+ * terminate_every_ms, restart_at_s, pause_at_s, pause_ms); fault_plan, an
+ * array of {kind, spec (the scenario's words: "10 jobs", "1% of jobs",
+ * "every 500 ms"), planned (jobs the seeded plan gave the kind, from the
+ * ledger's "fault plan" notes; null for server-side kinds), fired (fault
+ * events of the kind in the ledger: a poison job fires once per attempt)}.
+ *
+ * h: the history (borrowed); ledger: the path of its first ledger, whose
+ * header line is read (NULL or unreadable: every header value is null).
+ * Returns a new reference (the caller owns it), or NULL when out of
+ * memory.  Thread-safe (reads only).  Values missing from an older
+ * ledger's header are JSON null, never 0. */
+json_t *qc_report_tested_json(const qc_history *h, const char *ledger);
+
 /* ---- shared by the files of reports/ only (not for other modules) ---- */
+
+/* The glossary entry of a checker: what it means (returned, static), and
+ * what counts as one opportunity (*opportunity, static; may be NULL).  NULL
+ * for a name this version does not know. */
+const char *qc__glossary(const char *checker, const char **opportunity);
+
+struct qc__results;
+
+/* The "What was tested" section (scenario and its description, the
+ * protocol's role, settings, fault plan planned / fired, glossary) from
+ * r->tested, in Markdown or HTML; write errors show in ferror(f). */
+void qc__tested_md(FILE *f, const struct qc__results *r);
+void qc__tested_html(FILE *f, const struct qc__results *r);
+/* One sentence on the protocol: a mutant is called a known-broken
+ * protocol with its header's description and expected checkers; any other
+ * protocol gets its description and where it was tested. */
+void qc__protocol_line(const struct qc__results *r, char *buf, size_t n);
 
 /* One violation of results.json; strings borrowed from the parsed JSON. */
 typedef struct qc__rviolation {
@@ -105,6 +151,8 @@ typedef struct qc__rcheck {
     long opportunities;    /* -1 when absent */
     long violations_total; /* -1 when absent */
     int judged;            /* 0: the scenario does not judge it ("judged": false) */
+    double time_s;         /* "time_s": seconds the checker took; -1 absent */
+    double first_violation_s; /* "first_violation_s"; -1 absent or null */
     size_t nv;
     qc__rviolation *v; /* stored violations (owned) */
 } qc__rcheck;
@@ -126,6 +174,11 @@ typedef struct qc__results {
     long workers, jobs;           /* metrics, -1 when absent */
     size_t nc;
     qc__rcheck *c; /* owned */
+    json_t *tested_json; /* results.json "tested" (borrowed from root), or one
+                       qc_report_write built from the ledger (owned when
+                       tested_owned); NULL when neither */
+    int tested_owned;
+    int mutant;     /* tested.protocol.role is "mutant" */
 } qc__results;
 
 /* Reads path into r (caller-allocated).  Errors: QC_EIO (cannot read),
@@ -183,11 +236,49 @@ int qc__html_write(const char *dir, const qc__results *r, const qc_history *h, c
  * repeat it), or NULL.  O(log n). */
 const qc_event *qc__report_find_seq(const qc_history *h, int64_t seq);
 
+/* The server's clock at the run's start (client t = 0), epoch ms: the
+ * median over answered requests carrying a server "now" of now minus the
+ * midpoint of the request's invoke and answer (client ms).  Server times
+ * are shown as "server +X ms" = time - origin: an estimate of where on the
+ * run's clock the server read its time, exact in the differences between
+ * two server times (the same origin is subtracted).  QC_NO_TIME when no
+ * request carries a server time.  O(n log n). */
+double qc__report_server_origin(const qc_history *h);
+
+/* Copies a checker's explanation s into buf (size n, NUL-terminated) with
+ * every raw server epoch in it (a number of 12 or more integer digits, as
+ * in "server time 1796137582472") shown relative to origin as "+X ms"
+ * ("server +X ms" after "server time"); with origin QC_NO_TIME the text
+ * is copied as it is.  The checkers write their own words; the report
+ * never shows epoch milliseconds. */
+void qc__report_explain(const char *s, double origin, char *buf, size_t n);
+
 /* Tells ledger event seq in plain words into buf (size n, NUL-terminated),
- * e.g. "seq 12 at 1532.3 ms: worker 3 (incarnation 0) completed job 17
- * with token 5b1e: acknowledged, 1 row changed".  A seq missing from the
- * ledger says so. */
-void qc__report_describe(const qc_history *h, int64_t seq, char *buf, size_t n);
+ * e.g. "seq 12 at 1532.3 ms: worker 3 (incarnation 0)'s complete of job 17
+ * with token 5b1e was acknowledged, 1 row(s) changed; server +1530 ms".
+ * Client times are ms since the run started; server times are shown
+ * relative to origin (qc__report_server_origin; QC_NO_TIME: as offsets from
+ * the event's own server time only), never as raw epoch ms.  A seq missing
+ * from the ledger says so. */
+void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *buf, size_t n);
+
+/* The timeline of one violation (Jepsen's timeline.html): one lane per
+ * actor that touched the violation's job (worker incarnations, the reaper,
+ * the nemesis), each request a bar from its invoke to its answer coloured
+ * by outcome (ok, fail, info, no answer), each lease a bar from its
+ * claim's (or renew's) server time to its lease_until (server times moved
+ * onto the run's clock by origin), effects and faults as marks, every
+ * item labelled with its ledger seq; the seqs the violation cites are
+ * outlined.  Times are ms since the run started.
+ *
+ * qc__timeline_svg writes an inline <svg> (escaped; no script) to f;
+ * qc__timeline_md writes a Markdown table (seq, time, lane, event) of the
+ * same items.  Both return 0, or -1 when the violation has no job and no
+ * seq found in the ledger (nothing written).  At most
+ * QC__TIMELINE_MAX_ITEMS items, the cited ones first. */
+#define QC__TIMELINE_MAX_ITEMS 48
+int qc__timeline_svg(FILE *f, const qc_history *h, double origin, const qc__rviolation *v);
+int qc__timeline_md(FILE *f, const qc_history *h, double origin, const qc__rviolation *v);
 
 /* Escapers: write s to f with & < > " ' escaped as XML/HTML entities
  * (control characters other than tab and newline become U+FFFD, which XML

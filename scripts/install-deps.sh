@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages qchaos needs (Debian 12 "bookworm").
 #
-#   scripts/install-deps.sh [--with-chromium]
+#   scripts/install-deps.sh [--no-chromium]
 #
 # Every package is checked with dpkg-query first: on a machine that already
 # has them all this does nothing and needs no network.  Otherwise it runs
@@ -11,7 +11,8 @@
 # temporary one that denies service starts is put in place during the install
 # and removed afterwards.  sudo is used only when not running as root.
 #
-#   --with-chromium   also install chromium (headless rendering of reports)
+#   --no-chromium     leave chromium out (only the tests need it: tests/check_reports
+#                     renders report.html headless and fails without it)
 set -euo pipefail
 
 # The Node adapters' libraries (docs/adapters.md): pg-boss and
@@ -42,12 +43,13 @@ node_adapters() {
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
 }
 
-usage() { sed -n '2,14s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,15s/^# \{0,1\}//p' "$0"; }
 
-with_chromium=0
+with_chromium=1
 for arg in "$@"; do
     case "$arg" in
-    --with-chromium) with_chromium=1 ;;
+    --with-chromium) with_chromium=1 ;; # the default; kept for older command lines
+    --no-chromium) with_chromium=0 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "install-deps: unknown argument: $arg" >&2; usage >&2; exit 2 ;;
     esac

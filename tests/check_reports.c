@@ -14,11 +14,15 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <jansson.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -463,7 +467,8 @@ START_TEST(test_junit_inconclusive_with_allow_skipped)
     assert_junit_wellformed(dir);
     char *xml = slurp(dir, "junit.xml");
     char *tc = testcase_of(xml, "no_lost_jobs");
-    ck_assert_ptr_nonnull(strstr(tc, "<skipped message=\"inconclusive (allowed): no snapshot\""));
+    ck_assert_ptr_nonnull(strstr(
+        tc, "<skipped message=\"inconclusive (allowed by --allow-inconclusive): no snapshot\""));
     ck_assert_ptr_null(strstr(tc, "<failure"));
     ck_assert_ptr_nonnull(strstr(xml, "tests=\"5\" failures=\"1\" errors=\"0\" skipped=\"2\""));
     free(tc);
@@ -524,8 +529,9 @@ START_TEST(test_markdown_unjudged_inconclusive_is_info)
     size_t n = strlen(json) + 32;
     char *edited = malloc(n);
     ck_assert_ptr_nonnull(edited);
-    snprintf(edited, n, "%.*s{\"name\": \"no_lost_jobs\", \"judged\": false, \"verdict\": "
-                        "\"INCONCLUSIVE\",%s",
+    snprintf(edited, n,
+             "%.*s{\"name\": \"no_lost_jobs\", \"judged\": false, \"verdict\": "
+             "\"INCONCLUSIVE\",%s",
              (int)(at - json), json, at + strlen(from));
     write_text(dir, "results.json", edited);
     report(dir, 0, NULL, 0);
@@ -567,7 +573,7 @@ START_TEST(test_markdown_fixture_run_verdict_table_first_then_sections)
     ck_assert(strstr(md, "| acked_durable |") < viol);
     ck_assert(viol < plots && plots < repeat);
     /* Each violation with its evidence, in plain words. */
-    const char *ev = strstr(viol, "### exclusive_claim: violation 1 of 2, job 1");
+    const char *ev = strstr(viol, "### exclusive_claim: the first of 2 violations, job 1");
     ck_assert_ptr_nonnull(ev);
     ck_assert(ev < plots);
     ck_assert_ptr_nonnull(strstr(viol, "- seq 5 at 101.5 ms: worker 0 (incarnation 0)'s claim"));
@@ -602,8 +608,8 @@ START_TEST(test_html_fixture_run_self_contained)
         ck_assert_uint_eq(count(html, "src=\"data:image/png;base64,iVBORw0KGgo"), 5);
     /* Verdict table before the violations, the command last. */
     const char *table = strstr(html, "<table id=\"verdicts\">");
-    const char *viol = strstr(html, "<h2>Violations</h2>");
-    const char *plots = strstr(html, "<h2>Plots</h2>");
+    const char *viol = strstr(html, "<h2 id=\"violations\">Violations</h2>");
+    const char *plots = strstr(html, "<h2 id=\"plots\">Plots</h2>");
     const char *cmd = strstr(html, "<pre id=\"command\"><code>qchaos run --seed 7");
     ck_assert(table != NULL && viol != NULL && plots != NULL && cmd != NULL);
     ck_assert(table < viol && viol < plots && plots < cmd);
@@ -672,7 +678,8 @@ END_TEST
 
 START_TEST(test_plots_gnuplot_installed_png_and_svg_nonempty)
 {
-    static const char *const names[] = {"throughput", "latency", "queue_depth", "idle_polls",
+    /* The fixture has no idle streak (one empty claim): no idle plot. */
+    static const char *const names[] = {"throughput", "latency", "latency_time", "queue_depth",
                                         "recovery"};
     char dir[64], gp[4096], note[256] = "x", file[64];
     if (!find_program("gnuplot", gp, sizeof gp)) {
@@ -689,19 +696,27 @@ START_TEST(test_plots_gnuplot_installed_png_and_svg_nonempty)
         snprintf(file, sizeof file, "plots/%s.svg", names[i]);
         ck_assert_msg(file_size(dir, file) > 0, "%s missing or empty", file);
     }
-    /* The stall window, the instant kill and both violations are drawn. */
+    /* The stall window and the instant kill, each in its kind's block, and
+     * both violations in their checker's block. */
     char *dat = slurp(dir, "plots/throughput.dat"), *g = slurp(dir, "plots/throughput.gp");
-    const char *win = strstr(dat, "# fault windows"), *inst = strstr(dat, "# instant faults");
-    const char *viol = strstr(dat, "# violations");
+    const char *win = strstr(dat, "# faults stall_beyond_lease");
+    const char *inst = strstr(dat, "# faults kill_after_claim");
+    const char *viol = strstr(dat, "# violations of exclusive_claim");
     ck_assert(win != NULL && inst != NULL && viol != NULL);
     ck_assert_ptr_nonnull(strstr(win, "\n0.150 1.400\n"));
-    ck_assert_ptr_nonnull(strstr(inst, "\n0.250\n"));
+    ck_assert_ptr_nonnull(strstr(inst, "\n0.250 0.250\n"));
     /* At the time of their first seq: 5 (101.5 ms) and 8 (202 ms). */
     ck_assert(strstr(viol, "\n0.101\n") != NULL || strstr(viol, "\n0.102\n") != NULL);
     ck_assert_ptr_nonnull(strstr(viol, "\n0.202\n"));
-    ck_assert_ptr_nonnull(strstr(g, "title \"fault window\""));
-    ck_assert_ptr_nonnull(strstr(g, "title \"fault\""));
-    ck_assert_ptr_nonnull(strstr(g, "title \"violation\""));
+    /* one row per fault kind and per failing checker, one colour each */
+    ck_assert_ptr_nonnull(strstr(g, "\"stall_beyond_lease (1)\""));
+    ck_assert_ptr_nonnull(strstr(g, "\"kill_after_claim (1)\""));
+    ck_assert_ptr_nonnull(strstr(g, "\"exclusive_claim (2)\""));
+    ck_assert_ptr_nonnull(strstr(g, "lc rgb \"#674ea7\""));
+    ck_assert_ptr_nonnull(strstr(g, "lc rgb \"#cc0000\""));
+    /* the phases: setup + enqueue until the first claim (100 ms) */
+    ck_assert_ptr_nonnull(strstr(g, "set object 1 rect from 0,graph 0 to 0.100,graph 1"));
+    ck_assert_ptr_nonnull(strstr(g, "\"snapshot\" at 3.000"));
     free(dat);
     free(g);
     /* Recovery: job 1 after 1051 ms, job 2 after 1251 ms. */
@@ -729,7 +744,8 @@ START_TEST(test_plots_no_fault_recovery_skipped_with_note)
     write_text(dir, "ledger.jsonl", out);
     report(dir, 0, note, sizeof note);
     char *md = slurp(dir, "report.md");
-    ck_assert_ptr_nonnull(strstr(md, "recovery-time histogram skipped: no fault left a job without its owner"));
+    ck_assert_ptr_nonnull(
+        strstr(md, "recovery-time histogram skipped: no fault left a job without its owner"));
     ck_assert_int_lt(file_size(dir, "plots/recovery.gp"), 0);
     free(md);
     free(l);
@@ -762,36 +778,396 @@ END_TEST
 
 /* ---- rendering ---------------------------------------------------------------- */
 
-START_TEST(test_html_chromium_headless_screenshot_png)
+/* Renders DIR/report.html with headless Chromium at 1280 px into DIR/NAME
+ * and checks that a PNG came out.  Chromium is a test dependency
+ * (scripts/install-deps.sh installs it): its absence fails the test. */
+static void screenshot(const char *dir, const char *name)
 {
-    char dir[64], chromium[4096], cmd[16384], shot[128], prof[128];
+    char chromium[4096], cmd[16384], prof[128];
     static const char *const names[] = {"chromium", "chromium-browser", "google-chrome"};
     int found = 0;
 
     for (size_t i = 0; i < 3 && !found; i++)
         found = find_program(names[i], chromium, sizeof chromium);
-    if (!found) {
-        fprintf(stderr, "check_reports: SKIP test_html_chromium_headless_screenshot_png: chromium "
-                        "is not installed (scripts/install-deps.sh --with-chromium)\n");
-        return;
-    }
-    make_run(dir);
-    report(dir, 0, NULL, 0);
-    snprintf(shot, sizeof shot, "%s/shot.png", dir);
+    ck_assert_msg(found, "chromium is not installed: run scripts/install-deps.sh");
     snprintf(prof, sizeof prof, "%s/profile", dir);
     ck_assert_int_eq(mkdir(prof, 0700), 0);
     snprintf(cmd, sizeof cmd,
              "timeout 90 '%s' --headless --no-sandbox --disable-gpu "
              "--disable-background-networking --disable-component-update --disable-sync "
-             "--no-first-run --user-data-dir='%s' --screenshot='%s' --window-size=1200,2400 "
-             "'file://%s/report.html' >/dev/null 2>&1",
-             chromium, prof, shot, dir);
+             "--no-first-run --hide-scrollbars --user-data-dir='%s' --screenshot='%s/%s' "
+             "--window-size=1280,2400 'file://%s/report.html' >/dev/null 2>&1",
+             chromium, prof, dir, name, dir);
     ck_assert_int_eq(system(cmd), 0);
-    char *png = slurp(dir, "shot.png");
+    char *png = slurp(dir, name);
     ck_assert_ptr_nonnull(png);
     ck_assert_int_eq(memcmp(png, "\x89PNG\r\n\x1a\n", 8), 0);
-    ck_assert_int_gt(file_size(dir, "shot.png"), 10000);
+    ck_assert_int_gt(file_size(dir, name), 10000);
     free(png);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", prof);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* ---- the timeline of a violation -------------------------------------------- */
+
+/* The text of the HTML card of checker's first (or widest) violation, up
+ * to the next card or section (free it); the test fails when missing. */
+static char *card(const char *html, const char *checker, const char *which)
+{
+    char id[128];
+    snprintf(id, sizeof id, "<div class=\"violation\" id=\"%s-%s\">", checker, which);
+    const char *a = strstr(html, id);
+    ck_assert_msg(a != NULL, "no card %s", id);
+    const char *b = strstr(a + 1, "<div class=\"violation\"");
+    const char *c = strstr(a, "<h2");
+    if (b == NULL || (c != NULL && c < b))
+        b = c;
+    size_t n = b != NULL ? (size_t)(b - a) : strlen(a);
+    char *out = strndup(a, n);
+    ck_assert_ptr_nonnull(out);
+    return out;
+}
+
+START_TEST(test_timeline_fixture_violation_names_its_seqs)
+{
+    char dir[64];
+    make_run(dir);
+    report(dir, 0, NULL, 0);
+    char *html = slurp(dir, "report.html"), *md = slurp(dir, "report.md");
+    char *c = card(html, "exclusive_claim", "first");
+    /* violation 1: job 1, claims seq 5 (worker 0.0) and seq 12 (worker 1.1) */
+    ck_assert_ptr_nonnull(strstr(c, "<h3>exclusive_claim: the first of 2 violations, job 1</h3>"));
+    ck_assert_ptr_nonnull(strstr(c, "<svg class=\"timeline\""));
+    ck_assert_ptr_nonnull(strstr(c, ">worker 0 (incarnation 0)</text>"));
+    ck_assert_ptr_nonnull(strstr(c, ">worker 1 (incarnation 1)</text>"));
+    ck_assert_ptr_nonnull(
+        strstr(c, "<title>seq 4 at 100.0 ms: worker 0 (incarnation 0) sent claim"));
+    ck_assert_ptr_nonnull(
+        strstr(c, "\nseq 5 at 101.5 ms: worker 0 (incarnation 0)&#39;s claim of job 1"));
+    ck_assert_ptr_nonnull(
+        strstr(c, "\nseq 12 at 1201.0 ms: worker 1 (incarnation 1)&#39;s claim of job 1"));
+    /* each claim's lease, the stall fault on job 1 and the owner's complete */
+    ck_assert_ptr_nonnull(strstr(c, "lease of claim 5 until"));
+    ck_assert_ptr_nonnull(strstr(c, "lease of claim 12 until"));
+    ck_assert_ptr_nonnull(strstr(
+        c, "<title>seq 6 at 150.0 ms: the harness injected fault stall_beyond_lease on job 1"));
+    ck_assert_ptr_nonnull(
+        strstr(c, "\nseq 16 at 1452.0 ms: worker 0 (incarnation 0)&#39;s complete of job 1"));
+    /* nothing of job 2 (its claim is seq 8, worker 1 incarnation 0) */
+    ck_assert_ptr_null(strstr(c, "seq 8 at"));
+    ck_assert_ptr_null(strstr(c, ">worker 1 (incarnation 0)</text>"));
+    /* the cited seqs are outlined; the Markdown table marks them bold */
+    ck_assert_uint_ge(count(c, "stroke=\"#000\" stroke-width=\"2\""), 2);
+    const char *mc = strstr(md, "### exclusive_claim: the first of 2 violations, job 1");
+    ck_assert_ptr_nonnull(mc);
+    ck_assert_ptr_nonnull(
+        strstr(mc, "| **4 - 5** | worker 0 (incarnation 0) | 100.0 - 101.5 (ok) |"));
+    ck_assert_ptr_nonnull(strstr(mc, "| **11 - 12** | worker 1 (incarnation 1) |"));
+    /* the second card is violation 2 (the widest), of job 2 */
+    char *w = card(html, "exclusive_claim", "widest");
+    ck_assert_ptr_nonnull(strstr(w, "of 2 violations, job 2</h3>"));
+    ck_assert_ptr_nonnull(strstr(w, "\nseq 8 at 202.0 ms"));
+    free(w);
+    free(c);
+    free(html);
+    free(md);
+    remove_run(dir);
+}
+END_TEST
+
+START_TEST(test_explain_raw_epoch_shown_relative)
+{
+    char buf[256];
+
+    /* group_order writes "server time <epoch ms>": the report shows it on
+     * the run's clock; small numbers and words stay as they are */
+    qc__report_explain("seq 17 (server time 1796137582472) until 1796137587472.6 ms, 12 rows, "
+                       "token a1796137582472",
+                       1796137580000.0, buf, sizeof buf);
+    ck_assert_str_eq(buf, "seq 17 (server +2472 ms) until +7473 ms, 12 rows, token a1796137582472");
+    qc__report_explain("server time 1796137582472", QC_NO_TIME, buf, sizeof buf);
+    ck_assert_str_eq(buf, "server time 1796137582472");
+    qc__report_explain("server time 1796137582472", 1796137580000.0, buf, 8);
+    ck_assert_uint_lt(strlen(buf), 8);
+}
+END_TEST
+
+/* ---- reports of real runs ------------------------------------------------------ */
+
+/* Runs qchaos (the binary under test: QC_QCHAOS_BIN or ./qchaos) with args
+ * into dir, on QC_TEST_DSN when set (else qchaos starts its own ephemeral
+ * server); returns its exit code. */
+static int qchaos_run(const char *dir, const char *args)
+{
+    char cmd[8192];
+    const char *bin = getenv("QC_QCHAOS_BIN"), *dsn = getenv("QC_TEST_DSN");
+
+    snprintf(cmd, sizeof cmd, "%s run %s --out '%s' --force --no-progress%s%s%s >'%s.log' 2>&1",
+             bin != NULL && *bin ? bin : "./qchaos", args, dir,
+             dsn != NULL && *dsn ? " --dsn '" : "", dsn != NULL && *dsn ? dsn : "",
+             dsn != NULL && *dsn ? "'" : "", dir);
+    int st = system(cmd);
+    ck_assert_msg(WIFEXITED(st), "qchaos died: %s", cmd);
+    return WEXITSTATUS(st);
+}
+
+/* The ledger's fault plan: planned and fired per kind (kinds[k], up to
+ * 16), and the first 7 digits of the smallest server time (an epoch ms
+ * prefix no report may show). */
+typedef struct ledger_facts {
+    char kind[16][48];
+    long planned[16], fired[16];
+    size_t n;
+    char epoch_prefix[16];
+} ledger_facts;
+
+static size_t facts_kind(ledger_facts *lf, const char *k)
+{
+    for (size_t i = 0; i < lf->n; i++)
+        if (strcmp(lf->kind[i], k) == 0)
+            return i;
+    ck_assert_uint_lt(lf->n, 16);
+    snprintf(lf->kind[lf->n], sizeof lf->kind[0], "%s", k);
+    lf->planned[lf->n] = -1;
+    lf->fired[lf->n] = 0;
+    return lf->n++;
+}
+
+static void read_ledger_facts(const char *dir, ledger_facts *lf)
+{
+    char path[256];
+    FILE *f;
+    char *line = NULL;
+    size_t cap = 0;
+    double min_now = 0;
+
+    memset(lf, 0, sizeof *lf);
+    snprintf(path, sizeof path, "%s/ledger.jsonl", dir);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    while (getline(&line, &cap, f) > 0) {
+        json_t *e = json_loads(line, 0, NULL);
+        ck_assert_ptr_nonnull(e);
+        const char *type = json_string_value(json_object_get(e, "type"));
+        const char *fault = json_string_value(json_object_get(e, "fault"));
+        const char *note = json_string_value(json_object_get(e, "note"));
+        json_t *now = json_object_get(e, "now");
+        if (json_is_number(now) && (min_now == 0 || json_number_value(now) < min_now))
+            min_now = json_number_value(now);
+        if (type != NULL && fault != NULL && strcmp(type, "fault") == 0)
+            lf->fired[facts_kind(lf, fault)]++;
+        else if (type != NULL && fault != NULL && note != NULL && strcmp(note, "fault plan") == 0)
+            lf->planned[facts_kind(lf, fault)] =
+                (long)json_integer_value(json_object_get(e, "planned"));
+        json_decref(e);
+    }
+    free(line);
+    fclose(f);
+    ck_assert_msg(min_now > 1e12, "the ledger has no server time");
+    snprintf(lf->epoch_prefix, sizeof lf->epoch_prefix, "%.0f", floor(min_now / 1e6));
+}
+
+static void assert_no_raw_epoch(const char *dir, const ledger_facts *lf)
+{
+    static const char *const files[] = {"report.md", "report.html", "junit.xml"};
+    for (size_t i = 0; i < 3; i++) {
+        char *t = slurp(dir, files[i]);
+        ck_assert_ptr_nonnull(t);
+        const char *hit = strstr(t, lf->epoch_prefix);
+        ck_assert_msg(hit == NULL, "%s shows a raw epoch time: ...%.60s", files[i],
+                      hit != NULL ? hit : "");
+        free(t);
+    }
+}
+
+START_TEST(test_report_chaos_run_fault_plan_description_bounds)
+{
+    char dir[64], row[256];
+    ledger_facts lf;
+
+    snprintf(dir, sizeof dir, "/tmp/qc-report-chaos.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert_int_eq(qchaos_run(dir, "chaos --seed 42 --jobs 1000"), 0);
+    read_ledger_facts(dir, &lf);
+    ck_assert_uint_ge(lf.n, 6); /* six client-side kinds, and the nemesis */
+    json_error_t je;
+    char path[256];
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    json_t *r = json_load_file(path, 0, &je), *plan, *x;
+    ck_assert_ptr_nonnull(r);
+    plan = json_object_get(json_object_get(r, "tested"), "fault_plan");
+    ck_assert_uint_eq(json_array_size(plan), lf.n);
+    char *html = slurp(dir, "report.html"), *md = slurp(dir, "report.md");
+    size_t i;
+    json_array_foreach(plan, i, x)
+    {
+        const char *kind = json_string_value(json_object_get(x, "kind"));
+        const char *spec = json_string_value(json_object_get(x, "spec"));
+        size_t k = facts_kind(&lf, kind);
+        ck_assert_uint_lt(k, 16);
+        ck_assert_int_eq(json_integer_value(json_object_get(x, "fired")), lf.fired[k]);
+        if (lf.planned[k] >= 0)
+            ck_assert_int_eq(json_integer_value(json_object_get(x, "planned")), lf.planned[k]);
+        else
+            ck_assert(json_is_null(json_object_get(x, "planned")));
+        ck_assert_int_gt(lf.fired[k], 0);
+        /* the same numbers in both reports */
+        if (lf.planned[k] >= 0)
+            snprintf(row, sizeof row,
+                     "<tr><td>%s</td><td>%s</td><td class=\"num\">%ld</td><td "
+                     "class=\"num\">%ld</td></tr>",
+                     kind, spec, lf.planned[k], lf.fired[k]);
+        else
+            snprintf(
+                row, sizeof row,
+                "<tr><td>%s</td><td>%s</td><td class=\"num\">-</td><td class=\"num\">%ld</td></tr>",
+                kind, spec, lf.fired[k]);
+        ck_assert_msg(strstr(html, row) != NULL, "report.html lacks %s", row);
+        if (lf.planned[k] >= 0)
+            snprintf(row, sizeof row, "| %s | %s | %ld | %ld |", kind, spec, lf.planned[k],
+                     lf.fired[k]);
+        else
+            snprintf(row, sizeof row, "| %s | %s | - | %ld |", kind, spec, lf.fired[k]);
+        ck_assert_msg(strstr(md, row) != NULL, "report.md lacks %s", row);
+    }
+    /* the scenario's description; its lease, bounds */
+    static const char desc[] = "every client-side fault at once (kills, stalls, lost acks and "
+                               "requests, poison) and a worker session terminated every 500 ms";
+    ck_assert_ptr_nonnull(strstr(html, desc));
+    ck_assert_ptr_nonnull(strstr(md, desc));
+    ck_assert_ptr_nonnull(strstr(html, "<tr><td>lease</td><td class=\"num\">1500 ms</td></tr>"));
+    ck_assert_ptr_nonnull(strstr(html, "<tr><td>recovery bound (lease + reaper interval + "
+                                       "slack)</td><td class=\"num\">4700 ms</td></tr>"));
+    ck_assert_ptr_nonnull(strstr(html, "<details id=\"glossary\">"));
+    /* the bounds are drawn where the checkers apply them */
+    char *idle = slurp(dir, "plots/idle_polls.gp"), *rec = slurp(dir, "plots/recovery.gp");
+    ck_assert_ptr_nonnull(idle);
+    ck_assert_ptr_nonnull(rec);
+    ck_assert_ptr_nonnull(
+        strstr(idle, "12.5000 with lines lw 2 lc rgb \"#cc0000\" title \"R = 12.5/s"));
+    ck_assert_ptr_nonnull(strstr(idle, "(ceil(D x R) + 2 + 6) / D"));
+    ck_assert_ptr_nonnull(strstr(rec, "set arrow 1 from 4700,graph 0 to 4700,graph 1"));
+    ck_assert_ptr_nonnull(
+        strstr(rec, "bound 4700 ms = lease 1500 + reaper interval 200 + slack 3000"));
+    ck_assert_int_gt(file_size(dir, "plots/idle_polls.png"), 0);
+    ck_assert_int_gt(file_size(dir, "plots/recovery.png"), 0);
+    ck_assert_int_gt(file_size(dir, "plots/latency_time.png"), 0);
+    /* junit: a time on every testcase; unjudged checkers skipped as such */
+    char *xml = slurp(dir, "junit.xml");
+    /* <testsuites> and <testsuite> carry a time too */
+    ck_assert_uint_eq(count(xml, "<testcase ") + 2, count(xml, "\" time=\""));
+    ck_assert_uint_eq(count(xml, " time=\"0\">"), 0);
+    /* junit.xml names the fault plan too */
+    snprintf(row, sizeof row,
+             "<property name=\"fault.lost_request\" value=\"planned %ld jobs, fired %ld\"/>",
+             lf.planned[facts_kind(&lf, "lost_request")],
+             lf.fired[facts_kind(&lf, "lost_request")]);
+    ck_assert_msg(strstr(xml, row) != NULL, "junit.xml lacks %s", row);
+    ck_assert_ptr_nonnull(
+        strstr(xml, "<property name=\"scenario_description\" value=\"every client-side fault"));
+    char *tc = testcase_of(xml, "group_exclusive");
+    ck_assert_ptr_nonnull(strstr(tc, "<skipped message=\"not judged by this scenario: "));
+    free(tc);
+    assert_no_raw_epoch(dir, &lf);
+    screenshot(dir, "shot.png");
+    free(xml);
+    free(idle);
+    free(rec);
+    free(html);
+    free(md);
+    json_decref(r);
+    remove_run(dir);
+}
+END_TEST
+
+START_TEST(test_report_mutant_run_timeline_of_first_violation)
+{
+    char dir[64], path[256], want[256];
+    ledger_facts lf;
+    json_error_t je;
+
+    snprintf(dir, sizeof dir, "/tmp/qc-report-mutant.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert_int_eq(qchaos_run(dir, "default --protocol backends/postgres/mutants/"
+                                     "select_then_update.sql --jobs 400 --workers 8 --seed 7"),
+                     1);
+    read_ledger_facts(dir, &lf);
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    json_t *r = json_load_file(path, 0, &je), *c, *v, *first = NULL;
+    ck_assert_ptr_nonnull(r);
+    size_t i, fails = 0;
+    int64_t best = INT64_MAX;
+    json_array_foreach(json_object_get(r, "checkers"), i, c)
+    {
+        fails += strcmp(json_string_value(json_object_get(c, "verdict")), "FAIL") == 0;
+        if (strcmp(json_string_value(json_object_get(c, "name")), "exclusive_claim") != 0)
+            continue;
+        size_t k;
+        json_array_foreach(json_object_get(c, "violations"), k, v)
+        {
+            json_t *seq = json_object_get(v, "seq");
+            int64_t m = INT64_MAX;
+            for (size_t q = 0; q < json_array_size(seq); q++)
+                m = json_integer_value(json_array_get(seq, q)) < m
+                        ? json_integer_value(json_array_get(seq, q))
+                        : m;
+            if (m < best) {
+                best = m;
+                first = v;
+            }
+        }
+    }
+    ck_assert_msg(first != NULL, "the mutant was not caught by exclusive_claim");
+    char *html = slurp(dir, "report.html"), *md = slurp(dir, "report.md");
+    char *cd = card(html, "exclusive_claim", "first");
+    long long job = json_integer_value(json_object_get(first, "job"));
+    snprintf(want, sizeof want, "violations, job %lld</h3>", job);
+    ck_assert_msg(strstr(cd, want) != NULL, "card is not of job %lld", job);
+    /* every cited seq: named in a tooltip, its lease drawn, its lane shown */
+    json_t *seq = json_object_get(first, "seq");
+    ck_assert_uint_ge(json_array_size(seq), 2);
+    qc_history h = {0};
+    qc_err err = {0};
+    snprintf(path, sizeof path, "%s/ledger.jsonl", dir);
+    const char *paths[1] = {path};
+    ck_assert_int_eq(qc_history_load(&h, paths, 1, &err), 0);
+    for (size_t q = 0; q < json_array_size(seq); q++) {
+        long long s = json_integer_value(json_array_get(seq, q));
+        const qc_event *e = qc__report_find_seq(&h, s);
+        ck_assert_ptr_nonnull(e);
+        snprintf(want, sizeof want, "seq %lld at ", s);
+        ck_assert_msg(strstr(cd, want) != NULL, "timeline lacks %s", want);
+        if (e->worker >= 0) {
+            snprintf(want, sizeof want, ">worker %d (incarnation %d)</text>", e->worker, e->inc);
+            ck_assert_msg(strstr(cd, want) != NULL, "timeline lacks the lane %s", want);
+        }
+        if (e->type == QC_EV_OK && e->op == QC_OP_CLAIM) {
+            snprintf(want, sizeof want, "lease of claim %lld until", s);
+            ck_assert_msg(strstr(cd, want) != NULL, "timeline lacks %s", want);
+        }
+    }
+    qc_history_fini(&h);
+    /* the Markdown table names them in bold */
+    snprintf(want, sizeof want, "### exclusive_claim: the first of %lld violations, job %lld",
+             (long long)json_integer_value(json_object_get(
+                 json_array_get(json_object_get(r, "checkers"), 0), "violations_total")),
+             job);
+    ck_assert_msg(strstr(md, want) != NULL, "report.md lacks '%s'", want);
+    /* a few cards per checker, not one per violation */
+    ck_assert_uint_le(count(html, "<div class=\"violation\""), 2 * fails);
+    ck_assert_uint_ge(count(html, "<div class=\"violation\""), fails);
+    /* a mutant is said to be one */
+    ck_assert_ptr_nonnull(
+        strstr(html, "is a known-broken protocol (a mutant) that the checkers must catch: MUTANT "
+                     "select-then-update claim without a row lock"));
+    ck_assert_ptr_null(strstr(html, "protocol tested: as its base"));
+    ck_assert_ptr_null(strstr(md, "protocol tested: as its base"));
+    assert_no_raw_epoch(dir, &lf);
+    screenshot(dir, "shot.png");
+    free(cd);
+    free(html);
+    free(md);
+    json_decref(r);
     remove_run(dir);
 }
 END_TEST
@@ -898,12 +1274,33 @@ START_TEST(test_report_200k_events_fast)
         seq += 4;
     }
     ck_assert_int_eq(fclose(f), 0);
+    /* The bound is on CPU time (this process and the gnuplot children it
+     * waited for), not on the wall clock: on a machine shared with other
+     * jobs (load 40 and more here) the wall time says more about them than
+     * about the report.  Both are printed. */
+    struct timespec ca, cb;
+    struct rusage ra, rb;
+    getrusage(RUSAGE_CHILDREN, &ra);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ca);
     clock_gettime(CLOCK_MONOTONIC, &a);
     report(dir, 0, NULL, 0);
     clock_gettime(CLOCK_MONOTONIC, &b);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cb);
+    getrusage(RUSAGE_CHILDREN, &rb);
     double ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
-    fprintf(stderr, "check_reports: report of a 200,000-event ledger took %.0f ms\n", ms);
-    ck_assert_msg(ms < TIME_BOUND_MS, "report of 200,000 events took %.0f ms", ms);
+    double self = (double)(cb.tv_sec - ca.tv_sec) * 1e3 + (double)(cb.tv_nsec - ca.tv_nsec) / 1e6;
+    double kids = (double)(rb.ru_utime.tv_sec + rb.ru_stime.tv_sec - ra.ru_utime.tv_sec -
+                           ra.ru_stime.tv_sec) *
+                      1e3 +
+                  (double)(rb.ru_utime.tv_usec + rb.ru_stime.tv_usec - ra.ru_utime.tv_usec -
+                           ra.ru_stime.tv_usec) /
+                      1e3;
+    fprintf(stderr,
+            "check_reports: report of a 200,000-event ledger took %.0f ms (CPU: %.0f ms "
+            "qchaos, %.0f ms gnuplot)\n",
+            ms, self, kids);
+    ck_assert_msg(self + kids < TIME_BOUND_MS, "report of 200,000 events took %.0f ms of CPU",
+                  self + kids);
     char *dat = slurp(dir, "plots/throughput.dat");
     ck_assert_ptr_nonnull(dat);
     ck_assert_uint_le(count(dat, "\n"), 400); /* binned, not one line per event */
@@ -945,7 +1342,14 @@ static Suite *reports_suite(void)
 
     tc = tcase_create("render");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_html_chromium_headless_screenshot_png);
+    tcase_add_test(tc, test_timeline_fixture_violation_names_its_seqs);
+    tcase_add_test(tc, test_explain_raw_epoch_shown_relative);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("runs");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, test_report_chaos_run_fault_plan_description_bounds);
+    tcase_add_test(tc, test_report_mutant_run_timeline_of_first_violation);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("bad_input");
