@@ -23,7 +23,7 @@ HDRS := $(wildcard harness/*.h backends/*.h reports/*.h)
 TEST_SRC := $(wildcard tests/check_*.c)
 TEST_BIN := $(TEST_SRC:.c=)
 
-.PHONY: all check test unit asan tsan clean install format mutation fuzz fuzz-run
+.PHONY: all check test unit asan tsan clean install format mutation fuzz fuzz-run bench
 
 all: qchaos
 
@@ -53,6 +53,13 @@ check test: all $(TEST_BIN)
 K ?= 3
 mutation: all
 	./qchaos mutation --seeds $(K) --out results/mutation
+
+# A benchmark, not a test (issue 16): pgbench against qchaos on one ephemeral
+# PostgreSQL, then the audit of generated ledgers; prints numbers and writes
+# results/bench/bench.json.  BENCH_FULL=1 for 128 and 256 workers and a
+# 10M-event ledger (scripts/bench.sh says the rest).
+bench: all
+	scripts/bench.sh
 
 # Sanitizer builds go to their own binaries so they never disturb ./qchaos.
 SAN_CFLAGS := $(filter-out -O2,$(ALL_CFLAGS)) -O1 -g -fno-omit-frame-pointer
