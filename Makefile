@@ -57,9 +57,13 @@ mutation: all
 # A benchmark, not a test (issue 16): pgbench against qchaos on one ephemeral
 # PostgreSQL, then the audit of generated ledgers; prints numbers and writes
 # results/bench/bench.json.  BENCH_FULL=1 for 128 and 256 workers and a
-# 10M-event ledger (scripts/bench.sh says the rest).
-bench: all
+# 10M-event ledger (scripts/bench.sh says the rest).  tests/bench_ledger first:
+# the CPU cost of one qc_ledger_append.
+bench: all tests/bench_ledger
+	./tests/bench_ledger
 	scripts/bench.sh
+tests/bench_ledger: tests/bench_ledger.c libqchaos.a $(HDRS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< libqchaos.a $(LIBS)
 
 # Sanitizer builds go to their own binaries so they never disturb ./qchaos.
 SAN_CFLAGS := $(filter-out -O2,$(ALL_CFLAGS)) -O1 -g -fno-omit-frame-pointer
@@ -120,4 +124,4 @@ format:
 
 clean:
 	rm -rf build/fuzz
-	rm -f qchaos qchaos-asan qchaos-tsan libqchaos.a harness/*.o backends/*.o reports/*.o $(TEST_BIN)
+	rm -f tests/bench_ledger qchaos qchaos-asan qchaos-tsan libqchaos.a harness/*.o backends/*.o reports/*.o $(TEST_BIN)

@@ -51,11 +51,11 @@ pairs=${BENCH_PAIRS:-2}
 audit_base=${AUDIT_EVENTS:-125000}
 protocol=${PROTOCOL:-backends/postgres/skip_locked.sql}
 out=${BENCH_OUT:-results/bench}
-q=./qchaos
+q=${QCHAOS:-./qchaos}  # QCHAOS: another build to measure (a before/after)
 tck=$(getconf CLK_TCK)
 
 die() { echo "bench: $*" >&2; exit 2; }
-[ -x "$q" ] || die "build ./qchaos first (make)"
+[ -x "$q" ] || die "build $q first (make)"
 command -v pgbench >/dev/null || die "pgbench not found (postgresql-client)"
 [ -x /usr/bin/time ] || die "/usr/bin/time not found (Debian package time)"
 [ -f "$protocol" ] || die "protocol '$protocol' not found"
@@ -125,7 +125,7 @@ echo "bench: protocol $protocol, $jobs jobs a run, $pairs A/B pair(s) per worker
 
 load_queue() {
     psql_q -c "DROP SCHEMA IF EXISTS qchaos CASCADE" >/dev/null 2>&1
-    printf '%s\n' "$setup_sql" | psql_q >/dev/null || return 1
+    printf '%s\n' "$setup_sql" | psql_q >/dev/null 2>&1 || return 1
     psql_q -c "INSERT INTO qchaos.jobs (payload, group_key, max_attempts, run_after)
                SELECT repeat('x', 32), NULL, 3, now() FROM generate_series(1, $1)" \
         >/dev/null || return 1
