@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- interned strings ------------------------------------------------- */
@@ -194,7 +195,7 @@ typedef struct part {
     int file;         /* ledger index */
     int line0;        /* lines of the file before buf */
     strtab *st;       /* owned by the pool */
-    qc_event *ev;     /* owned until merged */
+    qc_event *ev;     /* its slice of h->ev (borrowed), one slot per line */
     size_t n, cap;
     hdr_rec *hdr; /* owned until merged */
     size_t nhdr;
@@ -684,16 +685,12 @@ static int parse_event(part *pt, json_t *o, qc_event *e, where w, qc_err *err)
     return 0;
 }
 
+/* A part has one slot per line of its text (its slice of h->ev), so it
+ * never grows. */
 static int push_event(part *pt, const qc_event *e)
 {
-    if (pt->n == pt->cap) {
-        size_t cap = pt->cap ? pt->cap * 2 : 1024;
-        qc_event *ev = realloc(pt->ev, cap * sizeof *ev);
-        if (ev == NULL)
-            return QC_ENOMEM;
-        pt->ev = ev;
-        pt->cap = cap;
-    }
+    if (pt->n == pt->cap)
+        return QC_ENOMEM; /* cannot happen: one event per line at most */
     pt->ev[pt->n++] = *e;
     return 0;
 }
@@ -820,7 +817,10 @@ static int part_count(size_t len)
     return n < 1 ? 1 : (int)n;
 }
 
-/* Appends a parsed part to the history: its headers, then its events. */
+/* Appends a parsed part to the history: its headers, then its events,
+ * which the part wrote into its own slice of h->ev at or after h->n (a
+ * header, blank or torn line leaves its slot unused): moved down to h->n,
+ * so h->ev is filled in file order without a second array. */
 static int merge_part(loader *ld, part *pt, qc_err *err)
 {
     qc_history *h = ld->h;
@@ -830,27 +830,9 @@ static int merge_part(loader *ld, part *pt, qc_err *err)
         if (rc != 0)
             return rc;
     }
-    if (h->ev == NULL) {
-        /* The first part's events become the history's: no copy. */
-        h->ev = pt->ev;
-        h->n = pt->n;
-        ld->cap = pt->cap;
-        pt->ev = NULL;
-        h->torn += pt->torn;
-        return 0;
-    }
-    if (h->n + pt->n > ld->cap) {
-        size_t cap = ld->cap ? ld->cap : 1024;
-        while (cap < h->n + pt->n)
-            cap *= 2;
-        qc_event *ev = realloc(h->ev, cap * sizeof *ev);
-        if (ev == NULL)
-            return qc_err_set(err, QC_ENOMEM, "%s: out of memory", pt->name);
-        h->ev = ev;
-        ld->cap = cap;
-    }
-    if (pt->n > 0)
-        memcpy(h->ev + h->n, pt->ev, pt->n * sizeof *pt->ev);
+    if (pt->n > 0 && pt->ev != h->ev + h->n)
+        memmove(h->ev + h->n, pt->ev, pt->n * sizeof *pt->ev);
+    pt->ev = NULL;
     h->n += pt->n;
     h->torn += pt->torn;
     return 0;
@@ -872,6 +854,18 @@ static int parse_buffer(loader *ld, const char *buf, size_t len, const char *nam
         rc = qc_err_set(err, QC_ENOMEM, "%s: out of memory", name);
         goto out;
     }
+    /* One event slot per line, allocated once for the whole text: each
+     * part parses into its own slice, merge_part closes the gaps. */
+    size_t total = count_lines(buf, buf + len) + (len > 0 && buf[len - 1] != '\n');
+    if (ld->h->n + total > ld->cap) {
+        qc_event *ev = realloc(ld->h->ev, (ld->h->n + total) * sizeof *ev);
+        if (ev == NULL) {
+            rc = qc_err_set(err, QC_ENOMEM, "%s: out of memory", name);
+            goto out;
+        }
+        ld->h->ev = ev;
+        ld->cap = ld->h->n + total;
+    }
     for (int k = 0; k < np; k++) {
         size_t stop = len;
         if (k < np - 1) {
@@ -891,8 +885,11 @@ static int parse_buffer(loader *ld, const char *buf, size_t len, const char *nam
             rc = qc_err_set(err, QC_ENOMEM, "%s: out of memory", name);
             goto out;
         }
-        if (k < np - 1)
-            lines += count_lines(buf + off, buf + stop);
+        size_t here = count_lines(buf + off, buf + stop) +
+                      (stop > off && buf[stop - 1] != '\n');
+        pts[k].ev = ld->h->ev + ld->h->n + lines;
+        pts[k].cap = here;
+        lines += here;
         off = stop;
     }
     /* jansson seeds its hash function on first use; do that here, before
@@ -917,10 +914,8 @@ static int parse_buffer(loader *ld, const char *buf, size_t len, const char *nam
         }
     }
 out:
-    for (int k = 0; pts != NULL && k < np; k++) {
-        free(pts[k].ev);
+    for (int k = 0; pts != NULL && k < np; k++)
         free(pts[k].hdr);
-    }
     free(pts);
     free(tid);
     free(started);
@@ -940,6 +935,15 @@ static int read_file(const char *path, char **out, size_t *outlen, qc_err *err)
 
     if (rc != 0)
         return rc;
+    /* A regular file: its size now is what is read, so allocate that once
+     * (doubling from 1 MiB left up to half the buffer unused at its peak). */
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size < SIZE_MAX / 2)
+        cap = (size_t)st.st_size + 65537;
+    if (cap > 0 && (buf = malloc(cap)) == NULL) {
+        rc = qc_err_set(err, QC_ENOMEM, "reading ledger '%s': out of memory", path);
+        goto out;
+    }
     for (;;) {
         if (cap - len < 65536) {
             size_t ncap = cap ? cap * 2 : 1 << 20;
@@ -999,39 +1003,45 @@ static int cmp_seq_key(const void *pa, const void *pb)
     return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
-/* Sorts h->ev by seq, ties in load order: sorts small keys, then moves each
- * event once.  Does nothing to a ledger already in order. */
+/* Sorts h->ev by seq, ties in load order: sorts small keys, then applies
+ * the permutation in place, cycle by cycle (one event of scratch), so a
+ * sort needs 16 bytes an event and not a second copy of the events.  Does
+ * nothing to a ledger already in order. */
 static int sort_events(qc_history *h)
 {
     size_t n = h->n, i;
     seq_key *key = NULL;
-    qc_event *out = NULL;
-    int rc = 0;
 
     for (i = 1; i < n && h->ev[i - 1].seq <= h->ev[i].seq; i++)
         ;
     if (i >= n)
         return 0;
     key = malloc(n * sizeof *key);
-    out = malloc(n * sizeof *out);
-    if (key == NULL || out == NULL) {
-        rc = QC_ENOMEM;
-        goto out;
-    }
+    if (key == NULL)
+        return QC_ENOMEM;
     for (i = 0; i < n; i++) {
         key[i].seq = h->ev[i].seq;
         key[i].pos = i;
     }
     qsort(key, n, sizeof *key, cmp_seq_key);
-    for (i = 0; i < n; i++)
-        out[i] = h->ev[key[i].pos];
-    free(h->ev);
-    h->ev = out;
-    out = NULL;
-out:
+    /* Position i must receive the event now at key[i].pos.  Follow each
+     * cycle once; a done position gets pos = i. */
+    for (i = 0; i < n; i++) {
+        if (key[i].pos == i)
+            continue;
+        qc_event tmp = h->ev[i];
+        size_t j = i;
+        while (key[j].pos != i) {
+            size_t from = key[j].pos;
+            h->ev[j] = h->ev[from];
+            key[j].pos = j;
+            j = from;
+        }
+        h->ev[j] = tmp;
+        key[j].pos = j;
+    }
     free(key);
-    free(out);
-    return rc;
+    return 0;
 }
 
 typedef struct inv_slot {
@@ -1120,9 +1130,88 @@ static int loader_finish(loader *ld, int rc, qc_err *err)
     return rc;
 }
 
+/* ---- one kept history (parse a run's ledger once) --------------------- */
+
+/* The history qc_history_keep was given, with what identifies its files;
+ * kept_mu protects all of it. */
+#define KEEP_MAX 16
+static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
+static qc_history kept;
+static int kept_n; /* 0: nothing kept */
+static char *kept_path[KEEP_MAX];
+static struct stat kept_st[KEEP_MAX];
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Drops what is kept; kept_mu held. */
+static void kept_clear(void)
+{
+    qc_history_fini(&kept);
+    for (int i = 0; i < kept_n; i++)
+        free(kept_path[i]);
+    kept_n = 0;
+}
+
+void qc_history_keep(qc_history *h, const char *const *paths, int npaths)
+{
+    struct stat st[KEEP_MAX];
+    int ok = npaths > 0 && npaths <= KEEP_MAX;
+
+    for (int i = 0; ok && i < npaths; i++)
+        ok = stat(paths[i], &st[i]) == 0 && S_ISREG(st[i].st_mode);
+    pthread_mutex_lock(&kept_mu);
+    kept_clear();
+    if (ok) {
+        for (int i = 0; i < npaths; i++) {
+            kept_path[i] = strdup(paths[i]);
+            kept_st[i] = st[i];
+            ok = ok && kept_path[i] != NULL;
+            kept_n = i + 1;
+        }
+    }
+    if (ok) {
+        kept = *h;
+        memset(h, 0, sizeof *h);
+    } else {
+        kept_clear();
+    }
+    pthread_mutex_unlock(&kept_mu);
+    qc_history_fini(h); /* not kept: freed now */
+}
+
+/* Moves the kept history into h when it was loaded from exactly paths and
+ * none of those files changed since (device, inode, size, mtime); 1 taken.
+ * Anything else kept is freed (its memory is not held past the next load). */
+static int kept_take(qc_history *h, const char *const *paths, int npaths)
+{
+    int hit;
+
+    pthread_mutex_lock(&kept_mu);
+    hit = kept_n > 0 && kept_n == npaths;
+    for (int i = 0; hit && i < npaths; i++) {
+        struct stat st;
+        hit = strcmp(kept_path[i], paths[i]) == 0 && stat(paths[i], &st) == 0 &&
+              same_file(&st, &kept_st[i]);
+    }
+    if (hit) {
+        *h = kept;
+        memset(&kept, 0, sizeof kept);
+    }
+    kept_clear();
+    pthread_mutex_unlock(&kept_mu);
+    return hit;
+}
+
 int qc_history_load(qc_history *h, const char *const *paths, int npaths, qc_err *err)
 {
     loader ld;
+
+    if (kept_take(h, paths, npaths))
+        return 0;
     int rc = loader_start(&ld, h, err);
 
     for (int i = 0; rc == 0 && i < npaths; i++) {

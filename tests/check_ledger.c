@@ -4,7 +4,8 @@
  * exactly as the events were appended: every value type, awkward strings
  * (quotes, backslashes, control characters, DEL, UTF-8), reals
  * that are and are not whole thousandths, the extreme integers, nested
- * values, and an event that sets "seq" and "t" itself.
+ * values, and an event that sets "seq" and "t" itself; and the history
+ * kept between the audit and the reports (qc_history_keep).
  *
  * Ledgers go to mkstemp files under /tmp, removed by each test.
  */
@@ -287,6 +288,43 @@ START_TEST(test_ledger_history_reads_fields_back_exactly)
 }
 END_TEST
 
+/* qc_history_keep: the next load of the same unchanged ledger takes the
+ * kept history (the same events array: nothing parsed again); a changed
+ * ledger, or another path, is parsed afresh. */
+START_TEST(test_history_keep_reused_once_and_only_while_unchanged)
+{
+    char path[64];
+    write_ledger(path);
+    const char *paths[] = {path};
+    qc_history h = {0}, h2 = {0};
+    qc_err err = {0};
+    ck_assert_msg(qc_history_load(&h, paths, 1, &err) == 0, "%s", err.msg);
+    const qc_event *ev = h.ev;
+    size_t n = h.n;
+    qc_history_keep(&h, paths, 1);
+    ck_assert_ptr_null(h.ev);
+    ck_assert_msg(qc_history_load(&h2, paths, 1, &err) == 0, "%s", err.msg);
+    ck_assert_ptr_eq(h2.ev, ev); /* taken over, not parsed */
+    ck_assert_uint_eq(h2.n, n);
+    ck_assert_int_eq(h2.ev[0].job, 17);
+    /* taken once: a second load parses */
+    ck_assert_msg(qc_history_load(&h, paths, 1, &err) == 0, "%s", err.msg);
+    ck_assert_ptr_ne(h.ev, h2.ev);
+    ck_assert_uint_eq(h.n, n);
+    qc_history_fini(&h2);
+    /* kept, then the ledger changes: parsed again, the new line seen */
+    qc_history_keep(&h, paths, 1);
+    FILE *f = fopen(path, "a");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"type\":\"note\",\"note\":\"later\",\"seq\":99}\n", f);
+    fclose(f);
+    ck_assert_msg(qc_history_load(&h, paths, 1, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(h.n, n + 1);
+    qc_history_fini(&h);
+    unlink(path);
+}
+END_TEST
+
 static Suite *ledger_suite(void)
 {
     Suite *s = suite_create("ledger");
@@ -295,6 +333,10 @@ static Suite *ledger_suite(void)
     tcase_add_test(tc, test_ledger_append_every_value_type_round_trips);
     tcase_add_test(tc, test_ledger_append_matches_jansson_text_but_reals);
     tcase_add_test(tc, test_ledger_history_reads_fields_back_exactly);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("keep");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_history_keep_reused_once_and_only_while_unchanged);
     suite_add_tcase(s, tc);
     return s;
 }
