@@ -2,7 +2,8 @@
  * history.c - reads ledgers (JSON Lines, format in history.h) back into a
  * qc_history, the only input of the checkers.
  *
- * Design: each ledger is read whole into memory and cut into lines; every
+ * Design: each ledger is read in blocks of whole lines (64 MiB) and cut into
+ * lines; every
  * line is parsed on its own with jansson (json_loadb), so one bad line is
  * named by file:line and a torn tail (the harness was killed mid-write) costs
  * only that line.  jansson's parse is most of the cost of a load (about 3 us
@@ -842,7 +843,7 @@ static int merge_part(loader *ld, part *pt, qc_err *err)
  * parsed in parallel and merged in file order (so the first bad line in the
  * file is the one reported). */
 static int parse_buffer(loader *ld, const char *buf, size_t len, const char *name, int file,
-                        qc_err *err)
+                        int line_base, qc_err *err)
 {
     int np = part_count(len), rc = 0;
     part *pts = calloc((size_t)np, sizeof *pts);
@@ -879,7 +880,7 @@ static int parse_buffer(loader *ld, const char *buf, size_t len, const char *nam
         pts[k].len = stop - off;
         pts[k].name = name;
         pts[k].file = file;
-        pts[k].line0 = (int)lines;
+        pts[k].line0 = line_base + (int)lines;
         pts[k].st = pool_add(ld->pool);
         if (pts[k].st == NULL) {
             rc = qc_err_set(err, QC_ENOMEM, "%s: out of memory", name);
@@ -922,69 +923,103 @@ out:
     return rc;
 }
 
-/* Reads a whole ledger into memory.  Only a regular file (a FIFO or a
- * device is refused without blocking); a line longer than
- * QC_MAX_LEDGER_LINE is an error as soon as it is seen ("file:line: line
- * longer than N bytes"), so /dev/zero-like input cannot eat the memory. */
-static int read_file(const char *path, char **out, size_t *outlen, qc_err *err)
+/* Reads and parses a ledger in blocks of whole lines (READ_BLOCK bytes, or
+ * the file's size when smaller), so the text in memory at once is one block
+ * however big the ledger (issue 16: the whole file stayed in memory beside
+ * its events).  Only a regular file (a FIFO or a device is refused without
+ * blocking); a line longer than QC_MAX_LEDGER_LINE is an error as soon as it
+ * is seen ("file:line: line longer than N bytes"), so /dev/zero-like input
+ * cannot eat the memory.  *total gets the file's length. */
+#define READ_BLOCK ((size_t)64 << 20)
+
+/* READ_BLOCK, or QC_LEDGER_READ_BLOCK bytes (at least 2 x the longest line
+ * allowed) when set: tests read small ledgers in many blocks with it. */
+static size_t read_block(void)
+{
+    const char *v = getenv("QC_LEDGER_READ_BLOCK");
+    long long n = v != NULL ? atoll(v) : 0;
+    return n >= 2LL * QC_MAX_LEDGER_LINE + 2 ? (size_t)n : READ_BLOCK;
+}
+
+static int load_file(loader *ld, const char *path, int file, size_t *total, qc_err *err)
 {
     FILE *f = NULL;
     char *buf = NULL;
-    size_t len = 0, cap = 0, line_start = 0, lineno = 1;
+    size_t len = 0, cap = read_block(), line_start = 0, scanned = 0;
+    int lineno = 1, parsed_lines = 0;
     int rc = qc_open_input(path, "ledger", &f, err);
 
+    *total = 0;
     if (rc != 0)
         return rc;
-    /* A regular file: its size now is what is read, so allocate that once
-     * (doubling from 1 MiB left up to half the buffer unused at its peak). */
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size < SIZE_MAX / 2)
-        cap = (size_t)st.st_size + 65537;
-    if (cap > 0 && (buf = malloc(cap)) == NULL) {
+    if (fstat(fileno(f), &st) == 0 && st.st_size >= 0 && (uint64_t)st.st_size + 1 < cap)
+        cap = (size_t)st.st_size + 1;
+    if (cap < 2 * (size_t)QC_MAX_LEDGER_LINE + 2)
+        cap = 2 * (size_t)QC_MAX_LEDGER_LINE + 2; /* a block holds a whole longest line */
+    buf = malloc(cap);
+    if (buf == NULL) {
         rc = qc_err_set(err, QC_ENOMEM, "reading ledger '%s': out of memory", path);
         goto out;
     }
     for (;;) {
-        if (cap - len < 65536) {
-            size_t ncap = cap ? cap * 2 : 1 << 20;
-            char *nbuf = realloc(buf, ncap);
-            if (nbuf == NULL) {
-                rc = qc_err_set(err, QC_ENOMEM, "reading ledger '%s': out of memory", path);
-                goto out;
-            }
-            buf = nbuf;
-            cap = ncap;
-        }
         size_t got = fread(buf + len, 1, cap - len, f);
-        const char *p = buf + len, *end = buf + len + got;
-        const char *nl;
-        while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-            if ((size_t)(nl - buf) - line_start > QC_MAX_LEDGER_LINE)
-                break;
-            line_start = (size_t)(nl - buf) + 1;
-            lineno++;
-            p = nl + 1;
-        }
         len += got;
-        if ((nl != NULL ? (size_t)(nl - buf) : len) - line_start > QC_MAX_LEDGER_LINE) {
-            rc = qc_err_set(err, QC_EINVAL, "%s:%zu: line longer than %d bytes", path, lineno,
+        *total += got;
+        /* line lengths, over the bytes not yet scanned */
+        int too_long = 0;
+        while (scanned < len) {
+            const char *nl = memchr(buf + scanned, '\n', len - scanned);
+            size_t end = nl != NULL ? (size_t)(nl - buf) : len;
+            if (end - line_start > QC_MAX_LEDGER_LINE) {
+                too_long = 1;
+                break;
+            }
+            if (nl == NULL) {
+                scanned = len;
+                break;
+            }
+            line_start = end + 1;
+            scanned = line_start;
+            lineno++;
+        }
+        if (too_long) {
+            rc = qc_err_set(err, QC_EINVAL, "%s:%d: line longer than %d bytes", path, lineno,
                             QC_MAX_LEDGER_LINE);
             goto out;
         }
-        if (got == 0)
-            break;
+        if (got == 0) {
+            if (ferror(f)) {
+                rc = qc_err_set(err, QC_EIO, "cannot read ledger '%s'", path);
+                goto out;
+            }
+            /* the end: the rest, a torn last line included */
+            if (len > 0)
+                rc = parse_buffer(ld, buf, len, path, file, parsed_lines, err);
+            goto out;
+        }
+        if (len < cap)
+            continue;
+        /* a full block: parse its whole lines, keep the partial last one */
+        if (line_start == 0) {
+            /* cannot happen: a block holds more than one longest line */
+            rc = qc_err_set(err, QC_EINVAL, "%s:%d: line longer than %d bytes", path, lineno,
+                            QC_MAX_LEDGER_LINE);
+            goto out;
+        }
+        rc = parse_buffer(ld, buf, line_start, path, file, parsed_lines, err);
+        if (rc != 0)
+            goto out;
+        parsed_lines = lineno - 1;
+        memmove(buf, buf + line_start, len - line_start);
+        len -= line_start;
+        scanned -= line_start;
+        line_start = 0;
     }
-    if (ferror(f))
-        rc = qc_err_set(err, QC_EIO, "cannot read ledger '%s'", path);
 out:
     fclose(f);
-    if (rc != 0) {
-        free(buf);
-        return rc;
-    }
-    *out = buf;
-    *outlen = len;
-    return 0;
+    free(buf);
+    return rc;
 }
 
 /* ---- ordering and pairing --------------------------------------------- */
@@ -1215,20 +1250,16 @@ int qc_history_load(qc_history *h, const char *const *paths, int npaths, qc_err 
     int rc = loader_start(&ld, h, err);
 
     for (int i = 0; rc == 0 && i < npaths; i++) {
-        char *buf = NULL;
         size_t len = 0;
         size_t headers = ld.headers;
-        rc = read_file(paths[i], &buf, &len, err);
+        rc = load_file(&ld, paths[i], i, &len, err);
         if (rc == 0 && len == 0)
             rc = qc_err_set(err, QC_EINVAL, "ledger '%s' is empty", paths[i]);
-        if (rc == 0)
-            rc = parse_buffer(&ld, buf, len, paths[i], i, err);
         /* Without a header nothing says what the run was (seed, lease,
          * batch, judged checkers): every verdict would be a guess. */
         if (rc == 0 && ld.headers == headers)
             rc = qc_err_set(err, QC_EINVAL,
                             "ledger '%s' has no header line (is it a qchaos ledger?)", paths[i]);
-        free(buf);
     }
     return loader_finish(&ld, rc, err);
 }
@@ -1239,7 +1270,7 @@ int qc_history_parse(qc_history *h, const char *text, qc_err *err)
     int rc = loader_start(&ld, h, err);
 
     if (rc == 0)
-        rc = parse_buffer(&ld, text, strlen(text), "(text)", 0, err);
+        rc = parse_buffer(&ld, text, strlen(text), "(text)", 0, 0, err);
     return loader_finish(&ld, rc, err);
 }
 

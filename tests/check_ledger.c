@@ -325,6 +325,73 @@ START_TEST(test_history_keep_reused_once_and_only_while_unchanged)
 }
 END_TEST
 
+/* A ledger read in many blocks (QC_LEDGER_READ_BLOCK) loads the same
+ * events as in one, names a bad line by its line in the file, and still
+ * skips only a torn last line. */
+static void write_lines(const char *path, int nlines, int bad_line, int torn)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"type\":\"header\",\"seed\":5}\n", f);
+    for (int i = 2; i <= nlines; i++) {
+        if (i == bad_line) {
+            fputs("{\"seq\": oops}\n", f);
+            continue;
+        }
+        /* seq out of file order in pairs, as writer buffers leave them */
+        int seq = i % 2 ? i - 1 : i + 1;
+        fprintf(f,
+                "{\"type\":\"ok\",\"op\":\"claim\",\"worker\":%d,\"inc\":0,\"req\":%d,"
+                "\"rows\":1,\"job\":%d,\"token\":\"tok-%d-aaaaaaaaaaaaaaaaaaaaaaaaaaaa\","
+                "\"now\":1796156990428.%03d,\"seq\":%d,\"t\":%d.125}\n",
+                i % 16, i, i, i, i % 1000, seq, i);
+    }
+    if (torn)
+        fputs("{\"type\":\"ok\",\"seq\":99999", f);
+    fclose(f);
+}
+
+START_TEST(test_history_load_in_blocks_same_as_whole)
+{
+    char path[64] = "/tmp/qc-blocks-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    const int nlines = 40000; /* about 6 MB: 3 blocks of 2.1 MB */
+    write_lines(path, nlines, 0, 1);
+    const char *paths[] = {path};
+    qc_history a = {0}, b = {0};
+    qc_err err = {0};
+    unsetenv("QC_LEDGER_READ_BLOCK");
+    ck_assert_msg(qc_history_load(&a, paths, 1, &err) == 0, "%s", err.msg);
+    setenv("QC_LEDGER_READ_BLOCK", "2100000", 1);
+    ck_assert_msg(qc_history_load(&b, paths, 1, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(a.n, (size_t)nlines - 1);
+    ck_assert_uint_eq(b.n, a.n);
+    ck_assert_uint_eq(a.torn, 1);
+    ck_assert_uint_eq(b.torn, 1);
+    for (size_t i = 0; i < a.n; i++) {
+        if (i > 0)
+            ck_assert(b.ev[i].seq > b.ev[i - 1].seq);
+        /* the line numbers survive the blocks: line L wrote seq L -/+ 1 */
+        ck_assert_int_eq(b.ev[i].seq, b.ev[i].line % 2 ? b.ev[i].line - 1 : b.ev[i].line + 1);
+        ck_assert_int_eq(a.ev[i].seq, b.ev[i].seq);
+        ck_assert_int_eq(a.ev[i].job, b.ev[i].job);
+        ck_assert_int_eq(a.ev[i].line, b.ev[i].line);
+        ck_assert(a.ev[i].now == b.ev[i].now && a.ev[i].t == b.ev[i].t);
+        ck_assert_str_eq(a.ev[i].token, b.ev[i].token);
+        ck_assert_int_eq(a.ev[i].invoke, b.ev[i].invoke);
+    }
+    qc_history_fini(&a);
+    qc_history_fini(&b);
+    write_lines(path, nlines, 33333, 0);
+    ck_assert_int_eq(qc_history_load(&b, paths, 1, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":33333: invalid JSON") != NULL, "%s", err.msg);
+    unsetenv("QC_LEDGER_READ_BLOCK");
+    unlink(path);
+}
+END_TEST
+
 static Suite *ledger_suite(void)
 {
     Suite *s = suite_create("ledger");
@@ -337,6 +404,10 @@ static Suite *ledger_suite(void)
     tc = tcase_create("keep");
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_history_keep_reused_once_and_only_while_unchanged);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("blocks");
+    tcase_set_timeout(tc, 120); /* 3 loads of 6 MB: seconds on a busy machine */
+    tcase_add_test(tc, test_history_load_in_blocks_same_as_whole);
     suite_add_tcase(s, tc);
     return s;
 }
