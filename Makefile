@@ -23,7 +23,7 @@ HDRS := $(wildcard harness/*.h backends/*.h reports/*.h)
 TEST_SRC := $(wildcard tests/check_*.c)
 TEST_BIN := $(TEST_SRC:.c=)
 
-.PHONY: all check test unit asan tsan clean install format mutation fuzz fuzz-run bench-witness
+.PHONY: all check test unit asan tsan clean install format mutation fuzz fuzz-run bench-witness bench
 
 all: qchaos
 
@@ -58,6 +58,16 @@ mutation: all
 # ephemeral PostgreSQL (tests/bench_witness.sh --help for its options).
 bench-witness: all
 	tests/bench_witness.sh
+# A benchmark, not a test (issue 16): pgbench against qchaos on one ephemeral
+# PostgreSQL, then the audit of generated ledgers; prints numbers and writes
+# results/bench/bench.json.  BENCH_FULL=1 for 128 and 256 workers and a
+# 10M-event ledger (scripts/bench.sh says the rest).  tests/bench_ledger first:
+# the CPU cost of one qc_ledger_append.
+bench: all tests/bench_ledger
+	./tests/bench_ledger
+	scripts/bench.sh
+tests/bench_ledger: tests/bench_ledger.c libqchaos.a $(HDRS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< libqchaos.a $(LIBS)
 
 # Sanitizer builds go to their own binaries so they never disturb ./qchaos.
 SAN_CFLAGS := $(filter-out -O2,$(ALL_CFLAGS)) -O1 -g -fno-omit-frame-pointer
@@ -118,4 +128,4 @@ format:
 
 clean:
 	rm -rf build/fuzz
-	rm -f qchaos qchaos-asan qchaos-tsan libqchaos.a harness/*.o backends/*.o reports/*.o $(TEST_BIN)
+	rm -f tests/bench_ledger qchaos qchaos-asan qchaos-tsan libqchaos.a harness/*.o backends/*.o reports/*.o $(TEST_BIN)

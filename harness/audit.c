@@ -435,6 +435,12 @@ int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *
         json_decref(root);
     }
     qc_checks_free(c, nc);
-    qc_history_fini(&h);
+    /* With an out folder the reports come next and load the same ledgers
+     * (qc_report_write): let them reuse this history instead of parsing the
+     * ledgers a second time. */
+    if (out_dir != NULL)
+        qc_history_keep(&h, ledgers, n);
+    else
+        qc_history_fini(&h);
     return code;
 }

@@ -2,7 +2,8 @@
  * history.c - reads ledgers (JSON Lines, format in history.h) back into a
  * qc_history, the only input of the checkers.
  *
- * Design: each ledger is read whole into memory and cut into lines; every
+ * Design: each ledger is read in blocks of whole lines (64 MiB) and cut into
+ * lines; every
  * line is parsed on its own with jansson (json_loadb), so one bad line is
  * named by file:line and a torn tail (the harness was killed mid-write) costs
  * only that line.  jansson's parse is most of the cost of a load (about 3 us
@@ -39,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- interned strings ------------------------------------------------- */
@@ -194,7 +196,7 @@ typedef struct part {
     int file;         /* ledger index */
     int line0;        /* lines of the file before buf */
     strtab *st;       /* owned by the pool */
-    qc_event *ev;     /* owned until merged */
+    qc_event *ev;     /* its slice of h->ev (borrowed), one slot per line */
     size_t n, cap;
     hdr_rec *hdr; /* owned until merged */
     size_t nhdr;
@@ -740,16 +742,12 @@ static int parse_event(part *pt, json_t *o, qc_event *e, where w, qc_err *err)
     return 0;
 }
 
+/* A part has one slot per line of its text (its slice of h->ev), so it
+ * never grows. */
 static int push_event(part *pt, const qc_event *e)
 {
-    if (pt->n == pt->cap) {
-        size_t cap = pt->cap ? pt->cap * 2 : 1024;
-        qc_event *ev = realloc(pt->ev, cap * sizeof *ev);
-        if (ev == NULL)
-            return QC_ENOMEM;
-        pt->ev = ev;
-        pt->cap = cap;
-    }
+    if (pt->n == pt->cap)
+        return QC_ENOMEM; /* cannot happen: one event per line at most */
     pt->ev[pt->n++] = *e;
     return 0;
 }
@@ -876,7 +874,10 @@ static int part_count(size_t len)
     return n < 1 ? 1 : (int)n;
 }
 
-/* Appends a parsed part to the history: its headers, then its events. */
+/* Appends a parsed part to the history: its headers, then its events,
+ * which the part wrote into its own slice of h->ev at or after h->n (a
+ * header, blank or torn line leaves its slot unused): moved down to h->n,
+ * so h->ev is filled in file order without a second array. */
 static int merge_part(loader *ld, part *pt, qc_err *err)
 {
     qc_history *h = ld->h;
@@ -886,27 +887,9 @@ static int merge_part(loader *ld, part *pt, qc_err *err)
         if (rc != 0)
             return rc;
     }
-    if (h->ev == NULL) {
-        /* The first part's events become the history's: no copy. */
-        h->ev = pt->ev;
-        h->n = pt->n;
-        ld->cap = pt->cap;
-        pt->ev = NULL;
-        h->torn += pt->torn;
-        return 0;
-    }
-    if (h->n + pt->n > ld->cap) {
-        size_t cap = ld->cap ? ld->cap : 1024;
-        while (cap < h->n + pt->n)
-            cap *= 2;
-        qc_event *ev = realloc(h->ev, cap * sizeof *ev);
-        if (ev == NULL)
-            return qc_err_set(err, QC_ENOMEM, "%s: out of memory", pt->name);
-        h->ev = ev;
-        ld->cap = cap;
-    }
-    if (pt->n > 0)
-        memcpy(h->ev + h->n, pt->ev, pt->n * sizeof *pt->ev);
+    if (pt->n > 0 && pt->ev != h->ev + h->n)
+        memmove(h->ev + h->n, pt->ev, pt->n * sizeof *pt->ev);
+    pt->ev = NULL;
     h->n += pt->n;
     h->torn += pt->torn;
     return 0;
@@ -916,7 +899,7 @@ static int merge_part(loader *ld, part *pt, qc_err *err)
  * parsed in parallel and merged in file order (so the first bad line in the
  * file is the one reported). */
 static int parse_buffer(loader *ld, const char *buf, size_t len, const char *name, int file,
-                        qc_err *err)
+                        int line_base, qc_err *err)
 {
     int np = part_count(len), rc = 0;
     part *pts = calloc((size_t)np, sizeof *pts);
@@ -927,6 +910,18 @@ static int parse_buffer(loader *ld, const char *buf, size_t len, const char *nam
     if (pts == NULL || tid == NULL || started == NULL) {
         rc = qc_err_set(err, QC_ENOMEM, "%s: out of memory", name);
         goto out;
+    }
+    /* One event slot per line, allocated once for the whole text: each
+     * part parses into its own slice, merge_part closes the gaps. */
+    size_t total = count_lines(buf, buf + len) + (len > 0 && buf[len - 1] != '\n');
+    if (ld->h->n + total > ld->cap) {
+        qc_event *ev = realloc(ld->h->ev, (ld->h->n + total) * sizeof *ev);
+        if (ev == NULL) {
+            rc = qc_err_set(err, QC_ENOMEM, "%s: out of memory", name);
+            goto out;
+        }
+        ld->h->ev = ev;
+        ld->cap = ld->h->n + total;
     }
     for (int k = 0; k < np; k++) {
         size_t stop = len;
@@ -941,14 +936,17 @@ static int parse_buffer(loader *ld, const char *buf, size_t len, const char *nam
         pts[k].len = stop - off;
         pts[k].name = name;
         pts[k].file = file;
-        pts[k].line0 = (int)lines;
+        pts[k].line0 = line_base + (int)lines;
         pts[k].st = pool_add(ld->pool);
         if (pts[k].st == NULL) {
             rc = qc_err_set(err, QC_ENOMEM, "%s: out of memory", name);
             goto out;
         }
-        if (k < np - 1)
-            lines += count_lines(buf + off, buf + stop);
+        size_t here = count_lines(buf + off, buf + stop) +
+                      (stop > off && buf[stop - 1] != '\n');
+        pts[k].ev = ld->h->ev + ld->h->n + lines;
+        pts[k].cap = here;
+        lines += here;
         off = stop;
     }
     /* jansson seeds its hash function on first use; do that here, before
@@ -973,70 +971,111 @@ static int parse_buffer(loader *ld, const char *buf, size_t len, const char *nam
         }
     }
 out:
-    for (int k = 0; pts != NULL && k < np; k++) {
-        free(pts[k].ev);
+    for (int k = 0; pts != NULL && k < np; k++)
         free(pts[k].hdr);
-    }
     free(pts);
     free(tid);
     free(started);
     return rc;
 }
 
-/* Reads a whole ledger into memory.  Only a regular file (a FIFO or a
- * device is refused without blocking); a line longer than
- * QC_MAX_LEDGER_LINE is an error as soon as it is seen ("file:line: line
- * longer than N bytes"), so /dev/zero-like input cannot eat the memory. */
-static int read_file(const char *path, char **out, size_t *outlen, qc_err *err)
+/* Reads and parses a ledger in blocks of whole lines (READ_BLOCK bytes, or
+ * the file's size when smaller), so the text in memory at once is one block
+ * however big the ledger (issue 16: the whole file stayed in memory beside
+ * its events).  Only a regular file (a FIFO or a device is refused without
+ * blocking); a line longer than QC_MAX_LEDGER_LINE is an error as soon as it
+ * is seen ("file:line: line longer than N bytes"), so /dev/zero-like input
+ * cannot eat the memory.  *total gets the file's length. */
+#define READ_BLOCK ((size_t)64 << 20)
+
+/* READ_BLOCK, or QC_LEDGER_READ_BLOCK bytes (at least 2 x the longest line
+ * allowed) when set: tests read small ledgers in many blocks with it. */
+static size_t read_block(void)
+{
+    const char *v = getenv("QC_LEDGER_READ_BLOCK");
+    long long n = v != NULL ? atoll(v) : 0;
+    return n >= 2LL * QC_MAX_LEDGER_LINE + 2 ? (size_t)n : READ_BLOCK;
+}
+
+static int load_file(loader *ld, const char *path, int file, size_t *total, qc_err *err)
 {
     FILE *f = NULL;
     char *buf = NULL;
-    size_t len = 0, cap = 0, line_start = 0, lineno = 1;
+    size_t len = 0, cap = read_block(), line_start = 0, scanned = 0;
+    int lineno = 1, parsed_lines = 0;
     int rc = qc_open_input(path, "ledger", &f, err);
 
+    *total = 0;
     if (rc != 0)
         return rc;
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && st.st_size >= 0 && (uint64_t)st.st_size + 1 < cap)
+        cap = (size_t)st.st_size + 1;
+    if (cap < 2 * (size_t)QC_MAX_LEDGER_LINE + 2)
+        cap = 2 * (size_t)QC_MAX_LEDGER_LINE + 2; /* a block holds a whole longest line */
+    buf = malloc(cap);
+    if (buf == NULL) {
+        rc = qc_err_set(err, QC_ENOMEM, "reading ledger '%s': out of memory", path);
+        goto out;
+    }
     for (;;) {
-        if (cap - len < 65536) {
-            size_t ncap = cap ? cap * 2 : 1 << 20;
-            char *nbuf = realloc(buf, ncap);
-            if (nbuf == NULL) {
-                rc = qc_err_set(err, QC_ENOMEM, "reading ledger '%s': out of memory", path);
-                goto out;
-            }
-            buf = nbuf;
-            cap = ncap;
-        }
         size_t got = fread(buf + len, 1, cap - len, f);
-        const char *p = buf + len, *end = buf + len + got;
-        const char *nl;
-        while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-            if ((size_t)(nl - buf) - line_start > QC_MAX_LEDGER_LINE)
-                break;
-            line_start = (size_t)(nl - buf) + 1;
-            lineno++;
-            p = nl + 1;
-        }
         len += got;
-        if ((nl != NULL ? (size_t)(nl - buf) : len) - line_start > QC_MAX_LEDGER_LINE) {
-            rc = qc_err_set(err, QC_EINVAL, "%s:%zu: line longer than %d bytes", path, lineno,
+        *total += got;
+        /* line lengths, over the bytes not yet scanned */
+        int too_long = 0;
+        while (scanned < len) {
+            const char *nl = memchr(buf + scanned, '\n', len - scanned);
+            size_t end = nl != NULL ? (size_t)(nl - buf) : len;
+            if (end - line_start > QC_MAX_LEDGER_LINE) {
+                too_long = 1;
+                break;
+            }
+            if (nl == NULL) {
+                scanned = len;
+                break;
+            }
+            line_start = end + 1;
+            scanned = line_start;
+            lineno++;
+        }
+        if (too_long) {
+            rc = qc_err_set(err, QC_EINVAL, "%s:%d: line longer than %d bytes", path, lineno,
                             QC_MAX_LEDGER_LINE);
             goto out;
         }
-        if (got == 0)
-            break;
+        if (got == 0) {
+            if (ferror(f)) {
+                rc = qc_err_set(err, QC_EIO, "cannot read ledger '%s'", path);
+                goto out;
+            }
+            /* the end: the rest, a torn last line included */
+            if (len > 0)
+                rc = parse_buffer(ld, buf, len, path, file, parsed_lines, err);
+            goto out;
+        }
+        if (len < cap)
+            continue;
+        /* a full block: parse its whole lines, keep the partial last one */
+        if (line_start == 0) {
+            /* cannot happen: a block holds more than one longest line */
+            rc = qc_err_set(err, QC_EINVAL, "%s:%d: line longer than %d bytes", path, lineno,
+                            QC_MAX_LEDGER_LINE);
+            goto out;
+        }
+        rc = parse_buffer(ld, buf, line_start, path, file, parsed_lines, err);
+        if (rc != 0)
+            goto out;
+        parsed_lines = lineno - 1;
+        memmove(buf, buf + line_start, len - line_start);
+        len -= line_start;
+        scanned -= line_start;
+        line_start = 0;
     }
-    if (ferror(f))
-        rc = qc_err_set(err, QC_EIO, "cannot read ledger '%s'", path);
 out:
     fclose(f);
-    if (rc != 0) {
-        free(buf);
-        return rc;
-    }
-    *out = buf;
-    *outlen = len;
-    return 0;
+    free(buf);
+    return rc;
 }
 
 /* ---- ordering and pairing --------------------------------------------- */
@@ -1055,39 +1094,45 @@ static int cmp_seq_key(const void *pa, const void *pb)
     return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
-/* Sorts h->ev by seq, ties in load order: sorts small keys, then moves each
- * event once.  Does nothing to a ledger already in order. */
+/* Sorts h->ev by seq, ties in load order: sorts small keys, then applies
+ * the permutation in place, cycle by cycle (one event of scratch), so a
+ * sort needs 16 bytes an event and not a second copy of the events.  Does
+ * nothing to a ledger already in order. */
 static int sort_events(qc_history *h)
 {
     size_t n = h->n, i;
     seq_key *key = NULL;
-    qc_event *out = NULL;
-    int rc = 0;
 
     for (i = 1; i < n && h->ev[i - 1].seq <= h->ev[i].seq; i++)
         ;
     if (i >= n)
         return 0;
     key = malloc(n * sizeof *key);
-    out = malloc(n * sizeof *out);
-    if (key == NULL || out == NULL) {
-        rc = QC_ENOMEM;
-        goto out;
-    }
+    if (key == NULL)
+        return QC_ENOMEM;
     for (i = 0; i < n; i++) {
         key[i].seq = h->ev[i].seq;
         key[i].pos = i;
     }
     qsort(key, n, sizeof *key, cmp_seq_key);
-    for (i = 0; i < n; i++)
-        out[i] = h->ev[key[i].pos];
-    free(h->ev);
-    h->ev = out;
-    out = NULL;
-out:
+    /* Position i must receive the event now at key[i].pos.  Follow each
+     * cycle once; a done position gets pos = i. */
+    for (i = 0; i < n; i++) {
+        if (key[i].pos == i)
+            continue;
+        qc_event tmp = h->ev[i];
+        size_t j = i;
+        while (key[j].pos != i) {
+            size_t from = key[j].pos;
+            h->ev[j] = h->ev[from];
+            key[j].pos = j;
+            j = from;
+        }
+        h->ev[j] = tmp;
+        key[j].pos = j;
+    }
     free(key);
-    free(out);
-    return rc;
+    return 0;
 }
 
 typedef struct inv_slot {
@@ -1177,26 +1222,101 @@ static int loader_finish(loader *ld, int rc, qc_err *err)
     return rc;
 }
 
+/* ---- one kept history (parse a run's ledger once) --------------------- */
+
+/* The history qc_history_keep was given, with what identifies its files;
+ * kept_mu protects all of it. */
+#define KEEP_MAX 16
+static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
+static qc_history kept;
+static int kept_n; /* 0: nothing kept */
+static char *kept_path[KEEP_MAX];
+static struct stat kept_st[KEEP_MAX];
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Drops what is kept; kept_mu held. */
+static void kept_clear(void)
+{
+    qc_history_fini(&kept);
+    for (int i = 0; i < kept_n; i++)
+        free(kept_path[i]);
+    kept_n = 0;
+}
+
+void qc_history_keep(qc_history *h, const char *const *paths, int npaths)
+{
+    struct stat st[KEEP_MAX];
+    int ok = npaths > 0 && npaths <= KEEP_MAX;
+
+    for (int i = 0; ok && i < npaths; i++)
+        ok = stat(paths[i], &st[i]) == 0 && S_ISREG(st[i].st_mode);
+    pthread_mutex_lock(&kept_mu);
+    kept_clear();
+    if (ok) {
+        for (int i = 0; i < npaths; i++) {
+            kept_path[i] = strdup(paths[i]);
+            kept_st[i] = st[i];
+            ok = ok && kept_path[i] != NULL;
+            kept_n = i + 1;
+        }
+    }
+    if (ok) {
+        kept = *h;
+        memset(h, 0, sizeof *h);
+    } else {
+        kept_clear();
+    }
+    pthread_mutex_unlock(&kept_mu);
+    qc_history_fini(h); /* not kept: freed now */
+}
+
+/* Moves the kept history into h when it was loaded from exactly paths and
+ * none of those files changed since (device, inode, size, mtime); 1 taken.
+ * Anything else kept is freed (its memory is not held past the next load). */
+static int kept_take(qc_history *h, const char *const *paths, int npaths)
+{
+    int hit;
+
+    pthread_mutex_lock(&kept_mu);
+    hit = kept_n > 0 && kept_n == npaths;
+    for (int i = 0; hit && i < npaths; i++) {
+        struct stat st;
+        hit = strcmp(kept_path[i], paths[i]) == 0 && stat(paths[i], &st) == 0 &&
+              same_file(&st, &kept_st[i]);
+    }
+    if (hit) {
+        *h = kept;
+        memset(&kept, 0, sizeof kept);
+    }
+    kept_clear();
+    pthread_mutex_unlock(&kept_mu);
+    return hit;
+}
+
 int qc_history_load(qc_history *h, const char *const *paths, int npaths, qc_err *err)
 {
     loader ld;
+
+    if (kept_take(h, paths, npaths))
+        return 0;
     int rc = loader_start(&ld, h, err);
 
     for (int i = 0; rc == 0 && i < npaths; i++) {
-        char *buf = NULL;
         size_t len = 0;
         size_t headers = ld.headers;
-        rc = read_file(paths[i], &buf, &len, err);
+        rc = load_file(&ld, paths[i], i, &len, err);
         if (rc == 0 && len == 0)
             rc = qc_err_set(err, QC_EINVAL, "ledger '%s' is empty", paths[i]);
-        if (rc == 0)
-            rc = parse_buffer(&ld, buf, len, paths[i], i, err);
         /* Without a header nothing says what the run was (seed, lease,
          * batch, judged checkers): every verdict would be a guess. */
         if (rc == 0 && ld.headers == headers)
             rc = qc_err_set(err, QC_EINVAL,
                             "ledger '%s' has no header line (is it a qchaos ledger?)", paths[i]);
-        free(buf);
     }
     return loader_finish(&ld, rc, err);
 }
@@ -1207,7 +1327,7 @@ int qc_history_parse(qc_history *h, const char *text, qc_err *err)
     int rc = loader_start(&ld, h, err);
 
     if (rc == 0)
-        rc = parse_buffer(&ld, text, strlen(text), "(text)", 0, err);
+        rc = parse_buffer(&ld, text, strlen(text), "(text)", 0, 0, err);
     return loader_finish(&ld, rc, err);
 }
 

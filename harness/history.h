@@ -231,8 +231,20 @@ typedef struct qc_history {
  * a bad line elsewhere is QC_EINVAL "file:line: ...", and so is an empty
  * file ("ledger 'x' is empty") or one without a header line ("ledger 'x'
  * has no header line").  Errors: QC_EIO,
- * QC_EINVAL, QC_ENOMEM. */
+ * QC_EINVAL, QC_ENOMEM.  A history kept by qc_history_keep for the same
+ * paths, unchanged on disk, is taken over instead of parsing again. */
 int qc_history_load(qc_history *h, const char *const *paths, int npaths, qc_err *err);
+
+/* Hands a loaded history over to be reused by the next qc_history_load of
+ * exactly the same paths (same order), as long as none of those files
+ * changed in between (device, inode, size, mtime), so a run's ledger is
+ * parsed once although the audit and the reports each load it (issue 16).
+ * Takes ownership of h's contents and leaves h empty (fini-safe); one
+ * history is kept at a time: a new keep, or a load of other paths, frees the
+ * one kept.  Thread-safe (a mutex guards the kept history; a history taken
+ * back belongs to its caller alone).  A file that cannot be stat'ed, or
+ * more than 16 paths: nothing is kept (h is freed). */
+void qc_history_keep(qc_history *h, const char *const *paths, int npaths);
 
 /* Builds a history from ledger text in memory (tests use this). */
 int qc_history_parse(qc_history *h, const char *text, qc_err *err);

@@ -30,8 +30,16 @@ int qc_ledger_open(const char *path, json_t *header, double t0, qc_ledger **out,
  * Thread-safe.  Returns NULL on out of memory. */
 qc_lbuf *qc_ledger_buf(qc_ledger *l);
 
-/* Appends ev (reference stolen) with "seq" and "t" added; returns the seq.
- * Called only by the thread owning b. */
+/* Appends ev (reference stolen) with "seq" and "t" added last (ms since t0,
+ * to the microsecond, 3 decimals; members of ev with those names are
+ * replaced); returns the seq.  The line is ev's members in insertion order,
+ * written by ledger.c's own serializer (strings escaped as jansson escapes
+ * them; a real that is a whole number of thousandths, such as a server
+ * epoch ms, with 3 decimals, any other in the shortest form that reads back
+ * as the same double; nested values through json_dumps), so history.c reads
+ * back exactly the values appended.  Called only by the thread owning b;
+ * it allocates only when the line outgrows b's scratch space.  Out of
+ * memory: the event is dropped and qc_ledger_close reports QC_EIO. */
 int64_t qc_ledger_append(qc_lbuf *b, json_t *ev);
 
 /* Number of events appended so far (all buffers).  Thread-safe. */
