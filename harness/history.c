@@ -944,7 +944,8 @@ static int parse_buffer(loader *ld, const char *buf, size_t len, const char *nam
         }
         size_t here = count_lines(buf + off, buf + stop) +
                       (stop > off && buf[stop - 1] != '\n');
-        pts[k].ev = ld->h->ev + ld->h->n + lines;
+        /* no events at all (an empty ledger): no array to point into */
+        pts[k].ev = ld->h->ev != NULL ? ld->h->ev + ld->h->n + lines : NULL;
         pts[k].cap = here;
         lines += here;
         off = stop;
