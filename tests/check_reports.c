@@ -899,6 +899,7 @@ END_TEST
  * server); returns its exit code. */
 static int qchaos_run(const char *dir, const char *args)
 {
+    /* the log goes beside the folder; remove_run(dir) does not take it */
     char cmd[8192];
     const char *bin = getenv("QC_QCHAOS_BIN"), *dsn = getenv("QC_TEST_DSN");
 
@@ -987,7 +988,12 @@ START_TEST(test_report_chaos_run_fault_plan_description_bounds)
 
     snprintf(dir, sizeof dir, "/tmp/qc-report-chaos.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    ck_assert_int_eq(qchaos_run(dir, "chaos --seed 42 --jobs 1000"), 0);
+    /* chaos.ini is a load test, not a gate: its faults fire at a time,
+     * so a stale request may not happen (stale_token_rejected
+     * INCONCLUSIVE, exit 4).  The report is under test here, not the
+     * verdict; no violation is allowed either way. */
+    int rc = qchaos_run(dir, "chaos --seed 42 --jobs 1000");
+    ck_assert_msg(rc == 0 || rc == 4, "chaos run exit %d", rc);
     read_ledger_facts(dir, &lf);
     ck_assert_uint_ge(lf.n, 6); /* six client-side kinds, and the nemesis */
     json_error_t je;
@@ -1077,6 +1083,8 @@ START_TEST(test_report_chaos_run_fault_plan_description_bounds)
     free(md);
     json_decref(r);
     remove_run(dir);
+    snprintf(path, sizeof path, "%s.log", dir);
+    remove(path);
 }
 END_TEST
 
@@ -1169,6 +1177,8 @@ START_TEST(test_report_mutant_run_timeline_of_first_violation)
     free(md);
     json_decref(r);
     remove_run(dir);
+    snprintf(path, sizeof path, "%s.log", dir);
+    remove(path);
 }
 END_TEST
 
