@@ -107,7 +107,7 @@ static json_t *check_json(const qc_history *h, const qc_check *c)
     json_object_set_new(o, "opportunities", json_integer(c->opportunities));
     json_object_set_new(o, "violations_total", json_integer(c->nviolations));
     json_object_set_new(o, "summary", json_string(c->summary));
-    json_object_set_new(o, "time_s", json_real(c->elapsed_ms / 1000.0));
+    json_object_set_new(o, "time_s", json_real((double)(int64_t)(c->elapsed_ms + 0.5) / 1000.0)); /* whole ms */
     double fv = first_violation_s(h, c);
     json_object_set_new(o, "first_violation_s",
                         fv >= 0 ? json_real(qc_round(fv, 0.001)) : json_null());

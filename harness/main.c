@@ -633,7 +633,11 @@ static int cmd_run(int argc, char **argv)
         if (replay_load(replay, &rp, &err) != 0)
             return die(2, err.msg);
         if (seed != NULL && strtoull(seed, NULL, 10) != rp.seed)
-            return die(2, "--replay: the run had another --seed (a replay runs the run's own)");
+        {
+            fprintf(stderr, "qchaos: --replay: the run had --seed %" PRIu64
+                            " (a replay runs the run's own)\n", rp.seed);
+            return 2;
+        }
     }
     const char *scen_arg = optind < argc ? argv[optind] : replay != NULL ? rp.scenario : NULL;
     if (replay != NULL && protocol == NULL)

@@ -850,6 +850,22 @@ static int lock_check_fn(void *ctx, int actor)
     return v;
 }
 
+/* Whether a ledger file holds its run's end event (a complete run). */
+static int ledger_has_end(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    int found = 0;
+    if (f == NULL)
+        return 0;
+    while (!found && getline(&line, &cap, f) > 0)
+        found = strstr(line, "\"type\":\"end\"") != NULL;
+    free(line);
+    fclose(f);
+    return found;
+}
+
 /* The run's schedule (sched.h): a replay of o->replay's ledger, the
  * scenario's script (its steps on points this protocol lacks are dropped,
  * each with a note), or PCT exploration; *out stays NULL without one.
@@ -870,6 +886,21 @@ static int make_schedule(const qc_run_opts *o, const qc_protocol *proto, int txn
     if (o->replay != NULL) {
         if ((rc = qc_sched_load_replay(o->replay, &v, &n, err)) != 0)
             return rc;
+        if (!ledger_has_end(o->replay)) {
+            /* a ledger cut short (a killed harness, a truncated file): its
+             * prefix is imposed, what came after it is not known */
+            char msg[1400];
+            snprintf(msg, sizeof msg,
+                     "replay of %s: the ledger has no end event (cut short after %d points): "
+                     "only those were imposed, the rest of the run ran freely",
+                     o->replay, n);
+            fprintf(stderr, "qchaos: %s\n", msg);
+            json_t *e = json_object();
+            json_object_set_new(e, "type", json_string("note"));
+            json_object_set_new(e, "note", json_string("schedule abandoned"));
+            json_object_set_new(e, "error", json_string(msg));
+            qc_ledger_append(lb, e);
+        }
         mode = QC_SCHED_REPLAY;
         snprintf(source, sizeof source, "%s", o->replay);
     } else if (s->nsteps > 0) {

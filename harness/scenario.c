@@ -818,9 +818,9 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err)
                           src);
     if (s->nsteps > 0 && s->explore_pct)
         return qc_err_set(err, QC_EINVAL,
-                          "%s: [schedule] has steps and explore = pct: a script or an "
+                          "%s:%d: [schedule] has steps and explore = pct: a script or an "
                           "exploration, not both",
-                          src);
+                          src, s->steps[0].line);
     if (s->idle_cap_ms < s->idle_base_ms)
         return qc_err_set(err, QC_EINVAL, "%s: [idle] cap_ms (%ld) must be >= base_ms (%ld)", src,
                           s->idle_cap_ms, s->idle_base_ms);

@@ -646,7 +646,9 @@ static int work(qc_worker *w, claimed *c, int stall)
                                               : (double)sc->lease_ms / 3.0;
     while (left > 0) {
         double chunk = (sc->heartbeat && left > every) ? every : left;
-        qc_clock_sleep_ms(chunk);
+        /* a stop (SIGINT, the end of the run) cuts the work short */
+        if (qc_clock_sleep_until_stop(chunk, &w->sh->stop))
+            return -1;
         left -= chunk;
         if (stall && left > 0) {
             /* stall_in_work: the worker freezes past its lease between two

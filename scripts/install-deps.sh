@@ -61,7 +61,7 @@ packages=(
     mariadb-server
     unixodbc unixodbc-dev odbc-mariadb odbc-postgresql tdsodbc
     check libjansson-dev libinih-dev
-    gnuplot-nox
+    gnuplot-nox jq
     nodejs libminion-perl libmojo-pg-perl
 )
 if ((with_chromium)); then packages+=(chromium); fi

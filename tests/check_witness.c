@@ -597,7 +597,12 @@ START_TEST(test_e2e_pg_fault_scenario_with_witness_passes)
              "QCHAOS_WITNESS=yes ./qchaos run scenarios/%s.ini %s --seed 9 --dsn '%s' "
              "--out %s --no-progress >%s.log 2>&1",
              sc, witness_scenarios[_i][1], dsn, dir, dir);
-    ck_assert_msg(sh(cmd) == 0, "%s with the witness did not pass (see %s.log)", sc, dir);
+    int rc = sh(cmd);
+    /* chaos is a load test: a stale request is not guaranteed to happen,
+     * so stale_token_rejected may have no opportunity (exit 4); never a
+     * violation */
+    ck_assert_msg(rc == 0 || (rc == 4 && !strcmp(sc, "chaos")),
+                  "%s with the witness did not pass: exit %d (see %s.log)", sc, rc, dir);
     json_t *r = results_of(dir);
     int judged_witness = 0;
     json_array_foreach(json_object_get(r, "judged"), i, j)

@@ -140,7 +140,7 @@ grep '^qchaos: progress ' "$tmp/out" | awk '{ t = $3 + 0; if (t < last) exit 1; 
 grep -q 're-deliveries deduplicated by op key' "$tmp/out" && ! grep -qE 'repeated effects|errors [0-9]' "$tmp/out" &&
   ok "counts named as what they are" || bad "progress counts: $(grep -m1 progress "$tmp/out")"
 grep -q Pw9Secret "$tmp/out" && bad "the password is printed" || ok "no password in the output"
-jobs=$(grep -o '"jobs": [0-9]*' "$tmp/dur/results.json" | head -n1 | grep -o '[0-9]*$')
+jobs=$(jq -r '.figures.work.completes // 0' "$tmp/dur/results.json")
 work=$(grep -o '"work_s": [0-9.]*' "$tmp/dur/results.json" | grep -o '[0-9.]*$')
 awk -v j="${jobs:-0}" -v w="${work:-0}" 'BEGIN { exit !(j > 50 && w >= 2.5) }' &&
   ok "--duration 3: $jobs jobs done over $work s of work (the backlog kept the queue busy)" ||
