@@ -609,8 +609,9 @@ START_TEST(test_e2e_pg_fault_scenario_with_witness_passes)
     {
         const char *name = json_string_value(j);
         judged_witness += !strncmp(name, "witness_", 8);
-        ck_assert_msg(!strcmp(verdict_of(r, name), "PASS"), "%s: %s is %s", sc, name,
-                      verdict_of(r, name));
+        ck_assert_msg(!strcmp(verdict_of(r, name), "PASS") ||
+                          (!strcmp(sc, "chaos") && !strcmp(verdict_of(r, name), "INCONCLUSIVE")),
+                      "%s: %s is %s", sc, name, verdict_of(r, name));
     }
     ck_assert_int_eq(judged_witness, 2);
     ck_assert_int_eq(wnum(r, "unresolved"), 0);
