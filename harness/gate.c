@@ -104,14 +104,13 @@ static void read_run(const char *dir, gate_run *r)
 {
     char path[PATH_MAX + 256];
     size_t i;
-    json_t *c, *judged;
+    json_t *c;
 
     snprintf(path, sizeof path, "%s/results.json", dir);
     r->results = json_load_file(path, 0, NULL);
     r->failed[0] = r->unjudged[0] = '\0';
     if (r->results == NULL)
         return;
-    judged = json_object_get(r->results, "judged");
     json_array_foreach(json_object_get(r->results, "checkers"), i, c)
     {
         const char *name = json_string_value(json_object_get(c, "name"));
@@ -123,7 +122,6 @@ static void read_run(const char *dir, gate_run *r)
         if (!strcmp(v, "INCONCLUSIVE") && json_is_true(json_object_get(c, "judged")))
             append(r->unjudged, sizeof r->unjudged, name);
     }
-    (void)judged;
 }
 
 static void xml_escape(FILE *f, const char *s)

@@ -473,6 +473,19 @@ static void wait_turn(qc_sched *s, int i)
     }
 }
 
+/* Replay: when the entry actor i was just granted is a `blocked` one of
+ * the original run, its action is let go at once and the next entry is
+ * granted; its point comes when the lock goes (mutex held). */
+static void pass_blocked(qc_sched *s, int i)
+{
+    if (s->free || s->granted != i || s->cursor >= s->n || !s->e[s->cursor].nowait)
+        return;
+    consume(s, s->cursor);
+    s->a[i].loose = 1;
+    s->granted = NONE;
+    advance(s);
+}
+
 void qc_sched_begin(qc_sched *s, int actor)
 {
     int i;
@@ -481,6 +494,7 @@ void qc_sched_begin(qc_sched *s, int actor)
     pthread_mutex_lock(&s->mu);
     s->a[i].arrived = 1;
     wait_turn(s, i);
+    pass_blocked(s, i);
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -575,18 +589,8 @@ void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
         pthread_mutex_unlock(&s->mu);
         return;
     }
-    for (;;) {
-        wait_turn(s, i);
-        if (s->free || s->granted != i || s->cursor >= s->n || !s->e[s->cursor].nowait)
-            break;
-        /* the original run's action blocked here: grant it and let the next
-         * entry go at once; its point comes when the lock goes */
-        consume(s, s->cursor);
-        s->a[i].loose = 1;
-        s->granted = NONE;
-        advance(s);
-        break;
-    }
+    wait_turn(s, i);
+    pass_blocked(s, i);
     pthread_mutex_unlock(&s->mu);
 }
 
