@@ -69,7 +69,9 @@ typedef enum {
     QC_EV_MONITOR,  /* a monitor sample */
     QC_EV_END,      /* end of run marker */
     QC_EV_NOTE,     /* a remark: fault plan, server_count, connect failures */
-    QC_EV_WITNESS   /* a committed row change the server's witness recorded (witness.h) */
+    QC_EV_WITNESS,  /* a committed row change the server's witness recorded (witness.h) */
+    QC_EV_SWITCH_SNAPSHOT /* one row of the state a promoted replica starts from, read
+                             before its promotion (nemesis.c; fault = the switch kind) */
 } qc_ev_type;
 
 /* Who made a witness row change, from its session name (witness.h). */
