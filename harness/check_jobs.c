@@ -291,9 +291,10 @@ out:
 }
 
 /* The rows of the switch snapshot (nemesis.c switch_snapshot): the state a
- * promoted replica started from, read after the old primary was gone and
- * before any client could write to the replica.  first_seq is the seq of
- * its first row (INT64_MAX when the ledger has none). */
+ * promoted replica started from, read after the old primary was gone
+ * (failover, switchover: before any client could write to the replica).
+ * first_seq is the seq of its first event, the marker written before the
+ * read was sent (INT64_MAX when the ledger has no row). */
 typedef struct switch_snap {
     qc__jobref *row; /* sorted by job */
     size_t n;
@@ -305,11 +306,21 @@ static int switch_snap_build(const qc_history *h, switch_snap *sw)
 {
     memset(sw, 0, sizeof *sw);
     sw->first_seq = INT64_MAX;
-    for (size_t i = 0; i < h->n; i++)
-        if (h->ev[i].type == QC_EV_SWITCH_SNAPSHOT && h->ev[i].job != QC_NO_JOB)
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        if (e->type != QC_EV_SWITCH_SNAPSHOT)
+            continue;
+        if (e->job != QC_NO_JOB)
             sw->n++;
-    if (sw->n == 0)
+        if (e->seq < sw->first_seq) { /* the marker sent before the read */
+            sw->first_seq = e->seq;
+            sw->kind = e->fault;
+        }
+    }
+    if (sw->n == 0) {
+        sw->first_seq = INT64_MAX;
         return 0;
+    }
     sw->row = malloc(sw->n * sizeof *sw->row);
     if (sw->row == NULL)
         return QC_ENOMEM;
@@ -319,10 +330,6 @@ static int switch_snap_build(const qc_history *h, switch_snap *sw)
         if (e->type != QC_EV_SWITCH_SNAPSHOT || e->job == QC_NO_JOB)
             continue;
         sw->row[sw->n++] = (qc__jobref){e->job, i};
-        if (e->seq < sw->first_seq) {
-            sw->first_seq = e->seq;
-            sw->kind = e->fault;
-        }
     }
     qc__jobrefs_sort(sw->row, sw->n);
     return 0;
@@ -342,10 +349,12 @@ static const qc_event *switch_snap_find(const qc_history *h, const switch_snap *
 }
 
 /* acked_durable across a switch of the primary: a complete acknowledged
- * (rows > 0) before the switch snapshot was read was committed on the old
- * primary (the replica was in recovery and took no write; clients are kept
- * off it by target_session_attrs=read-write), so the promoted replica must
- * start with the job done.  Judged only where the final snapshot found the
+ * (rows > 0) before the switch snapshot's read was sent made its job done
+ * on the server that answered; the node that is primary from then on must
+ * have it done when it is read (failover, switchover: the old primary
+ * answered, the replica was in recovery and took no write; unfenced: a
+ * complete answered by the new primary is done there too, unless undone,
+ * which is a loss as well).  Judged only where the final snapshot found the
  * job done: a job redone after the switch hides the loss from the final
  * snapshot, never from this one.  Returns 1 for a violation. */
 static int judge_switch(const qc_history *h, const switch_snap *sw, const qc_event *e,

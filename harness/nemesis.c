@@ -206,12 +206,15 @@ static void pause_server(qc_nemesis *n)
  * the end of the switch (its t), with the command's exit status.  The
  * control connection is dropped: it was on the old primary. */
 /* Reads the protocol's snapshot on the replica, after the old primary is
- * gone and the replica has replayed all the WAL it received, before it is
- * promoted: the state the new primary starts from, which no client can
- * have changed yet (target_session_attrs=read-write keeps every client off
- * a node in recovery).  One "switch_snapshot" event per row (job, state,
+ * gone.  failover, switchover: after the replica has replayed all the WAL
+ * it received, before it is promoted: the state the new primary starts
+ * from, which no client can have changed yet (target_session_attrs=
+ * read-write keeps every client off a node in recovery).
+ * unfenced_primary: on the promoted replica, just after the old primary
+ * was killed.  A "switch_snapshot" marker without a job goes first (sent
+ * before the read), then one "switch_snapshot" event per row (job, state,
  * fault = kind); acked_durable judges every complete acknowledged before
- * the first of them against it.  A failure is a note, never a row. */
+ * the marker against the rows.  A failure is a note, never a row. */
 static void switch_snapshot(qc_nemesis *n, const char *kind)
 {
     qc_shared *sh = n->sh;
@@ -224,8 +227,17 @@ static void switch_snapshot(qc_nemesis *n, const char *kind)
     int rc = qc_topology_dsn(path, dsn, sizeof dsn, &err);
     if (rc == 0)
         rc = sh->drv->open(dsn, &c, &err);
-    if (rc == 0)
+    if (rc == 0) {
+        /* the marker: only completes acknowledged before the read was sent
+         * are judged against it (an answer that arrives while the read runs
+         * may be of a commit the read does not see) */
+        json_t *e = json_object();
+        json_object_set_new(e, "type", json_string("switch_snapshot"));
+        json_object_set_new(e, "fault", json_string(kind));
+        json_object_set_new(e, "note", json_string("read begins"));
+        qc_ledger_append(n->lb, e);
         rc = qc_protocol_run(sh->drv, c, sh->proto, QC_STEP_SNAPSHOT, &p, &r, &err);
+    }
     if (rc != 0) {
         json_t *e = json_object();
         json_object_set_new(e, "type", json_string("note"));
@@ -262,6 +274,12 @@ static void switch_primary(qc_nemesis *n)
     double begin = qc_clock_ms() - n->sh->t0;
     int st = command_fault(n, kind, n->sw, window,
                            n->sw_promote[0] ? "old primary gone: replica not yet promoted" : NULL);
+    if (st == 0 && !n->sw_promote[0]) {
+        /* unfenced_primary: the promoted replica's state right after the
+         * old primary was killed; clients reconnect meanwhile, so a job
+         * they redo before the read hides its loss (missed, never made up) */
+        switch_snapshot(n, kind);
+    }
     if (st == 0 && n->sw_promote[0]) {
         /* the second half: a note, not another fault (one switch, one
          * fault event; "KIND promoted" closes its window) */
@@ -313,6 +331,7 @@ static void *nemesis_main(void *arg)
             switched = 1;
             switch_primary(n);
             n->switched = 1;
+            atomic_store(&n->switch_done, 1);
         }
         if (sc->terminate_every_ms > 0 && now >= next_kill) {
             next_kill = now + (double)sc->terminate_every_ms;
@@ -353,6 +372,14 @@ static int build_commands(const qc_scenario *sc, const char *engine, const char 
                               "replicated topology (scripts/pg-replicated.sh): set [topology] "
                               "dir or QCHAOS_TOPOLOGY_DIR, or give no --dsn and qchaos starts one",
                               sc->path);
+        /* exec: the shell becomes the script, so a stop's SIGTERM is
+         * waited for until the script's own trap has fenced the old
+         * primary (unfenced) -- never a run that goes on while it lives */
+        size_t len = strlen(sw);
+        if (len + 6 > sn)
+            return qc_err_set(err, QC_EINVAL, "%s: [topology] dir too long", sc->path);
+        memmove(sw + 5, sw, len + 1);
+        memcpy(sw, "exec ", 5);
         if (sw_promote != NULL && sc->unfenced_primary_at_s <= 0 &&
             build_command(sw_promote, sn, "scripts/pg-replicated.sh promote {dir}", pgdir, 0) != 0)
             return qc_err_set(err, QC_EINVAL, "%s: [topology] dir too long", sc->path);

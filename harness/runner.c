@@ -1397,7 +1397,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             qc_progress_phase(prog, phase = QC_PHASE_DRAIN);
         if (!drained && chaos_over && m.ok && m.ready == 0 && m.inflight == 0 &&
             atomic_load(&feed.done) && atomic_load(&sh.connected) == nstarted &&
-            qc_sched_settled(sched)) {
+            qc_sched_settled(sched) &&
+            /* a queue drained on a primary about to be switched is not */
+            (!nem.started || !qc_scenario_switches_primary(s) ||
+             atomic_load(&nem.switch_done))) {
             drained = 1;
             drained_at = el;
             if (s->idle_tail_s > 0) {
@@ -1490,6 +1493,16 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     }
     if (!ctl) {
         qc_err_set(err, QC_ECONN, "the database did not come back for the final snapshot");
+        qc_ledger_close(ledger, NULL);
+        ledger = NULL;
+        goto out;
+    }
+    if (nem.switched && (d->close(ctl), d->open(dsn, &ctl, err) != 0)) {
+        /* the primary was switched: the snapshot is of the node that is
+         * primary now, on a session opened after the switch (the control
+         * session may still be on the old one, or dead without knowing) */
+        ctl = NULL;
+        qc_err_prefix(err, "final snapshot after the %s", "switch of the primary");
         qc_ledger_close(ledger, NULL);
         ledger = NULL;
         goto out;

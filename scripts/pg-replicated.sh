@@ -275,7 +275,8 @@ do_unfenced() {
     do_promote
     log "the old primary keeps accepting writes for $arg_ms ms (not fenced)"
     # A kill of this script (the run ended) must still fence it.
-    trap 'kill_node primary || true' EXIT TERM INT
+    trap 'trap - EXIT; kill_node primary || true' EXIT
+    trap 'exit 143' TERM INT
     sleep_ms "$arg_ms"
     trap - EXIT TERM INT
     kill_node primary

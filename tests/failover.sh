@@ -1,84 +1,104 @@
 #!/usr/bin/env bash
-# Failover on a replicated PostgreSQL (README "Failover"): starts a primary
-# and a streaming replica with scripts/pg-replicated.sh, asynchronous then
-# synchronous, and runs scenarios/failover_async.ini and failover_sync.ini
-# on them (--dsn the multi-host conninfo, QCHAOS_TOPOLOGY_DIR the folder),
-# then checks from results.json and the ledger:
-#   sync:  exit 0, every judged checker PASS with opportunities, and
-#          acked_durable says none of the completes acknowledged before the
-#          failover was lost;
-#   async: acked_durable FAIL with lost completes as evidence (each named
-#          violation's first event is an ok complete with rows > 0 in the
-#          ledger, its second a switch_snapshot row of the same job, not
-#          done), or PASS with the line "none lost"; no_lost_jobs PASS.
-#   both:  the ledger has the failover fault and its "failover promoted"
-#          note with exit 0.
+# Failover on a replicated PostgreSQL (README "Failover"): for each case
+# starts a primary and a streaming replica with scripts/pg-replicated.sh
+# (asynchronous, or --sync), runs the scenario on it (--dsn the multi-host
+# conninfo the script printed, QCHAOS_TOPOLOGY_DIR its folder) and checks
+# results.json and the ledger:
+#   failover_sync, failover_switchover: exit 0, every judged checker PASS
+#       with opportunities, and acked_durable says none of the completes
+#       acknowledged before the switch was lost;
+#   failover_async, failover_unfenced: acked_durable FAIL with the lost
+#       completes as evidence (each named violation's first event is an ok
+#       complete with rows > 0, its second a switch_snapshot row of the same
+#       job, not done), or PASS with the words "none lost"; no_lost_jobs
+#       PASS;
+#   every case: the ledger has the fault and the switch ended well.
 # Usage: tests/failover.sh [WORKDIR]
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 work=${1:-$(mktemp -d /tmp/qchaos-failover.XXXXXX)}
 mkdir -p "$work" && chmod 755 "$work"
 fails=0
-cleanup() { for m in async sync; do scripts/pg-replicated.sh destroy "$work/$m-topo" >/dev/null 2>&1 || true; done; }
+cases="failover_async:async:failover:lossy failover_sync:sync:failover:safe
+failover_switchover:async:switchover:safe failover_unfenced:async:unfenced_primary:lossy"
+cleanup() {
+  local c
+  for c in $cases; do scripts/pg-replicated.sh destroy "$work/${c%%:*}-topo" >/dev/null 2>&1 || true; done
+}
 trap cleanup EXIT
 command -v jq >/dev/null || { echo "tests/failover.sh: jq is missing" >&2; exit 2; }
 
-check() { # WHAT CONDITION-EXIT
+check() { # WHAT STATUS
   if [ "$2" -eq 0 ]; then echo "ok   $1"; else echo "FAIL $1"; fails=$((fails + 1)); fi
 }
+# has JQ-ARGS...: the jq select matched a line (jq 1.6's -e looks at the
+# last output only; grep -c reads all of jq's output, so no SIGPIPE under
+# pipefail)
+has() { jq -c "$@" | grep -c . >/dev/null; }
 
-for mode in async sync; do
-  topo=$work/$mode-topo out=$work/$mode
+for c in $cases; do
+  IFS=: read -r name mode fault expect <<<"$c"
+  topo=$work/$name-topo out=$work/$name
   flag=""
   [ "$mode" = sync ] && flag=--sync
-  dsn=$(scripts/pg-replicated.sh start "$topo" $flag 2>"$work/$mode-topo.log" | tail -n1)
+  dsn=$(scripts/pg-replicated.sh start "$topo" $flag 2>"$work/$name-topo.log" | tail -n1)
   case "$dsn" in
-  *target_session_attrs=read-write*) check "$mode: pg-replicated.sh start printed a multi-host DSN" 0 ;;
-  *) check "$mode: pg-replicated.sh start printed a multi-host DSN (got '$dsn')" 1; cat "$work/$mode-topo.log"; continue ;;
+  host=127.0.0.1,127.0.0.1\ port=*,*\ target_session_attrs=read-write*)
+    check "$name: pg-replicated.sh start${flag:+ $flag} printed a multi-host DSN" 0 ;;
+  *) check "$name: pg-replicated.sh start${flag:+ $flag} printed a multi-host DSN (got '$dsn')" 1
+    cat "$work/$name-topo.log"; continue ;;
   esac
-  QCHAOS_TOPOLOGY_DIR=$topo ./qchaos run "scenarios/failover_$mode.ini" --dsn "$dsn" --seed 7 \
-    --out "$out" --no-progress >"$work/$mode.log" 2>&1
+  QCHAOS_TOPOLOGY_DIR=$topo ./qchaos run "scenarios/$name.ini" --dsn "$dsn" --seed 7 \
+    --out "$out" --no-progress >"$work/$name.log" 2>&1
   rc=$?
   scripts/pg-replicated.sh destroy "$topo" >/dev/null 2>&1
   r=$out/results.json l=$out/ledger.jsonl
-  [ -f "$r" ] || { check "$mode: the run wrote results.json (exit $rc)" 1; tail -20 "$work/$mode.log"; continue; }
-  grep -q '"type":"fault","fault":"failover"' "$l"
-  check "$mode: the ledger has the failover fault" $?
-  jq -c 'select(.type=="note" and .note=="failover promoted" and .exit==0)' "$l" | grep -q .
-  check "$mode: the replica was promoted (note with exit 0)" $?
+  [ -f "$r" ] || { check "$name: the run wrote results.json (exit $rc)" 1; tail -20 "$work/$name.log"; continue; }
+  has --arg f "$fault" 'select(.type=="fault" and .fault==$f)' "$l"
+  check "$name: the ledger has the $fault fault" $?
+  if [ "$fault" = unfenced_primary ]; then
+    has 'select(.type=="note" and .note=="unfenced_primary finished" and .exit==0)' "$l"
+  else
+    has --arg n "$fault promoted" 'select(.type=="note" and .note==$n and .exit==0)' "$l"
+  fi
+  check "$name: the switch ended well (its note, exit 0)" $?
+  has 'select(.type=="switch_snapshot" and .job!=null)' "$l"
+  check "$name: the switch snapshot was read" $?
   ad=$(jq -c '.checkers[] | select(.name=="acked_durable")' "$r")
   echo "     acked_durable: $(jq -r '.verdict + ": " + .summary' <<<"$ad")"
-  if [ "$mode" = sync ]; then
-    check "sync: exit 0 (got $rc)" $((rc != 0))
+  kind=$fault
+  if [ "$expect" = safe ]; then
+    check "$name: exit 0 (got $rc)" $((rc != 0))
     bad=$(jq -r '[.checkers[] | select(.judged and (.verdict != "PASS" or .opportunities <= 0)) | .name] | join(",")' "$r")
-    check "sync: every judged checker PASS with opportunities${bad:+ (not: $bad)}" $([ -z "$bad" ]; echo $?)
+    check "$name: every judged checker PASS with opportunities${bad:+ (not: $bad)}" $([ -z "$bad" ]; echo $?)
     njudged=$(jq '[.checkers[] | select(.judged)] | length' "$r")
-    check "sync: 4 checkers judged (got $njudged)" $((njudged != 4))
-    grep -q 'acknowledged before the failover, none lost' <<<"$ad"
-    check "sync: acked_durable states none was lost across the failover" $?
+    check "$name: 4 checkers judged (got $njudged)" $((njudged != 4))
+    grep -q "acknowledged before the $kind, none lost" <<<"$ad"
+    check "$name: acked_durable states none was lost across the $kind" $?
   else
-    jq -c '.checkers[] | select(.name=="no_lost_jobs" and .verdict=="PASS")' "$r" | grep -q .
-    check "async: no_lost_jobs PASS" $?
+    has '.checkers[] | select(.name=="no_lost_jobs" and .verdict=="PASS")' "$r"
+    check "$name: no_lost_jobs PASS" $?
     v=$(jq -r '.verdict' <<<"$ad")
     if [ "$v" = FAIL ]; then
       n=$(jq -r '.violations_total' <<<"$ad")
-      grep -q "acknowledged before the failover, $n of them lost" <<<"$ad"
-      check "async: acked_durable FAIL counts $n lost completes in its summary" $?
-      # every named violation is proved by the ledger: an ok complete
-      # (rows > 0) of the job, and the promoted replica's row of it not done
-      okv=0
+      grep -q "acknowledged before the $kind, $n of them lost" <<<"$ad"
+      check "$name: acked_durable FAIL counts $n lost completes in its summary" $?
+      # the first named violations are proved by the ledger: an ok complete
+      # (rows > 0) of the job, and the new primary's row of it not done
+      okv=0 seen=0
       while read -r job s1 s2; do
-        jq -c --argjson s "$s1" --argjson j "$job" \
-          'select(.seq==$s and .type=="ok" and .op=="complete" and .job==$j and .rows>0)' "$l" | grep -q . &&
-          jq -c --argjson s "$s2" --argjson j "$job" \
-            'select(.seq==$s and .type=="switch_snapshot" and .job==$j and .state!="done")' "$l" | grep -q . ||
+        seen=$((seen + 1))
+        has --argjson s "$s1" --argjson j "$job" \
+          'select(.seq==$s and .type=="ok" and .op=="complete" and .job==$j and .rows>0)' "$l" &&
+          has --argjson s "$s2" --argjson j "$job" \
+            'select(.seq==$s and .type=="switch_snapshot" and .job==$j and .state!="done")' "$l" ||
           { echo "     not proved: job $job seq $s1 $s2"; okv=1; }
-      done < <(jq -r '.violations[] | select(.explanation | test("before the failover")) | "\(.job) \(.seq[0]) \(.seq[1])"' <<<"$ad" | head -5)
-      check "async: the first lost completes are proved by the ledger's events" $okv
-      check "async: exit 1 (got $rc)" $((rc != 1))
+      done < <(jq -r --arg k "$kind" '.violations[] | select(.explanation | contains("before the " + $k)) | "\(.job) \(.seq[0]) \(.seq[1])"' <<<"$ad" | head -5)
+      check "$name: the first $seen lost completes are proved by the ledger's events" $((okv || seen == 0))
+      check "$name: exit 1 (got $rc)" $((rc != 1))
     else
       grep -q 'none lost' <<<"$ad"
-      check "async: acked_durable $v states that none was lost" $?
+      check "$name: acked_durable $v states that none was lost" $?
     fi
   fi
 done
