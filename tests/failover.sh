@@ -11,7 +11,7 @@
 #       completes as evidence (each named violation's first event is an ok
 #       complete with rows > 0, its second a switch_snapshot row of the same
 #       job, not done), or PASS with the words "none lost"; no_lost_jobs
-#       PASS;
+#       and recovery PASS;
 #   every case: the ledger has the fault and the switch ended well.
 # Usage: tests/failover.sh [WORKDIR]
 set -uo pipefail
@@ -72,12 +72,14 @@ for c in $cases; do
     bad=$(jq -r '[.checkers[] | select(.judged and (.verdict != "PASS" or .opportunities <= 0)) | .name] | join(",")' "$r")
     check "$name: every judged checker PASS with opportunities${bad:+ (not: $bad)}" $([ -z "$bad" ]; echo $?)
     njudged=$(jq '[.checkers[] | select(.judged)] | length' "$r")
-    check "$name: 4 checkers judged (got $njudged)" $((njudged != 4))
+    check "$name: 5 checkers judged (got $njudged)" $((njudged != 5))
     grep -q "acknowledged before the $kind, none lost" <<<"$ad"
     check "$name: acked_durable states none was lost across the $kind" $?
   else
     has '.checkers[] | select(.name=="no_lost_jobs" and .verdict=="PASS")' "$r"
     check "$name: no_lost_jobs PASS" $?
+    has '.checkers[] | select(.name=="recovery" and .verdict=="PASS" and .opportunities > 0)' "$r"
+    check "$name: recovery PASS with opportunities (jobs in flight at the switch)" $?
     v=$(jq -r '.verdict' <<<"$ad")
     if [ "$v" = FAIL ]; then
       n=$(jq -r '.violations_total' <<<"$ad")
