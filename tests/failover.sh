@@ -12,7 +12,10 @@
 #       complete with rows > 0, its second a switch_snapshot row of the same
 #       job, not done), or PASS with the words "none lost"; no_lost_jobs
 #       and recovery PASS;
-#   every case: the ledger has the fault and the switch ended well.
+#   every case: the ledger has the fault and the switch ended well;
+#   failover_switchover's workers go without target_session_attrs: their
+#       writes on the replica before its promotion are fail events with
+#       sqlstate 25006 and read_only true.
 # Usage: tests/failover.sh [WORKDIR]
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -48,7 +51,13 @@ for c in $cases; do
   *) check "$name: pg-replicated.sh start${flag:+ $flag} printed a multi-host DSN (got '$dsn')" 1
     cat "$work/$name-topo.log"; continue ;;
   esac
-  QCHAOS_TOPOLOGY_DIR=$topo ./qchaos run "scenarios/$name.ini" --dsn "$dsn" --seed 7 \
+  # The switchover's workers connect without target_session_attrs: while
+  # the primary is down and the replica not yet promoted, libpq takes them
+  # to the replica, their writes are refused with 25006, and the ledger must
+  # say so (read_only); they reconnect and lose nothing.
+  wdsn=()
+  [ "$name" = failover_switchover ] && wdsn=(--worker-dsn "${dsn/ target_session_attrs=read-write/}")
+  QCHAOS_TOPOLOGY_DIR=$topo ./qchaos run "scenarios/$name.ini" --dsn "$dsn" "${wdsn[@]}" --seed 7 \
     --out "$out" --no-progress >"$work/$name.log" 2>&1
   rc=$?
   scripts/pg-replicated.sh destroy "$topo" >/dev/null 2>&1
@@ -64,6 +73,10 @@ for c in $cases; do
   check "$name: the switch ended well (its note, exit 0)" $?
   has 'select(.type=="switch_snapshot" and .job!=null)' "$l"
   check "$name: the switch snapshot was read" $?
+  if [ "$name" = failover_switchover ]; then
+    nro=$(jq -c 'select(.type=="fail" and .sqlstate=="25006" and .read_only==true)' "$l" | grep -c .)
+    check "$name: writes refused by the read-only replica recorded as read_only ($nro)" $((nro == 0))
+  fi
   ad=$(jq -c '.checkers[] | select(.name=="acked_durable")' "$r")
   echo "     acked_durable: $(jq -r '.verdict + ": " + .summary' <<<"$ad")"
   kind=$fault
