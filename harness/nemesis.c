@@ -329,9 +329,10 @@ static void *nemesis_main(void *arg)
         }
         if (switch_at > 0 && !switched && now - start >= switch_at * 1000.0) {
             switched = 1;
+            atomic_store(&n->switch_state, 1);
             switch_primary(n);
             n->switched = 1;
-            atomic_store(&n->switch_done, 1);
+            atomic_store(&n->switch_state, 2);
         }
         if (sc->terminate_every_ms > 0 && now >= next_kill) {
             next_kill = now + (double)sc->terminate_every_ms;

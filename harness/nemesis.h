@@ -31,8 +31,8 @@ typedef struct qc_nemesis {
     int started;
     int restarted, paused; /* the scheduled restart / pause ran (read after join) */
     int switched;          /* the scheduled switch of the primary ran (read after join) */
-    atomic_int switch_done; /* 1 once the switch is over (old primary gone, new one
-                               read): the drain waits for it (any thread) */
+    atomic_int switch_state; /* 0 not begun, 1 under way, 2 over (old primary gone,
+                                new one read): the drain waits for it (any thread) */
 } qc_nemesis;
 
 /* Starts the nemesis thread when the scenario asks for server faults

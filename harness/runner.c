@@ -1398,9 +1398,12 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         if (!drained && chaos_over && m.ok && m.ready == 0 && m.inflight == 0 &&
             atomic_load(&feed.done) && atomic_load(&sh.connected) == nstarted &&
             qc_sched_settled(sched) &&
-            /* a queue drained on a primary about to be switched is not */
+            /* a queue drained on a primary about to be switched is not
+             * (once the chaos phase is over, a switch not begun never
+             * will be) */
             (!nem.started || !qc_scenario_switches_primary(s) ||
-             atomic_load(&nem.switch_done))) {
+             atomic_load(&nem.switch_state) == 2 ||
+             (atomic_load(&nem.switch_state) == 0 && !atomic_load(&sh.chaos)))) {
             drained = 1;
             drained_at = el;
             if (s->idle_tail_s > 0) {
@@ -1445,12 +1448,18 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     /* A server fault the scenario asked for but the run ended before: say
      * so, in the ledger and here, so a PASS is not read as surviving it. */
     if (nem_started && !qc_interrupted &&
-        ((s->restart_at_s > 0 && !nem.restarted) || (s->pause_at_s > 0 && !nem.paused))) {
+        ((s->restart_at_s > 0 && !nem.restarted) || (s->pause_at_s > 0 && !nem.paused) ||
+         (qc_scenario_switches_primary(s) && !nem.switched))) {
         char what[160];
         snprintf(what, sizeof what, "the scenario's server %s at %.1f s never happened: the run's "
                  "chaos phase ended first",
-                 s->pause_at_s > 0 && !nem.paused ? "pause" : "restart",
-                 s->pause_at_s > 0 && !nem.paused ? s->pause_at_s : s->restart_at_s);
+                 qc_scenario_switches_primary(s) ? "switch of the primary"
+                 : s->pause_at_s > 0 && !nem.paused ? "pause"
+                                                     : "restart",
+                 qc_scenario_switches_primary(s)
+                     ? s->failover_at_s + s->switchover_at_s + s->unfenced_primary_at_s
+                 : s->pause_at_s > 0 && !nem.paused ? s->pause_at_s
+                                                     : s->restart_at_s);
         fprintf(stderr, "qchaos: warning: %s\n", what);
         if (lb != NULL) {
             json_t *e = json_object();
