@@ -97,6 +97,10 @@ esac
 if [[ -d "$dir_arg" ]]; then DIR=$(cd -- "$dir_arg" && pwd -P); else DIR=$(realpath -m -- "$dir_arg"); fi
 cd /
 MARK=$DIR/.pg-replicated
+case "$cmd" in
+start | destroy | stop | status) ;;
+*) [[ -f "$MARK" ]] || die "no pg-replicated topology in $DIR (start one with: $prog.sh start DIR)" ;;
+esac
 if ((EUID == 0)); then RUNAS=(runuser -u postgres --); OWNER=postgres; else RUNAS=(); OWNER=$(id -un); fi
 as_owner() { "${RUNAS[@]}" "$@" 3>&- 9>&-; }
 

@@ -39,6 +39,19 @@ check() { # WHAT STATUS
 # pipefail)
 has() { jq -c "$@" | grep -c . >/dev/null; }
 
+# The script's own input errors, before any server starts.
+scripts/pg-replicated.sh >/dev/null 2>&1
+rc=$?
+check "pg-replicated.sh without arguments: usage, exit 2 (got $rc)" $((rc != 2))
+out=$(scripts/pg-replicated.sh start "$work/bad" --bogus 2>&1)
+rc=$?
+check "pg-replicated.sh start DIR --bogus: refused naming it (exit $rc)" \
+  $((rc == 0 || $(grep -c 'unknown argument: --bogus' <<<"$out") == 0))
+out=$(scripts/pg-replicated.sh failover "$work/none" 2>&1)
+rc=$?
+check "pg-replicated.sh failover on a folder without a topology: refused (exit $rc)" \
+  $((rc == 0 || $(grep -c 'no pg-replicated topology in' <<<"$out") == 0))
+
 # The four topologies start side by side (most of a start is waiting on
 # initdb, pg_basebackup and the servers), each printing its DSN to a file.
 for c in $cases; do
