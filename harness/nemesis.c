@@ -199,12 +199,6 @@ static void pause_server(qc_nemesis *n)
     command_fault(n, "pause_server", n->pause, n->sh->sc->pause_ms, NULL);
 }
 
-/* The switch of the primary (failover, switchover, unfenced_primary): the
- * fault event goes in first, with until_t the end of the part of the window
- * known beforehand (the walsender frozen for replica_lag_ms, the unfenced
- * primary's unfenced_ms); the note "KIND finished" after the command marks
- * the end of the switch (its t), with the command's exit status.  The
- * control connection is dropped: it was on the old primary. */
 /* Reads the protocol's snapshot on the replica, after the old primary is
  * gone.  failover, switchover: after the replica has replayed all the WAL
  * it received, before it is promoted: the state the new primary starts
@@ -262,6 +256,16 @@ static void switch_snapshot(qc_nemesis *n, const char *kind)
         sh->drv->close(c);
 }
 
+/* The switch of the primary (failover, switchover, unfenced_primary): the
+ * fault event goes in first, with until_t the end of the part of the window
+ * known beforehand (the walsender frozen for replica_lag_ms, the unfenced
+ * primary's unfenced_ms).  failover / switchover: the first half (the old
+ * primary killed or stopped), the note "old primary gone: replica not yet
+ * promoted", the switch snapshot, the promotion and the note "KIND
+ * promoted" (its t ends the window, with the exit status).
+ * unfenced_primary: one command (promote, window, kill), the note
+ * "unfenced_primary finished", then the switch snapshot.  The control
+ * connection is dropped: it was on the old primary. */
 static void switch_primary(qc_nemesis *n)
 {
     const qc_scenario *sc = n->sh->sc;
