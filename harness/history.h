@@ -22,6 +22,11 @@
  *   {"seq":15,"type":"fault","fault":"kill_after_claim","job":17,"worker":3,"inc":0}
  *   {"seq":16,"type":"snapshot","job":17,"state":"done","attempt":1,"token":".."}
  *   {"seq":17,"type":"end","drained":true}
+ * and, when a replicated topology's primary is switched (nemesis.c):
+ *   {"type":"fault","fault":"failover","worker":-2,"command":"..","until_t":..}
+ *   {"type":"switch_snapshot","fault":"failover","note":"read begins"}   (the marker)
+ *   {"type":"switch_snapshot","fault":"failover","job":17,"state":"inflight"}
+ *   {"type":"fail","op":"claim",..,"sqlstate":"25006","read_only":true}
  *
  * The header's "columns" says which result columns the protocol's steps
  * return (the loader's reading of each step's last statement, among the
