@@ -2,7 +2,9 @@
  * check_jobs.c - the checkers that judge the final snapshot against the
  * ledger: no_lost_jobs (every enqueued job ends done or dead, and nothing
  * appears that was never enqueued) and acked_durable (every complete
- * acknowledged with rows > 0 is done in the final snapshot).
+ * acknowledged with rows > 0 is done in the final snapshot, and, when the
+ * primary of a replicated topology was switched, done in the state the
+ * promoted replica started from: the ledger's switch_snapshot rows).
  *
  * Invariants:
  *   - the final snapshot is the last snapshot row (by seq) of each job; a
@@ -56,6 +58,8 @@ static const char *type_name(qc_ev_type t)
         return "note";
     case QC_EV_WITNESS:
         return "witness";
+    case QC_EV_SWITCH_SNAPSHOT:
+        return "switch_snapshot";
     case QC_EV_OTHER:
         break;
     }
@@ -286,10 +290,100 @@ out:
     return rc;
 }
 
+/* The rows of the switch snapshot (nemesis.c switch_snapshot): the state a
+ * promoted replica started from, read after the old primary was gone
+ * (failover, switchover: before any client could write to the replica).
+ * first_seq is the seq of its first event, the marker written before the
+ * read was sent (INT64_MAX when the ledger has no row). */
+typedef struct switch_snap {
+    qc__jobref *row; /* sorted by job */
+    size_t n;
+    int64_t first_seq;
+    const char *kind; /* "failover", "switchover" */
+} switch_snap;
+
+static int switch_snap_build(const qc_history *h, switch_snap *sw)
+{
+    memset(sw, 0, sizeof *sw);
+    sw->first_seq = INT64_MAX;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        if (e->type != QC_EV_SWITCH_SNAPSHOT)
+            continue;
+        if (e->job != QC_NO_JOB)
+            sw->n++;
+        if (e->seq < sw->first_seq) { /* the marker sent before the read */
+            sw->first_seq = e->seq;
+            sw->kind = e->fault;
+        }
+    }
+    if (sw->n == 0) {
+        sw->first_seq = INT64_MAX;
+        return 0;
+    }
+    sw->row = malloc(sw->n * sizeof *sw->row);
+    if (sw->row == NULL)
+        return QC_ENOMEM;
+    sw->n = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        if (e->type != QC_EV_SWITCH_SNAPSHOT || e->job == QC_NO_JOB)
+            continue;
+        sw->row[sw->n++] = (qc__jobref){e->job, i};
+    }
+    qc__jobrefs_sort(sw->row, sw->n);
+    return 0;
+}
+
+static const qc_event *switch_snap_find(const qc_history *h, const switch_snap *sw, int64_t job)
+{
+    size_t lo = 0, hi = sw->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sw->row[mid].job < job)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < sw->n && sw->row[lo].job == job ? &h->ev[sw->row[lo].ev] : NULL;
+}
+
+/* acked_durable across a switch of the primary: a complete acknowledged
+ * (rows > 0) before the switch snapshot's read was sent made its job done
+ * on the server that answered; the node that is primary from then on must
+ * have it done when it is read (failover, switchover: the old primary
+ * answered, the replica was in recovery and took no write; unfenced: a
+ * complete answered by the new primary is done there too, unless undone,
+ * which is a loss as well).  Judged only where the final snapshot found the
+ * job done: a job redone after the switch hides the loss from the final
+ * snapshot, never from this one.  Returns 1 for a violation. */
+static int judge_switch(const qc_history *h, const switch_snap *sw, const qc_event *e,
+                        int64_t job, qc_check *out)
+{
+    const qc_event *row = switch_snap_find(h, sw, job);
+    if (row == NULL && !strcmp(h->info.missing, "done"))
+        return 0;
+    if (row != NULL && row->state != NULL && !strcmp(row->state, "done"))
+        return 0;
+    int64_t seqs[] = {e->seq, row != NULL ? row->seq : sw->first_seq};
+    qc__check_violation(out, job, seqs, 2,
+                        "job %lld: complete acknowledged with rows %ld (seq %lld, worker %d) "
+                        "before the %s, but the replica that was promoted had the job %s (seq "
+                        "%lld): the new primary lacks the acknowledged complete",
+                        (long long)job, e->rows, (long long)e->seq, e->worker,
+                        sw->kind ? sw->kind : "switch",
+                        row == NULL ? "missing"
+                        : row->state != NULL ? row->state
+                                             : "without a state",
+                        (long long)seqs[1]);
+    return 1;
+}
+
 int qc_check_acked_durable(const qc_history *h, qc_check *out)
 {
     qc__snapshot snap;
-    long bad = 0;
+    switch_snap sw;
+    long bad = 0, before_switch = 0, lost_at_switch = 0;
     int rc;
 
     memset(out, 0, sizeof *out);
@@ -297,6 +391,10 @@ int qc_check_acked_durable(const qc_history *h, qc_check *out)
     rc = qc__snapshot_build(h, &snap);
     if (rc != 0)
         return rc;
+    if ((rc = switch_snap_build(h, &sw)) != 0) {
+        qc__snapshot_fini(&snap);
+        return rc;
+    }
     if (snap.nevents == 0) {
         snprintf(out->summary, sizeof out->summary, "no final snapshot in the ledger");
         goto out;
@@ -349,16 +447,34 @@ int qc_check_acked_durable(const qc_history *h, qc_check *out)
                                 (long long)job, e->rows, (long long)e->seq, e->worker,
                                 row->state != NULL ? row->state : "without a state",
                                 (long long)row->seq);
+        } else if (sw.n > 0 && e->seq < sw.first_seq) {
+            before_switch++;
+            if (judge_switch(h, &sw, e, job, out))
+                lost_at_switch++;
         }
     }
     if (out->opportunities == 0)
         snprintf(out->summary, sizeof out->summary, "no complete acknowledged with rows > 0");
-    else
+    else if (sw.n == 0)
         snprintf(out->summary, sizeof out->summary,
                  "%ld completes acknowledged with rows > 0 (or committed by the witness), %ld "
                  "not done in the final snapshot",
                  out->opportunities, bad);
+    else if (lost_at_switch == 0)
+        snprintf(out->summary, sizeof out->summary,
+                 "%ld completes acknowledged with rows > 0 (or committed by the witness), %ld "
+                 "not done in the final snapshot; %ld acknowledged before the %s, none lost: "
+                 "every one was done on the replica that was promoted",
+                 out->opportunities, bad, before_switch, sw.kind ? sw.kind : "switch");
+    else
+        snprintf(out->summary, sizeof out->summary,
+                 "%ld completes acknowledged with rows > 0 (or committed by the witness), %ld "
+                 "not done in the final snapshot; %ld acknowledged before the %s, %ld of them "
+                 "lost: not done on the replica that was promoted",
+                 out->opportunities, bad, before_switch, sw.kind ? sw.kind : "switch",
+                 lost_at_switch);
 out:
+    free(sw.row);
     qc__snapshot_fini(&snap);
     qc__check_finish(out);
     return 0;

@@ -54,6 +54,10 @@
  *     is taken at append time;
  *   - a run stopped before its drain (SIGINT): (3) is not judged.
  *
+ * Across a switch of the primary (switch_snapshot rows, nemesis.c), each
+ * job in flight on the promoted replica is an opportunity too, judged by
+ * (3) only: see judge_switch.
+ *
  * bounded_failure.  Poison jobs are the jobs with a fault event "poison".
  * Attempts are the OK claim events of the job in the ledger, never an
  * attempt column (the ledger sees fewer claims than happened, never more).
@@ -595,6 +599,118 @@ static void judge_window(qc_check *c, const qc_history *h, const rec *x, const r
     }
 }
 
+/* Jobs in flight when the primary was switched (the switch_snapshot rows
+ * with state inflight, check_jobs.c): their leases belong to sessions that
+ * died with the old primary, or were never heard of by the new one.  Each
+ * is an opportunity: it is taken up again at the first event after the
+ * switch snapshot's marker that is an OK claim or reap of it, or an
+ * acknowledged complete (its owner reconnected and finished); the time
+ * from the marker (client ms) is reported.  None, and the job is neither
+ * done nor dead in the final snapshot: stuck in flight on the new primary,
+ * a violation (rule (3); not judged when the run was stopped or the drain
+ * cut short).  Returns 0 or QC_ENOMEM; fills *nsw (opportunities), *ntaken
+ * and the median / max recovery ms (QC_NO_TIME when none was timed). */
+static int judge_switch(const qc_history *h, qc_check *out, size_t *nsw, size_t *ntaken,
+                        size_t *nstuck, double *med, double *max)
+{
+    const qc_event *marker = NULL;
+    qc__jobref *r = NULL;
+    long *by = NULL;
+    double *ms = NULL;
+    size_t n = 0, nt = 0;
+    qc__snapshot snap;
+    int rc;
+
+    *nsw = *ntaken = *nstuck = 0;
+    *med = *max = QC_NO_TIME;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        if (e->type != QC_EV_SWITCH_SNAPSHOT)
+            continue;
+        if (marker == NULL || e->seq < marker->seq)
+            marker = e;
+        if (e->job != QC_NO_JOB && e->state != NULL && !strcmp(e->state, "inflight"))
+            n++;
+    }
+    if (n == 0)
+        return 0;
+    if ((rc = qc__snapshot_build(h, &snap)) != 0)
+        return rc;
+    r = malloc(n * sizeof *r);
+    by = malloc(n * sizeof *by);
+    ms = malloc(n * sizeof *ms);
+    if (r == NULL || by == NULL || ms == NULL) {
+        rc = QC_ENOMEM;
+        goto out;
+    }
+    n = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        if (e->type == QC_EV_SWITCH_SNAPSHOT && e->job != QC_NO_JOB && e->state != NULL &&
+            !strcmp(e->state, "inflight"))
+            r[n++] = (qc__jobref){e->job, i};
+    }
+    qc__jobrefs_sort(r, n);
+    for (size_t k = 0; k < n; k++)
+        by[k] = -1;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        int64_t job;
+        if (e->seq <= marker->seq || !(qc__is_claim(e) || is_reap_of(e) || is_acked_complete(e)))
+            continue;
+        if ((job = qc__event_job(h, e)) == QC_NO_JOB)
+            continue;
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (r[mid].job < job)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < n && r[lo].job == job && by[lo] < 0)
+            by[lo] = (long)i;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const qc_event *row = &h->ev[r[k].ev];
+        out->opportunities++;
+        if (by[k] >= 0) {
+            const qc_event *y = &h->ev[by[k]];
+            (*ntaken)++;
+            if (qc__has_time(y->t) && qc__has_time(marker->t))
+                ms[nt++] = y->t - marker->t;
+            continue;
+        }
+        const qc_event *fin = qc__snapshot_find(h, &snap, row->job);
+        if (fin == NULL || is_final(fin->state))
+            continue;
+        (*nstuck)++;
+        if (qc__run_interrupted(h) || qc__drain_cut_short(h))
+            continue;
+        int64_t seqs[] = {row->seq, fin->seq};
+        qc__check_violation(out, row->job, seqs, 2,
+                            "job %lld was inflight on the replica promoted by the %s (seq %lld) "
+                            "and never claimed, reaped or completed again: %s in the final "
+                            "snapshot (seq %lld)",
+                            (long long)row->job, marker->fault ? marker->fault : "switch",
+                            (long long)row->seq, fin->state ? fin->state : "without a state",
+                            (long long)fin->seq);
+    }
+    *nsw = n;
+    if (nt > 0) {
+        qsort(ms, nt, sizeof *ms, cmp_double);
+        *med = percentile(ms, nt, 0.5);
+        *max = ms[nt - 1];
+    }
+    rc = 0;
+out:
+    free(r);
+    free(by);
+    free(ms);
+    qc__snapshot_fini(&snap);
+    return rc;
+}
+
 int qc_check_recovery(const qc_history *h, qc_check *out)
 {
     const qc_run_info *in = &h->info;
@@ -674,6 +790,28 @@ int qc_check_recovery(const qc_history *h, qc_check *out)
                  ", %zu at an unknown time, %zu never%s, %zu not in a snapshot; %ld reap passes "
                  "and claims judged after a lease expired (slack %.0f ms)",
                  untimed, never, lived, unknown, judged, slack);
+    size_t nsw, ntaken, nstuck;
+    double sw_med, sw_max;
+    if ((rc = judge_switch(h, out, &nsw, &ntaken, &nstuck, &sw_med, &sw_max)) != 0) {
+        free(ms);
+        free(rs);
+        free(passes);
+        free(pjobs);
+        return rc;
+    }
+    len = (int)strlen(out->summary);
+    if (nsw > 0 && (size_t)len < sizeof out->summary) {
+        if (qc__has_time(sw_med))
+            snprintf(out->summary + len, sizeof out->summary - (size_t)len,
+                     "; %zu jobs in flight at the switch of the primary: %zu taken up again "
+                     "(median %.0f / max %.0f ms after it), %zu stuck",
+                     nsw, ntaken, sw_med, sw_max, nstuck);
+        else
+            snprintf(out->summary + len, sizeof out->summary - (size_t)len,
+                     "; %zu jobs in flight at the switch of the primary: %zu taken up again, %zu "
+                     "stuck",
+                     nsw, ntaken, nstuck);
+    }
     free(ms);
     free(rs);
     free(passes);

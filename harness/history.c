@@ -315,6 +315,7 @@ static qc_ev_type parse_type(const char *s)
         {"info", QC_EV_INFO},         {"effect", QC_EV_EFFECT},   {"fault", QC_EV_FAULT},
         {"snapshot", QC_EV_SNAPSHOT}, {"monitor", QC_EV_MONITOR}, {"end", QC_EV_END},
         {"note", QC_EV_NOTE},         {"witness", QC_EV_WITNESS},
+        {"switch_snapshot", QC_EV_SWITCH_SNAPSHOT},
     };
     for (size_t i = 0; s != NULL && i < sizeof map / sizeof map[0]; i++)
         if (strcmp(s, map[i].name) == 0)

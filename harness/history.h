@@ -22,6 +22,11 @@
  *   {"seq":15,"type":"fault","fault":"kill_after_claim","job":17,"worker":3,"inc":0}
  *   {"seq":16,"type":"snapshot","job":17,"state":"done","attempt":1,"token":".."}
  *   {"seq":17,"type":"end","drained":true}
+ * and, when a replicated topology's primary is switched (nemesis.c):
+ *   {"type":"fault","fault":"failover","worker":-2,"command":"..","until_t":..}
+ *   {"type":"switch_snapshot","fault":"failover","note":"read begins"}   (the marker)
+ *   {"type":"switch_snapshot","fault":"failover","job":17,"state":"inflight"}
+ *   {"type":"fail","op":"claim",..,"sqlstate":"25006","read_only":true}
  *
  * The header's "columns" says which result columns the protocol's steps
  * return (the loader's reading of each step's last statement, among the
@@ -69,7 +74,9 @@ typedef enum {
     QC_EV_MONITOR,  /* a monitor sample */
     QC_EV_END,      /* end of run marker */
     QC_EV_NOTE,     /* a remark: fault plan, server_count, connect failures */
-    QC_EV_WITNESS   /* a committed row change the server's witness recorded (witness.h) */
+    QC_EV_WITNESS,  /* a committed row change the server's witness recorded (witness.h) */
+    QC_EV_SWITCH_SNAPSHOT /* one row of the state a promoted replica starts from, read
+                             before its promotion (nemesis.c; fault = the switch kind) */
 } qc_ev_type;
 
 /* Who made a witness row change, from its session name (witness.h). */

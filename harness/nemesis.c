@@ -8,6 +8,7 @@
  */
 #include "nemesis.h"
 #include "clock.h"
+#include "topology.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -118,7 +119,8 @@ static int run_command(qc_shared *sh, const char *cmd)
 /* Runs a server command as the fault kind: the fault event (with until_t
  * when window_ms > 0) goes into the ledger before the command, a note with
  * its exit status after it. */
-static void command_fault(qc_nemesis *n, const char *kind, const char *command, long window_ms)
+static int command_fault(qc_nemesis *n, const char *kind, const char *command, long window_ms,
+                         const char *done_note)
 {
     qc_shared *sh = n->sh;
     double begin = qc_clock_ms() - sh->t0;
@@ -130,7 +132,10 @@ static void command_fault(qc_nemesis *n, const char *kind, const char *command, 
     atomic_fetch_add(&sh->faults, 1);
     char note[64];
     int st = run_command(sh, command);
-    snprintf(note, sizeof note, "%s finished", kind);
+    if (done_note != NULL)
+        snprintf(note, sizeof note, "%s", done_note);
+    else
+        snprintf(note, sizeof note, "%s finished", kind);
     e = json_object();
     json_object_set_new(e, "type", json_string("note"));
     json_object_set_new(e, "note", json_string(note));
@@ -138,11 +143,12 @@ static void command_fault(qc_nemesis *n, const char *kind, const char *command, 
     json_object_set_new(e, "exit",
                         json_integer(st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1));
     qc_ledger_append(n->lb, e);
+    return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 static void restart_server(qc_nemesis *n)
 {
-    command_fault(n, "restart_server", n->command, 0);
+    command_fault(n, "restart_server", n->command, 0, NULL);
     if (n->conn) { /* the control session died with the server */
         qc_slot_publish(&n->slot, NULL);
         n->sh->drv->abort(n->conn);
@@ -190,7 +196,117 @@ static int build_command(char *out, size_t n, const char *tpl, const char *dir, 
 
 static void pause_server(qc_nemesis *n)
 {
-    command_fault(n, "pause_server", n->pause, n->sh->sc->pause_ms);
+    command_fault(n, "pause_server", n->pause, n->sh->sc->pause_ms, NULL);
+}
+
+/* Reads the protocol's snapshot on the replica, after the old primary is
+ * gone.  failover, switchover: after the replica has replayed all the WAL
+ * it received, before it is promoted: the state the new primary starts
+ * from, which no client can have changed yet (target_session_attrs=
+ * read-write keeps every client off a node in recovery).
+ * unfenced_primary: on the promoted replica, just after the old primary
+ * was killed.  A "switch_snapshot" marker without a job goes first (sent
+ * before the read), then one "switch_snapshot" event per row (job, state,
+ * fault = kind); acked_durable judges every complete acknowledged before
+ * the marker against the rows.  A failure is a note, never a row. */
+static void switch_snapshot(qc_nemesis *n, const char *kind)
+{
+    qc_shared *sh = n->sh;
+    char dsn[600], path[700];
+    snprintf(path, sizeof path, "%s/replica", n->topo_dir);
+    qc_err err = {0};
+    qc_conn *c = NULL;
+    qc_result r = {0};
+    qc_params p = {0};
+    int rc = qc_topology_dsn(path, dsn, sizeof dsn, &err);
+    if (rc == 0)
+        rc = sh->drv->open(dsn, &c, &err);
+    if (rc == 0) {
+        /* the marker: only completes acknowledged before the read was sent
+         * are judged against it (an answer that arrives while the read runs
+         * may be of a commit the read does not see) */
+        json_t *e = json_object();
+        json_object_set_new(e, "type", json_string("switch_snapshot"));
+        json_object_set_new(e, "fault", json_string(kind));
+        json_object_set_new(e, "note", json_string("read begins"));
+        qc_ledger_append(n->lb, e);
+        rc = qc_protocol_run(sh->drv, c, sh->proto, QC_STEP_SNAPSHOT, &p, &r, &err);
+    }
+    if (rc != 0) {
+        json_t *e = json_object();
+        json_object_set_new(e, "type", json_string("note"));
+        json_object_set_new(e, "note", json_string("switch snapshot failed"));
+        json_object_set_new(e, "error", json_string(err.msg));
+        qc_ledger_append(n->lb, e);
+    }
+    for (int i = 0; rc == 0 && i < r.nrows; i++) {
+        const char *id = qc_result_get(&r, i, "job_id");
+        const char *st = qc_result_get(&r, i, "state");
+        if (!id)
+            continue;
+        json_t *e = json_object();
+        json_object_set_new(e, "type", json_string("switch_snapshot"));
+        json_object_set_new(e, "fault", json_string(kind));
+        json_object_set_new(e, "job", json_integer(strtoll(id, NULL, 10)));
+        json_object_set_new(e, "state", st ? json_string(st) : json_null());
+        qc_ledger_append(n->lb, e);
+    }
+    qc_result_clear(&r);
+    if (c != NULL)
+        sh->drv->close(c);
+}
+
+/* The switch of the primary (failover, switchover, unfenced_primary): the
+ * fault event goes in first, with until_t the end of the part of the window
+ * known beforehand (the walsender frozen for replica_lag_ms, the unfenced
+ * primary's unfenced_ms).  failover / switchover: the first half (the old
+ * primary killed or stopped), the note "old primary gone: replica not yet
+ * promoted", the switch snapshot, the promotion and the note "KIND
+ * promoted" (its t ends the window, with the exit status).
+ * unfenced_primary: one command (promote, window, kill), the note
+ * "unfenced_primary finished", then the switch snapshot.  The control
+ * connection is dropped: it was on the old primary. */
+static void switch_primary(qc_nemesis *n)
+{
+    const qc_scenario *sc = n->sh->sc;
+    const char *kind = sc->failover_at_s > 0     ? "failover"
+                       : sc->switchover_at_s > 0 ? "switchover"
+                                                 : "unfenced_primary";
+    long window = sc->failover_at_s > 0           ? sc->replica_lag_ms
+                  : sc->unfenced_primary_at_s > 0 ? sc->unfenced_ms
+                                                  : 0;
+    double begin = qc_clock_ms() - n->sh->t0;
+    int st = command_fault(n, kind, n->sw, window,
+                           n->sw_promote[0] ? "old primary gone: replica not yet promoted" : NULL);
+    if (st == 0 && !n->sw_promote[0]) {
+        /* unfenced_primary: the promoted replica's state right after the
+         * old primary was killed; clients reconnect meanwhile, so a job
+         * they redo before the read hides its loss (missed, never made up) */
+        switch_snapshot(n, kind);
+    }
+    if (st == 0 && n->sw_promote[0]) {
+        /* the second half: a note, not another fault (one switch, one
+         * fault event; "KIND promoted" closes its window) */
+        switch_snapshot(n, kind);
+        st = run_command(n->sh, n->sw_promote);
+        st = st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        char note[64];
+        snprintf(note, sizeof note, "%s promoted", kind);
+        json_t *e = json_object();
+        json_object_set_new(e, "type", json_string("note"));
+        json_object_set_new(e, "note", json_string(note));
+        json_object_set_new(e, "from_t", json_real(begin));
+        json_object_set_new(e, "command", json_string(n->sw_promote));
+        json_object_set_new(e, "exit", json_integer(st));
+        qc_ledger_append(n->lb, e);
+    }
+    if (st != 0 && !atomic_load(&n->sh->stop))
+        fprintf(stderr, "qchaos: warning: the %s command exited with %d: %s\n", kind, st, n->sw);
+    if (n->conn) {
+        qc_slot_publish(&n->slot, NULL);
+        n->sh->drv->abort(n->conn);
+        n->conn = NULL;
+    }
 }
 
 static void *nemesis_main(void *arg)
@@ -200,7 +316,8 @@ static void *nemesis_main(void *arg)
     const qc_scenario *sc = sh->sc;
     double start = qc_clock_ms();
     double next_kill = start + (double)sc->terminate_every_ms;
-    int restarted = 0, paused = 0;
+    int restarted = 0, paused = 0, switched = 0;
+    double switch_at = sc->failover_at_s + sc->switchover_at_s + sc->unfenced_primary_at_s;
     while (!atomic_load(&sh->stop) && atomic_load(&sh->chaos)) {
         qc_clock_sleep_until_stop(10, &sh->stop);
         double now = qc_clock_ms();
@@ -214,6 +331,13 @@ static void *nemesis_main(void *arg)
             pause_server(n);
             n->paused = 1;
         }
+        if (switch_at > 0 && !switched && now - start >= switch_at * 1000.0) {
+            switched = 1;
+            atomic_store(&n->switch_state, 1);
+            switch_primary(n);
+            n->switched = 1;
+            atomic_store(&n->switch_state, 2);
+        }
         if (sc->terminate_every_ms > 0 && now >= next_kill) {
             next_kill = now + (double)sc->terminate_every_ms;
             terminate_one(n);
@@ -225,13 +349,46 @@ static void *nemesis_main(void *arg)
 /* The restart and pause commands of sc with {dir}/{pgdir} and {ms} put in;
  * an empty one is the ephemeral server script's of the engine. */
 static int build_commands(const qc_scenario *sc, const char *engine, const char *pgdir,
-                          char *restart, size_t rn, char *pause, size_t pn, qc_err *err)
+                          char *restart, size_t rn, char *pause, size_t pn, char *sw, size_t sn,
+                          char *sw_promote, qc_err *err)
 {
     const char *script =
         !strcmp(engine, "mariadb") ? "scripts/mariadb-ephemeral.sh" : "scripts/pg-ephemeral.sh";
     char dflt[256];
 
-    restart[0] = pause[0] = '\0';
+    restart[0] = pause[0] = sw[0] = '\0';
+    if (sw_promote != NULL)
+        sw_promote[0] = '\0';
+    if (qc_scenario_switches_primary(sc)) {
+        /* failover and switchover in two halves, with the switch
+         * snapshot between them (switch_snapshot) */
+        const char *tpl = sc->failover_at_s > 0 ? "scripts/pg-replicated.sh kill-primary {dir} {ms}"
+                          : sc->switchover_at_s > 0 ? "scripts/pg-replicated.sh stop-primary {dir}"
+                                                    : "scripts/pg-replicated.sh unfenced {dir} {ms}";
+        if (strcmp(engine, "postgres") != 0)
+            return qc_err_set(err, QC_EINVAL,
+                              "%s: [topology] kind = replicated is a PostgreSQL topology, not "
+                              "'%s'",
+                              sc->path, engine);
+        if (build_command(sw, sn, tpl, pgdir,
+                          sc->failover_at_s > 0 ? sc->replica_lag_ms : sc->unfenced_ms) != 0)
+            return qc_err_set(err, QC_EINVAL,
+                              "%s: [nemesis] switching the primary needs the folder of the "
+                              "replicated topology (scripts/pg-replicated.sh): set [topology] "
+                              "dir or QCHAOS_TOPOLOGY_DIR, or give no --dsn and qchaos starts one",
+                              sc->path);
+        /* exec: the shell becomes the script, so a stop's SIGTERM is
+         * waited for until the script's own trap has fenced the old
+         * primary (unfenced) -- never a run that goes on while it lives */
+        size_t len = strlen(sw);
+        if (len + 6 > sn)
+            return qc_err_set(err, QC_EINVAL, "%s: [topology] dir too long", sc->path);
+        memmove(sw + 5, sw, len + 1);
+        memcpy(sw, "exec ", 5);
+        if (sw_promote != NULL && sc->unfenced_primary_at_s <= 0 &&
+            build_command(sw_promote, sn, "scripts/pg-replicated.sh promote {dir}", pgdir, 0) != 0)
+            return qc_err_set(err, QC_EINVAL, "%s: [topology] dir too long", sc->path);
+    }
     if (sc->restart_at_s > 0) {
         snprintf(dflt, sizeof dflt, "%s restart {dir} --immediate", script);
         if (build_command(restart, rn, sc->restart_command[0] ? sc->restart_command : dflt, pgdir,
@@ -268,8 +425,9 @@ static int build_commands(const qc_scenario *sc, const char *engine, const char 
 
 int qc_nemesis_check(const qc_scenario *sc, const char *engine, const char *pgdir, qc_err *err)
 {
-    char restart[2048], pause[2048];
-    return build_commands(sc, engine, pgdir, restart, sizeof restart, pause, sizeof pause, err);
+    char restart[2048], pause[2048], sw[2048];
+    return build_commands(sc, engine, pgdir, restart, sizeof restart, pause, sizeof pause, sw,
+                          sizeof sw, NULL, err);
 }
 
 int qc_nemesis_start(qc_nemesis *n, qc_shared *sh, const char *dsn, const char *pgdir,
@@ -277,7 +435,8 @@ int qc_nemesis_start(qc_nemesis *n, qc_shared *sh, const char *dsn, const char *
 {
     memset(n, 0, sizeof *n);
     const qc_scenario *sc = sh->sc;
-    if (sc->terminate_every_ms <= 0 && sc->restart_at_s <= 0 && sc->pause_at_s <= 0)
+    if (sc->terminate_every_ms <= 0 && sc->restart_at_s <= 0 && sc->pause_at_s <= 0 &&
+        !qc_scenario_switches_primary(sc))
         return 0;
     n->sh = sh;
     n->dsn = dsn;
@@ -286,7 +445,9 @@ int qc_nemesis_start(qc_nemesis *n, qc_shared *sh, const char *dsn, const char *
                           "%s: [nemesis] terminate_every_ms needs a kill_session statement in %s",
                           sc->path, sh->proto->path);
     int rc = build_commands(sc, sh->proto->engine, pgdir, n->command, sizeof n->command,
-                            n->pause, sizeof n->pause, err);
+                            n->pause, sizeof n->pause, n->sw, sizeof n->sw, n->sw_promote, err);
+    if (pgdir != NULL)
+        snprintf(n->topo_dir, sizeof n->topo_dir, "%s", pgdir);
     if (rc != 0)
         return rc;
     qc_rng_init(&n->rng, sc->seed, 0x6e656d);

@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "lint.h"
 #include "nemesis.h"
+#include "topology.h"
 #include "owner.h"
 #include "figures.h"
 #include "progress.h"
@@ -74,14 +75,21 @@ static pid_t start_watchdog(const ephemeral *e)
 /* Starts the engine's ephemeral server script (scripts/pg-ephemeral.sh or
  * scripts/mariadb-ephemeral.sh) in a fresh temporary folder; the script's
  * last stdout line is the connection string. */
-static int ephemeral_start(ephemeral *e, const char *engine, qc_err *err)
+static int ephemeral_start(ephemeral *e, const char *engine, const qc_scenario *s, qc_err *err)
 {
     int maria = !strcmp(engine, "mariadb");
     if (strcmp(engine, "postgres") && !maria)
         return qc_err_set(err, QC_EINVAL,
                           "no ephemeral server for engine '%s': give the database with --dsn",
                           engine);
-    snprintf(e->script, sizeof e->script, "%s", maria ? "mariadb-ephemeral.sh" : "pg-ephemeral.sh");
+    if (s->replicated && maria)
+        return qc_err_set(err, QC_EINVAL,
+                          "%s: [topology] kind = replicated is a PostgreSQL topology, not MariaDB",
+                          s->path);
+    snprintf(e->script, sizeof e->script, "%s",
+             maria ? "mariadb-ephemeral.sh"
+             : s->replicated ? "pg-replicated.sh"
+                             : "pg-ephemeral.sh");
     snprintf(e->dir, sizeof e->dir, maria ? "/tmp/qchaos-mdb.XXXXXX" : "/tmp/qchaos-pg.XXXXXX");
     if (!mkdtemp(e->dir))
         return qc_err_set(err, QC_EIO, "cannot create a temporary folder: %s", strerror(errno));
@@ -92,8 +100,14 @@ static int ephemeral_start(ephemeral *e, const char *engine, qc_err *err)
     e->running = 1;
     e->watchdog = start_watchdog(e);
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s/scripts/%s' start '%s'", qc_datadir(), e->script, e->dir);
-    fprintf(stderr, "qchaos: starting an ephemeral %s in %s\n", maria ? "MariaDB" : "PostgreSQL",
+    snprintf(cmd, sizeof cmd, "'%s/scripts/%s' start '%s'%s", qc_datadir(), e->script, e->dir,
+             s->replicated && s->replication_sync ? " --sync" : "");
+    fprintf(stderr, "qchaos: starting an ephemeral %s in %s\n",
+            maria           ? "MariaDB"
+            : s->replicated ? (s->replication_sync
+                                   ? "PostgreSQL primary and synchronous streaming replica"
+                                   : "PostgreSQL primary and asynchronous streaming replica")
+                            : "PostgreSQL",
             e->dir);
     FILE *p = popen(cmd, "r");
     if (!p)
@@ -1079,6 +1093,17 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     const char *dsn = o->dsn;
     const char *how = dsn ? "dsn" : "ephemeral";
     char env_vars[256] = "";
+    char topo_dsn[512] = "";
+    const char *topo_dir = qc_topology_dir(s);
+    if (!dsn && topo_dir != NULL) {
+        /* a replicated topology started by scripts/pg-replicated.sh */
+        if ((rc = qc_topology_dsn(topo_dir, topo_dsn, sizeof topo_dsn, err)) != 0) {
+            code = 2;
+            goto out;
+        }
+        dsn = topo_dsn;
+        how = "dsn";
+    }
     if (!dsn && qc_target_env(env_vars, sizeof env_vars) > 0) {
         if (d == &qc_driver_pg) {
             /* libpq reads the PG* variables itself for what "" omits */
@@ -1094,7 +1119,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         char cleared[512];
         if (qc_target_env_clear(cleared, sizeof cleared) > 0 && d == &qc_driver_pg)
             fprintf(stderr, "qchaos: %s not used for the ephemeral server\n", cleared);
-        if (ephemeral_start(&eph, proto->engine, err) != 0) {
+        if (ephemeral_start(&eph, proto->engine, s, err) != 0) {
             /* interrupted: nothing ran, nothing can be judged (as any
              * interrupted run: 4) */
             code = qc_interrupted ? 4 : err->code == QC_EINVAL ? 2 : 3;
@@ -1102,7 +1127,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         }
         dsn = eph.dsn;
     }
-    if (qc_nemesis_check(s, proto->engine, eph.running ? eph.dir : NULL, err) != 0) {
+    if (s->replicated && topo_dir == NULL && eph.running)
+        topo_dir = eph.dir;
+    if (qc_nemesis_check(s, proto->engine, s->replicated ? topo_dir : eph.running ? eph.dir : NULL,
+                         err) != 0) {
         code = 2;
         goto out;
     }
@@ -1325,7 +1353,8 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     } else {
         atomic_store(&feed.done, 1);
     }
-    if (qc_nemesis_start(&nem, &sh, dsn, eph.running ? eph.dir : NULL, err) != 0) {
+    if (qc_nemesis_start(&nem, &sh, dsn, s->replicated ? topo_dir : eph.running ? eph.dir : NULL,
+                         err) != 0) {
         qc_shared_fatal(&sh, err->code, err->msg);
     }
 
@@ -1368,7 +1397,13 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             qc_progress_phase(prog, phase = QC_PHASE_DRAIN);
         if (!drained && chaos_over && m.ok && m.ready == 0 && m.inflight == 0 &&
             atomic_load(&feed.done) && atomic_load(&sh.connected) == nstarted &&
-            qc_sched_settled(sched)) {
+            qc_sched_settled(sched) &&
+            /* a queue drained on a primary about to be switched is not
+             * (once the chaos phase is over, a switch not begun never
+             * will be) */
+            (!nem.started || !qc_scenario_switches_primary(s) ||
+             atomic_load(&nem.switch_state) == 2 ||
+             (atomic_load(&nem.switch_state) == 0 && !atomic_load(&sh.chaos)))) {
             drained = 1;
             drained_at = el;
             if (s->idle_tail_s > 0) {
@@ -1413,12 +1448,18 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     /* A server fault the scenario asked for but the run ended before: say
      * so, in the ledger and here, so a PASS is not read as surviving it. */
     if (nem_started && !qc_interrupted &&
-        ((s->restart_at_s > 0 && !nem.restarted) || (s->pause_at_s > 0 && !nem.paused))) {
+        ((s->restart_at_s > 0 && !nem.restarted) || (s->pause_at_s > 0 && !nem.paused) ||
+         (qc_scenario_switches_primary(s) && !nem.switched))) {
         char what[160];
         snprintf(what, sizeof what, "the scenario's server %s at %.1f s never happened: the run's "
                  "chaos phase ended first",
-                 s->pause_at_s > 0 && !nem.paused ? "pause" : "restart",
-                 s->pause_at_s > 0 && !nem.paused ? s->pause_at_s : s->restart_at_s);
+                 qc_scenario_switches_primary(s) ? "switch of the primary"
+                 : s->pause_at_s > 0 && !nem.paused ? "pause"
+                                                     : "restart",
+                 qc_scenario_switches_primary(s)
+                     ? s->failover_at_s + s->switchover_at_s + s->unfenced_primary_at_s
+                 : s->pause_at_s > 0 && !nem.paused ? s->pause_at_s
+                                                     : s->restart_at_s);
         fprintf(stderr, "qchaos: warning: %s\n", what);
         if (lb != NULL) {
             json_t *e = json_object();
@@ -1433,7 +1474,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         pooler_stop(pooler_dir);
         pooler_running = 0;
     }
-    if (count_before.ok)
+    if (count_before.ok && nem.switched)
+        qc_topology_note_switch(lb); /* the claim count was read on another server */
+    else if (count_before.ok)
         server_count_record(d, ctl, proto, &count_before, lb, eph.running);
     double elapsed = (qc_clock_ms() - start) / 1000.0;
 
@@ -1459,6 +1502,16 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     }
     if (!ctl) {
         qc_err_set(err, QC_ECONN, "the database did not come back for the final snapshot");
+        qc_ledger_close(ledger, NULL);
+        ledger = NULL;
+        goto out;
+    }
+    if (nem.switched && (d->close(ctl), d->open(dsn, &ctl, err) != 0)) {
+        /* the primary was switched: the snapshot is of the node that is
+         * primary now, on a session opened after the switch (the control
+         * session may still be on the old one, or dead without knowing) */
+        ctl = NULL;
+        qc_err_prefix(err, "final snapshot after the %s", "switch of the primary");
         qc_ledger_close(ledger, NULL);
         ledger = NULL;
         goto out;

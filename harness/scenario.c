@@ -81,6 +81,12 @@ void qc_scenario_defaults(qc_scenario *s)
     s->pause_ms = 3000;
     s->pause_command[0] = '\0';
     snprintf(s->pooler, sizeof s->pooler, "none");
+    s->failover_at_s = s->switchover_at_s = s->unfenced_primary_at_s = 0;
+    s->unfenced_ms = 2000;
+    s->replica_lag_ms = 0;
+    s->replicated = 0;
+    s->replication_sync = 0;
+    s->topology_dir[0] = '\0';
     s->seed = 0;
     s->seed_set = 0;
 }
@@ -382,9 +388,15 @@ static int handler(void *user, const char *section, const char *name, const char
         SECONDSKEY("pause_at_s", pause_at_s, 0)
         LONGKEY("nemesis", "pause_ms", pause_ms, 1)
         STRKEY("pause_command", pause_command)
+        SECONDSKEY("failover_at_s", failover_at_s, 0)
+        SECONDSKEY("switchover_at_s", switchover_at_s, 0)
+        SECONDSKEY("unfenced_primary_at_s", unfenced_primary_at_s, 0)
+        LONGKEY("nemesis", "unfenced_ms", unfenced_ms, 1)
+        LONGKEY("nemesis", "replica_lag_ms", replica_lag_ms, 0)
         return fail(c,
                     "unknown key '%s' in [%s] (expected terminate_every_ms, restart_at_s, "
-                    "restart_command, pause_at_s, pause_ms, pause_command)",
+                    "restart_command, pause_at_s, pause_ms, pause_command, failover_at_s, "
+                    "switchover_at_s, unfenced_primary_at_s, unfenced_ms, replica_lag_ms)",
                     name, section);
     }
     if (!strcmp(section, "topology")) {
@@ -394,7 +406,11 @@ static int handler(void *user, const char *section, const char *name, const char
             snprintf(s->pooler, sizeof s->pooler, "%s", value);
             return 1;
         }
-        return fail(c, "unknown key '%s' in [%s] (expected pooler)", name, section);
+        CHOICEKEY("kind", replicated, "single", "replicated")
+        CHOICEKEY("replication", replication_sync, "async", "sync")
+        STRKEY("dir", topology_dir)
+        return fail(c, "unknown key '%s' in [%s] (expected pooler, kind, replication, dir)",
+                    name, section);
     }
     if (!strcmp(section, "witness")) {
         BOOLKEY("on", witness_on)
@@ -680,7 +696,13 @@ static void tidy_path(const char *path, char *out, size_t n)
 
 int qc_scenario_own_server(const qc_scenario *s)
 {
-    return strcmp(s->pooler, "none") != 0 || s->restart_at_s > 0 || s->pause_at_s > 0;
+    return strcmp(s->pooler, "none") != 0 || s->restart_at_s > 0 || s->pause_at_s > 0 ||
+           (s->replicated && !s->topology_dir[0]);
+}
+
+int qc_scenario_switches_primary(const qc_scenario *s)
+{
+    return s->failover_at_s > 0 || s->switchover_at_s > 0 || s->unfenced_primary_at_s > 0;
 }
 
 /* Whether dir holds scripts/ (what every data folder has). */
@@ -828,6 +850,22 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err)
         return qc_err_set(err, QC_EINVAL, "%s: workers must be 1..1000, got %ld", src, s->workers);
     if (s->jobs > 10000000)
         return qc_err_set(err, QC_EINVAL, "%s: jobs must be <= 10000000, got %ld", src, s->jobs);
+    if (qc_scenario_switches_primary(s) && !s->replicated)
+        return qc_err_set(err, QC_EINVAL,
+                          "%s: [nemesis] failover_at_s, switchover_at_s and unfenced_primary_at_s "
+                          "switch the primary of a replicated topology: set [topology] kind = "
+                          "replicated",
+                          src);
+    if ((s->failover_at_s > 0) + (s->switchover_at_s > 0) + (s->unfenced_primary_at_s > 0) > 1)
+        return qc_err_set(err, QC_EINVAL,
+                          "%s: [nemesis] a run switches the primary once: give one of "
+                          "failover_at_s, switchover_at_s, unfenced_primary_at_s",
+                          src);
+    if (s->replicated && (strcmp(s->pooler, "none") || s->restart_at_s > 0 || s->pause_at_s > 0))
+        return qc_err_set(err, QC_EINVAL,
+                          "%s: [topology] kind = replicated goes without a pooler, restart_at_s "
+                          "and pause_at_s (they act on a single server)",
+                          src);
     static const struct {
         const char *key;
         long max;
@@ -847,6 +885,8 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err)
         {"[feed] jobs", 10000000, offsetof(qc_scenario, feed_jobs)},
         {"[feed] bursts", 100000, offsetof(qc_scenario, feed_bursts)},
         {"[feed] delay_ms", 86400000, offsetof(qc_scenario, feed_delay_ms)},
+        {"[nemesis] unfenced_ms", 3600000, offsetof(qc_scenario, unfenced_ms)},
+        {"[nemesis] replica_lag_ms", 3600000, offsetof(qc_scenario, replica_lag_ms)},
     };
     for (size_t i = 0; i < sizeof caps / sizeof *caps; i++) {
         long v = *(const long *)((const char *)s + caps[i].off);

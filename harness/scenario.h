@@ -21,8 +21,10 @@
  *   [sink]     idempotent (yes|no)
  *   [feed]     bursts, jobs (per burst), gap_ms, start_ms, delay_ms
  *   [nemesis]  terminate_every_ms, restart_at_s, restart_command, pause_at_s,
- *              pause_ms, pause_command
- *   [topology] pooler (none|pgbouncer)
+ *              pause_ms, pause_command, failover_at_s, switchover_at_s,
+ *              unfenced_primary_at_s, unfenced_ms, replica_lag_ms
+ *   [topology] pooler (none|pgbouncer), kind (single|replicated),
+ *              replication (async|sync), dir
  *   [checks]   judge (comma-separated checker names: their INCONCLUSIVE is exit 4;
  *              a FAIL of any checker is always exit 1), expect (policy mutants)
  *   [run]      seed
@@ -88,8 +90,19 @@ typedef struct qc_scenario {
     double pause_at_s;       /* freeze the server (SIGSTOP) at this second of the chaos phase; 0 off */
     long pause_ms;           /* for this long */
     char pause_command[1024];/* {dir}, {ms}; "" = the ephemeral server script's pause */
+    /* [nemesis], replicated topology only (README "Failover"): each one
+     * switch of the primary at this second of the chaos phase; 0 off */
+    double failover_at_s;    /* kill -9 the primary, promote the replica */
+    double switchover_at_s;  /* stop the primary cleanly, promote the replica */
+    double unfenced_primary_at_s; /* promote; the old primary runs on for unfenced_ms */
+    long unfenced_ms;        /* the unfenced window, ms (default 2000) */
+    long replica_lag_ms;     /* failover: the primary's walsender frozen this long first */
     /* [topology] */
     char pooler[32];         /* "none" or "pgbouncer" (transaction pooling) */
+    int replicated;          /* kind = replicated: primary + streaming replica */
+    int replication_sync;    /* replication = sync (only when qchaos starts the topology) */
+    char topology_dir[512];  /* dir: a scripts/pg-replicated.sh folder; "" = the variable
+                                QCHAOS_TOPOLOGY_DIR, else the one qchaos starts */
     /* [witness] (witness.h): the server-side audit trigger on the queue's table */
     int witness_on;          /* 1: install it and merge its rows into the ledger */
     char witness_table[128]; /* the queue's table ("qchaos.jobs"); "" = the protocol's
@@ -188,6 +201,10 @@ int qc_scenario_find(const char *name, char *out, size_t n, qc_err *err);
 /* 1 when the scenario needs an ephemeral server of its own whatever --dsn
  * says: it restarts or pauses the server, or puts PgBouncer in front. */
 int qc_scenario_own_server(const qc_scenario *s);
+
+/* 1 when the scenario switches the primary of a replicated topology
+ * (failover_at_s, switchover_at_s or unfenced_primary_at_s > 0). */
+int qc_scenario_switches_primary(const qc_scenario *s);
 
 /* The statement timeout every connection of a run gets, in ms: [lease]
  * statement_timeout_ms when given (0 = none), else max(30000, 10 x

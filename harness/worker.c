@@ -277,13 +277,22 @@ static int request(qc_worker *w, qc_step_id step, const qc_params *in, int64_t j
     e = event(w, rc == QC_EDB ? "fail" : "info", op, *req);
     set_job(e, job, token);
     json_object_set_new(e, "error", json_string(err.msg));
+    /* 25006 read_only_sql_transaction: this session is on a node that
+     * takes no writes (a replica, a demoted primary): said as such in the
+     * ledger, and the session is dropped so that the next one goes where
+     * the conninfo's target_session_attrs sends it (README "Failover"). */
+    int read_only = rc == QC_EDB && !strcmp(err.sqlstate, "25006");
+    if (read_only) {
+        json_object_set_new(e, "sqlstate", json_string(err.sqlstate));
+        json_object_set_new(e, "read_only", json_true());
+    }
     emit(w, e, job);
     if (is_protocol_error(&err)) {
         char msg[1100];
         snprintf(msg, sizeof msg, "%s: step '%s' (line %d): %s", sh->proto->steps[step].file, op,
                  sh->proto->steps[step].line, err.msg);
         qc_shared_fatal(sh, QC_EINVAL, msg);
-    } else if (rc == QC_ECONN || !sh->drv->is_ok(w->conn)) {
+    } else if (rc == QC_ECONN || read_only || !sh->drv->is_ok(w->conn)) {
         drop_conn(w, 1);
     }
     return rc;

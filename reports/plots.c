@@ -187,7 +187,9 @@ static const struct fkind {
     {"stall_until_reclaimed", "#a64d79"}, {"lost_ack", "#3d85c6"},
     {"lost_request", "#45818e"},          {"poison", "#6aa84f"},
     {"terminate_session", "#bf9000"},     {"restart_server", "#000000"},
-    {"pause_server", "#666666"},          {"other fault", "#999999"},
+    {"pause_server", "#666666"},          {"failover", "#990000"},
+    {"switchover", "#0b5394"},            {"unfenced_primary", "#741b47"},
+    {"other fault", "#999999"},
 };
 #define NFKINDS (sizeof fkinds / sizeof fkinds[0])
 

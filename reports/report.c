@@ -503,6 +503,10 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
             put(buf, n, &len, " at server time %.1f", e->w_now);
         put(buf, n, &len, ", committed (witness row %" PRId64 ")", e->w_id);
         break;
+    case QC_EV_SWITCH_SNAPSHOT:
+        put(buf, n, &len, "job %" PRId64 " %s on the replica before its promotion (%s)", e->job,
+            e->state ? e->state : "without a state", e->fault ? e->fault : "switch");
+        break;
     case QC_EV_OTHER:
         put(buf, n, &len, "an event of a type this version does not know");
         if (e->job != QC_NO_JOB)

@@ -117,6 +117,7 @@ static const char *const kinds[] = {
     "kill_after_claim",      "kill_after_effect", "stall_beyond_lease", "stall_in_work",
     "stall_until_reclaimed", "lost_ack",          "lost_request",       "poison",
     "terminate_session",     "restart_server",    "pause_server",
+    "failover",              "switchover",        "unfenced_primary",
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 

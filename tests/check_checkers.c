@@ -767,6 +767,86 @@ START_TEST(test_acked_durable_no_acked_complete_inconclusive)
 }
 END_TEST
 
+/* A failover: job 17's complete was acknowledged (seq 1) before the
+ * replica's switch snapshot (seq 3..5) and the replica had it inflight: the
+ * new primary lacks it, though the job was redone and is done in the final
+ * snapshot.  Job 19's complete came after the switch: judged against the
+ * final snapshot only. */
+START_TEST(test_acked_durable_lost_at_switch_fails)
+{
+    qc_check c;
+
+    run(qc_check_acked_durable,
+        HEADER "{'seq':1,'type':'ok','op':'complete','worker':3,'job':17,'token':'a','rows':1}\n"
+               "{'seq':2,'type':'ok','op':'complete','worker':4,'job':18,'token':'b','rows':1}\n"
+               "{'seq':3,'type':'switch_snapshot','fault':'failover','job':17,'state':'inflight'}\n"
+               "{'seq':4,'type':'switch_snapshot','fault':'failover','job':18,'state':'done'}\n"
+               "{'seq':5,'type':'switch_snapshot','fault':'failover','job':19,'state':'ready'}\n"
+               "{'seq':6,'type':'ok','op':'complete','worker':5,'job':19,'token':'c','rows':1}\n"
+               "{'seq':7,'type':'ok','op':'complete','worker':5,'job':17,'token':'d','rows':1}\n"
+               "{'seq':8,'type':'snapshot','job':17,'state':'done'}\n"
+               "{'seq':9,'type':'snapshot','job':18,'state':'done'}\n"
+               "{'seq':10,'type':'snapshot','job':19,'state':'done'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 4);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 1, 3);
+    ck_assert_str_eq(c.v[0].msg, "job 17: complete acknowledged with rows 1 (seq 1, worker 3) "
+                                 "before the failover, but the replica that was promoted had the "
+                                 "job inflight (seq 3): the new primary lacks the acknowledged "
+                                 "complete");
+    ck_assert_ptr_nonnull(strstr(c.summary, "2 acknowledged before the failover, 1 of them lost"));
+    free(c.v);
+}
+END_TEST
+
+/* An answer that arrives while the switch snapshot's read runs (after its
+ * marker, seq 2) may be of a commit the read does not see: not judged
+ * against it (job 18); job 17, acknowledged before the marker, is. */
+START_TEST(test_acked_durable_answer_during_switch_read_not_judged)
+{
+    qc_check c;
+
+    run(qc_check_acked_durable,
+        HEADER "{'seq':1,'type':'ok','op':'complete','worker':3,'job':17,'token':'a','rows':1}\n"
+               "{'seq':2,'type':'switch_snapshot','fault':'unfenced_primary'}\n"
+               "{'seq':3,'type':'ok','op':'complete','worker':4,'job':18,'token':'b','rows':1}\n"
+               "{'seq':4,'type':'switch_snapshot','fault':'unfenced_primary','job':17,'state':'ready'}\n"
+               "{'seq':5,'type':'switch_snapshot','fault':'unfenced_primary','job':18,'state':'inflight'}\n"
+               "{'seq':6,'type':'snapshot','job':17,'state':'done'}\n"
+               "{'seq':7,'type':'snapshot','job':18,'state':'done'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 2);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 1, 4);
+    ck_assert_ptr_nonnull(strstr(c.v[0].msg, "before the unfenced_primary"));
+    ck_assert_ptr_nonnull(strstr(c.summary, "1 acknowledged before the unfenced_primary, 1 of them lost"));
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_acked_durable_none_lost_at_switch_passes)
+{
+    qc_check c;
+
+    run(qc_check_acked_durable,
+        HEADER "{'seq':1,'type':'ok','op':'complete','worker':3,'job':17,'token':'a','rows':1}\n"
+               "{'seq':2,'type':'switch_snapshot','fault':'failover','job':17,'state':'done'}\n"
+               "{'seq':3,'type':'switch_snapshot','fault':'failover','job':18,'state':'inflight'}\n"
+               "{'seq':4,'type':'ok','op':'complete','worker':4,'job':18,'token':'b','rows':1}\n"
+               "{'seq':5,'type':'snapshot','job':17,'state':'done'}\n"
+               "{'seq':6,'type':'snapshot','job':18,'state':'done'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 2);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_ptr_nonnull(strstr(c.summary, "1 acknowledged before the failover, none lost"));
+    free(c.v);
+}
+END_TEST
+
 /* ---- shared machinery ------------------------------------------------- */
 
 START_TEST(test_check_violation_beyond_cap_counts_all)
@@ -1366,6 +1446,9 @@ static Suite *checkers_suite(void)
     tcase_add_test(tc, test_acked_durable_acked_job_done_passes);
     tcase_add_test(tc, test_acked_durable_no_snapshot_inconclusive);
     tcase_add_test(tc, test_acked_durable_no_acked_complete_inconclusive);
+    tcase_add_test(tc, test_acked_durable_lost_at_switch_fails);
+    tcase_add_test(tc, test_acked_durable_none_lost_at_switch_passes);
+    tcase_add_test(tc, test_acked_durable_answer_during_switch_read_not_judged);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("common");

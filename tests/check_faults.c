@@ -567,6 +567,68 @@ START_TEST(test_recovery_starved_reaper_late_passes)
 }
 END_TEST
 
+/* A failover: jobs 17 and 18 were inflight on the promoted replica (switch
+ * snapshot, after its marker at seq 2).  17 is claimed again after it and
+ * done; 18 is never touched again and still inflight at the end: stuck in
+ * flight on the new primary. */
+START_TEST(test_recovery_job_stuck_after_switch_fails)
+{
+    qc_check c;
+
+    run(qc_check_recovery,
+        HEADER "{'seq':2,'t':1000,'type':'switch_snapshot','fault':'failover'}\n"
+               "{'seq':3,'t':1001,'type':'switch_snapshot','fault':'failover','job':17,"
+               "'state':'inflight'}\n"
+               "{'seq':4,'t':1001,'type':'switch_snapshot','fault':'failover','job':18,"
+               "'state':'inflight'}\n"
+               "{'seq':5,'t':1500,'type':'invoke','op':'claim','worker':2,'inc':0,'req':7}\n"
+               "{'seq':6,'t':1600,'type':'ok','op':'claim','worker':2,'inc':0,'req':7,'job':17,"
+               "'token':'b','rows':1}\n"
+               "{'seq':7,'type':'snapshot','job':17,'state':'done'}\n"
+               "{'seq':8,'type':'snapshot','job':18,'state':'inflight'}\n"
+               "{'seq':9,'type':'end','drained':true,'timed_out':false,'interrupted':false}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 2);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 18, 4, 8);
+    ck_assert_ptr_nonnull(strstr(c.v[0].msg, "inflight on the replica promoted by the failover"));
+    ck_assert_ptr_nonnull(strstr(c.summary, "2 jobs in flight at the switch of the primary: 1 "
+                                            "taken up again (median 600 / max 600 ms after it), 1 "
+                                            "stuck"));
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_recovery_jobs_taken_up_after_switch_pass)
+{
+    qc_check c;
+
+    /* 17 reaped, 18 completed by its owner after reconnecting */
+    run(qc_check_recovery,
+        HEADER "{'seq':2,'t':1000,'type':'switch_snapshot','fault':'failover'}\n"
+               "{'seq':3,'t':1001,'type':'switch_snapshot','fault':'failover','job':17,"
+               "'state':'inflight'}\n"
+               "{'seq':4,'t':1001,'type':'switch_snapshot','fault':'failover','job':18,"
+               "'state':'inflight'}\n"
+               "{'seq':5,'t':1200,'type':'ok','op':'reap','worker':-1,'inc':0,'req':8,'job':17,"
+               "'state':'ready','rows':1}\n"
+               "{'seq':6,'t':1300,'type':'invoke','op':'complete','worker':3,'inc':0,'req':9,"
+               "'job':18,'token':'a'}\n"
+               "{'seq':7,'t':1400,'type':'ok','op':'complete','worker':3,'inc':0,'req':9,"
+               "'job':18,'token':'a','rows':1}\n"
+               "{'seq':8,'type':'snapshot','job':17,'state':'done'}\n"
+               "{'seq':9,'type':'snapshot','job':18,'state':'done'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 2);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_ptr_nonnull(strstr(c.summary, "2 taken up again (median "));
+    ck_assert_ptr_nonnull(strstr(c.summary, " / max 400 ms after it), 0 stuck"));
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_recovery_pass_with_owner_request_in_flight_not_judged)
 {
     qc_check c;
@@ -1546,6 +1608,8 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_recovery_poison_fail_mode_not_judged_inconclusive);
     tcase_add_test(tc, test_recovery_times_several_faults_in_seq_order);
     tcase_add_test(tc, test_recovery_no_faults_inconclusive);
+    tcase_add_test(tc, test_recovery_job_stuck_after_switch_fails);
+    tcase_add_test(tc, test_recovery_jobs_taken_up_after_switch_pass);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("bounded_failure");

@@ -119,6 +119,50 @@ START_TEST(test_scenario_nemesis_pause_keys)
 }
 END_TEST
 
+/* [topology] kind = replicated and the switch faults (README "Failover"):
+ * defaults, the keys parse, and a switch without a replicated topology,
+ * two switches, or a replicated topology with a pooler are refused. */
+START_TEST(test_scenario_replicated_topology_keys)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    qc_scenario_defaults(&s);
+    ck_assert_int_eq(s.replicated, 0);
+    ck_assert_int_eq(s.unfenced_ms, 2000);
+    ck_assert_int_eq(qc_scenario_switches_primary(&s), 0);
+    ck_assert_int_eq(load("[topology]\nkind = replicated\nreplication = sync\n"
+                          "[nemesis]\nfailover_at_s = 1.5\nreplica_lag_ms = 300\n",
+                          &s, &err),
+                     0);
+    ck_assert_int_eq(s.replicated, 1);
+    ck_assert_int_eq(s.replication_sync, 1);
+    ck_assert(s.failover_at_s == 1.5);
+    ck_assert_int_eq(s.replica_lag_ms, 300);
+    ck_assert_int_eq(qc_scenario_switches_primary(&s), 1);
+    ck_assert_int_eq(qc_scenario_own_server(&s), 1); /* no dir: qchaos starts one */
+    ck_assert_int_eq(load("[topology]\nkind = replicated\ndir = /tmp/topo\n", &s, &err), 0);
+    ck_assert_str_eq(s.topology_dir, "/tmp/topo");
+    ck_assert_int_eq(qc_scenario_own_server(&s), 0);
+    ck_assert_int_eq(load("[topology]\nkind = cluster\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":2: kind must be single or replicated"), "got '%s'", err.msg);
+
+    ck_assert_int_eq(load("[nemesis]\nswitchover_at_s = 1\n", &s, &err), 0);
+    ck_assert_int_eq(qc_scenario_validate(&s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, "set [topology] kind = replicated"), "got '%s'", err.msg);
+    qc_scenario_defaults(&s);
+    s.replicated = 1;
+    s.failover_at_s = 1;
+    s.unfenced_primary_at_s = 2;
+    ck_assert_int_eq(qc_scenario_validate(&s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, "a run switches the primary once"), "got '%s'", err.msg);
+    qc_scenario_defaults(&s);
+    s.replicated = 1;
+    snprintf(s.pooler, sizeof s.pooler, "pgbouncer");
+    ck_assert_int_eq(qc_scenario_validate(&s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, "goes without a pooler"), "got '%s'", err.msg);
+}
+END_TEST
+
 /* Two-word and yes/no keys set their field both ways. */
 START_TEST(test_scenario_choice_and_bool_keys)
 {
@@ -487,6 +531,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_scenario_bad_value_error_names_line_and_expectation);
     tcase_add_test(tc, test_scenario_unknown_section_and_syntax_error_rejected);
     tcase_add_test(tc, test_scenario_nemesis_pause_keys);
+    tcase_add_test(tc, test_scenario_replicated_topology_keys);
     tcase_add_test(tc, test_scenario_choice_and_bool_keys);
     tcase_add_test(tc, test_scenario_missing_file_is_input_error);
     tcase_add_test(tc, test_scenario_fifo_and_device_refused_without_blocking);

@@ -74,6 +74,8 @@ group_a() {
   # the ephemeral scripts themselves: hermetic against PG* / MYSQL*, a child
   # judged by /proc state before it has exec'd, MariaDB under a CPU hog
   step "ephemeral scripts (tests/ephemeral.sh)" tests/ephemeral.sh
+  step "failover on a replicated PostgreSQL, async and sync (tests/failover.sh)" \
+    tests/failover.sh "$work/failover"
   step "scripted interleavings, --replay, explore (tests/sched.sh)" tests/sched.sh
   tsan_run() {
     make -s qchaos-tsan || return 1
