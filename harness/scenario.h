@@ -23,6 +23,9 @@
  *   [nemesis]  terminate_every_ms, restart_at_s, restart_command, pause_at_s,
  *              pause_ms, pause_command
  *   [topology] pooler (none|pgbouncer)
+ *   [network]  proxy (on|off), latency_ms, jitter_ms, bandwidth, targets, lost_ack
+ *              (client|proxy), tcp_user_timeout_ms, partition, partition_at_ms,
+ *              partition_ms, partition_mode (silent|refuse): harness/proxy.h
  *   [checks]   judge (comma-separated checker names: their INCONCLUSIVE is exit 4;
  *              a FAIL of any checker is always exit 1), expect (policy mutants)
  *   [run]      seed
@@ -37,6 +40,7 @@
 #include <stdint.h>
 #include "err.h"
 #include "fault.h"
+#include "proxy.h"
 
 typedef struct qc_scenario {
     char path[1024];         /* file it came from ("" for defaults only) */
@@ -90,6 +94,7 @@ typedef struct qc_scenario {
     char pause_command[1024];/* {dir}, {ms}; "" = the ephemeral server script's pause */
     /* [topology] */
     char pooler[32];         /* "none" or "pgbouncer" (transaction pooling) */
+    qc_network network;      /* [network]: the built-in proxy (proxy.h); zeroed = off */
     /* [witness] (witness.h): the server-side audit trigger on the queue's table */
     int witness_on;          /* 1: install it and merge its rows into the ledger */
     char witness_table[128]; /* the queue's table ("qchaos.jobs"); "" = the protocol's
