@@ -49,6 +49,7 @@
 
 typedef struct chunk {
     struct chunk *next;
+    double rd;  /* qc_clock_ms when it was read */
     double due; /* qc_clock_ms when it may be written */
     size_t len, off;
     char data[];
@@ -202,8 +203,6 @@ int qc_network_parse(qc_network *n, const char *name, const char *value, char *m
         lp = &n->jitter_ms;
     else if (!strcmp(name, "bandwidth"))
         lp = &n->bandwidth;
-    else if (!strcmp(name, "tcp_user_timeout_ms"))
-        lp = &n->tcp_user_timeout_ms;
     else if (!strcmp(name, "partition_at_ms"))
         lp = &n->partition_at_ms;
     else if (!strcmp(name, "partition_ms"))
@@ -211,7 +210,7 @@ int qc_network_parse(qc_network *n, const char *name, const char *value, char *m
     if (lp == NULL) {
         snprintf(msg, msz,
                  "unknown key '%s' in [network] (expected proxy, latency_ms, jitter_ms, "
-                 "bandwidth, targets, lost_ack, tcp_user_timeout_ms, partition, "
+                 "bandwidth, targets, lost_ack, partition, "
                  "partition_at_ms, partition_ms, partition_mode)",
                  name);
         return 0;
@@ -466,6 +465,7 @@ static void push(qc_proxy *p, pconn *c, way *wy, const char *data, size_t n, int
     k->next = NULL;
     double now = qc_clock_ms();
     double due = now;
+    k->rd = now;
     if (c->toxic && (p->cfg.latency_ms > 0 || p->cfg.jitter_ms > 0)) {
         due += (double)p->cfg.latency_ms;
         if (p->cfg.jitter_ms > 0)
@@ -785,6 +785,8 @@ static void *proxy_main(void *arg)
         double wait = 100;
         for (pconn *c = p->conns; c; c = c->next) {
             int silent = is_silent(p, c);
+            if (silent && c->pending == 0 && c->up.head)
+                c->pending = c->up.head->rd; /* read, not delivered: unacknowledged */
             if (silent) {
                 /* the network's part of the client's TCP timer */
                 if (c->pending > 0 && p->cfg.tcp_user_timeout_ms > 0) {

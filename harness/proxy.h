@@ -39,10 +39,12 @@
  *                           (the complete failed: no fault).
  * On loopback the proxy's own kernel acknowledges whatever a client sends,
  * so the client's TCP timers could never see a silent peer.  The proxy
- * plays the network's part: with `tcp_user_timeout_ms` (which it also puts
- * into the workers' conninfo, libpq's tcp_user_timeout), a silent
- * connection whose client has data waiting unforwarded for that long is
- * reset, as the client's kernel would give up on unacknowledged data.
+ * plays the network's part: with `[policy] tcp_user_timeout_ms` (which it
+ * also puts into the workers' conninfo, libpq's tcp_user_timeout), a silent
+ * connection whose client has data the proxy read or could read but did
+ * not deliver for that long is reset, as the client's kernel would give up
+ * on unacknowledged data.  A client that only waits for an answer has
+ * nothing unacknowledged and waits, as over real TCP.
  * Keepalives are not emulated.  When the run stops (*stop), every silent
  * connection is reset, so a worker wedged without a timeout is let go.
  *
@@ -79,7 +81,9 @@ typedef struct qc_network {
                                  "w0,w3" (also "0,3") */
     int lost_ack_proxy;       /* lost_ack = proxy: [faults] lost_ack drops the answer in the
                                  proxy (PG-aware) instead of in the client */
-    long tcp_user_timeout_ms; /* the workers' libpq tcp_user_timeout; 0 = none */
+    long tcp_user_timeout_ms; /* the workers' libpq tcp_user_timeout, ms; 0 = none.  Set by
+                                 [policy] tcp_user_timeout_ms: the application's connection
+                                 setting, which a policy mutant may leave out */
     char partition[256];      /* workers partitioned ("w0,w1"); "" = none */
     long partition_at_ms;     /* window start, ms after the proxy started */
     long partition_ms;        /* window length */

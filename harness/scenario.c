@@ -354,10 +354,11 @@ static int handler(void *user, const char *section, const char *name, const char
         CHOICEKEY("on_renew_refused", renew_refused_continue, "stop", "continue")
         LONGKEY("policy", "heartbeat_every_ms", heartbeat_every_ms, 0)
         CHOICEKEY("worker_name", worker_name_kept, "per_incarnation", "kept")
+        LONGKEY("policy", "tcp_user_timeout_ms", network.tcp_user_timeout_ms, 0)
         return fail(c,
                     "unknown key '%s' in [%s] (expected heartbeat, heartbeat_every_ms, "
                     "on_renew_refused, count_zero_row_complete, on_lost_ack, after_stall, "
-                    "worker_name)",
+                    "worker_name, tcp_user_timeout_ms)",
                     name, section);
     }
     if (!strcmp(section, "sink")) {

@@ -17,14 +17,15 @@
  *   [policy]   heartbeat (yes|no), heartbeat_every_ms, on_renew_refused (stop|continue:
  *              continue is a mutant), count_zero_row_complete (yes|no: a mutant),
  *              on_lost_ack (retry|fail: delayed_job's reaction, shared/cases.md C06),
- *              after_stall (complete|fail: what a stalled worker does on waking)
+ *              after_stall (complete|fail: what a stalled worker does on waking),
+ *              tcp_user_timeout_ms (the workers' libpq tcp_user_timeout behind the proxy)
  *   [sink]     idempotent (yes|no)
  *   [feed]     bursts, jobs (per burst), gap_ms, start_ms, delay_ms
  *   [nemesis]  terminate_every_ms, restart_at_s, restart_command, pause_at_s,
  *              pause_ms, pause_command
  *   [topology] pooler (none|pgbouncer)
  *   [network]  proxy (on|off), latency_ms, jitter_ms, bandwidth, targets, lost_ack
- *              (client|proxy), tcp_user_timeout_ms, partition, partition_at_ms,
+ *              (client|proxy), partition, partition_at_ms,
  *              partition_ms, partition_mode (silent|refuse): harness/proxy.h
  *   [checks]   judge (comma-separated checker names: their INCONCLUSIVE is exit 4;
  *              a FAIL of any checker is always exit 1), expect (policy mutants)
