@@ -525,11 +525,7 @@ static int pooler_start(const char *dir, const char *dsn, char *out, size_t n, q
 static int proxy_start(const qc_scenario *s, const qc_protocol *proto, const char *app_dsn,
                        double t0, qc_ledger *ledger, qc_shared *sh, qc_err *err)
 {
-    if (strcmp(proto->engine, "postgres") != 0)
-        return qc_err_set(err, QC_EINVAL,
-                          "%s: [network] proxy = on speaks PostgreSQL's protocol only; the "
-                          "protocol's engine is %s",
-                          s->path, proto->engine);
+    (void)proto; /* the engine was checked with the input (PostgreSQL only) */
     int rc = qc_proxy_create(&s->network, app_dsn, (int)s->workers, s->seed,
                              qc_ledger_buf(ledger), t0, &sh->stop, &sh->proxy, err);
     if (rc != 0)
@@ -1067,6 +1063,14 @@ int qc_run(const qc_run_opts *o, qc_err *err)
                        : "%s: %s is a library's file (-- model: adapter): the scenario needs an "
                          "[adapter] command",
                    s->path[0] ? s->path : "scenario", proto->path);
+        code = 2;
+        goto out;
+    }
+    if (s->network.proxy && strcmp(proto->engine, "postgres") != 0) {
+        qc_err_set(err, QC_EINVAL,
+                   "%s: [network] proxy = on speaks PostgreSQL's protocol only; the "
+                   "protocol's engine is %s",
+                   s->path[0] ? s->path : "scenario", proto->engine);
         code = 2;
         goto out;
     }
