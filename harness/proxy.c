@@ -829,10 +829,13 @@ static void *proxy_main(void *arg)
                 if (c->down.head && c->down.head->due <= now)
                     ce |= POLLOUT;
             }
-            pf[k].fd = c->cfd;
+            /* a socket we want nothing from is left out: poll would
+             * report its hang-up over and over (a silent connection whose
+             * peer closed) and spin */
+            pf[k].fd = ce ? c->cfd : -1;
             pf[k].events = ce;
             who[k++] = c;
-            pf[k].fd = c->sfd;
+            pf[k].fd = se ? c->sfd : -1;
             pf[k].events = se;
             who[k++] = c;
         }
