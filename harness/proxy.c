@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -413,6 +414,11 @@ static void accept_one(qc_proxy *p, int w)
         return;
     }
     int s = socket(p->up.ss_family, SOCK_STREAM, 0);
+    /* the connect blocks the proxy's thread: at most 2 s (Linux applies
+     * SO_SNDTIMEO to connect); the server is normally on loopback */
+    struct timeval tv = {2, 0};
+    if (s >= 0)
+        setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     if (s < 0 || connect(s, (struct sockaddr *)&p->up, p->uplen) != 0) {
         if (s >= 0)
             close(s);

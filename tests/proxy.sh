@@ -34,7 +34,7 @@ count() { # pattern file -> number of lines
   grep -c -- "$1" "$2" || true
 }
 
-run scenarios/network_lost_ack.ini --jobs 500
+run scenarios/network_lost_ack.ini --jobs 300
 l=$work/network_lost_ack/ledger.jsonl
 n=$(count '"fault":"lost_ack","job":[0-9]*,"token":"[^"]*","via":"proxy","answer":"UPDATE 1"' "$l")
 [ "$n" -ge 1 ] || bad "network_lost_ack: no lost_ack fault with the dropped answer 'UPDATE 1'"
@@ -53,7 +53,7 @@ for e in ev:
             bad += 1
 sys.exit(1 if bad else 0)
 PY
-run scenarios/network_lost_ack.ini --jobs 500 --protocol backends/postgres/skip_locked_txn.sql \
+run scenarios/network_lost_ack.ini --jobs 200 --protocol backends/postgres/skip_locked_txn.sql \
   --out "$work/network_lost_ack_txn"
 n=$(count '"via":"proxy","answer":"COMMIT"' "$work/network_lost_ack_txn/ledger.jsonl")
 [ "$n" -ge 1 ] || bad "network_lost_ack on skip_locked_txn: no lost_ack with the answer 'COMMIT'"
@@ -64,7 +64,7 @@ l=$work/network_half_open/ledger.jsonl
 n=$(count 'half_open: connection reset after 1000 ms without an answer (tcp_user_timeout)' "$l")
 [ "$n" -ge 1 ] || bad "network_half_open: no connection reset by the emulated tcp_user_timeout"
 
-run scenarios/network_reset.ini --jobs 500
+run scenarios/network_reset.ini --jobs 300
 [ "$(count '"fault":"reset"' "$work/network_reset/ledger.jsonl")" -ge 1 ] ||
   bad "network_reset: no reset fault"
 
