@@ -69,10 +69,10 @@ typedef struct pconn {
     struct pconn *next;
     int worker;
     int cfd, sfd;
-    int toxic;       /* latency / bandwidth apply */
-    int half_open;   /* silenced by a half_open fault */
-    double pending;  /* qc_clock_ms since the client has data waiting while silent; 0 = none */
-    way up, down;    /* client -> server, server -> client */
+    int toxic;      /* latency / bandwidth apply */
+    int half_open;  /* silenced by a half_open fault */
+    double pending; /* qc_clock_ms since the client has data waiting while silent; 0 = none */
+    way up, down;   /* client -> server, server -> client */
     /* backend message framing */
     unsigned char hdr[5];
     int hn;
@@ -82,7 +82,7 @@ typedef struct pconn {
     char tag[32];  /* the last CommandComplete's tag */
     int tn;
     /* lost ack */
-    int armed;     /* armed in generation armed_gen */
+    int armed; /* armed in generation armed_gen */
     int armed_gen;
     chunk *held, *held_tail;
     size_t held_len;
@@ -97,8 +97,8 @@ typedef struct fired_rec {
 struct qc_proxy {
     qc_network cfg;
     int n;
-    int *lfd;          /* listeners */
-    char **dsn;        /* per worker */
+    int *lfd;   /* listeners */
+    char **dsn; /* per worker */
     unsigned char *toxic, *parted;
     struct sockaddr_storage up;
     socklen_t uplen;
@@ -107,8 +107,8 @@ struct qc_proxy {
     atomic_int *stop;
     atomic_int quit;
     atomic_int *arm;
-    atomic_int *gen;   /* per worker: bumped by every arm and take_fired, so a lost ack
-                          armed on a connection ends with the request it was armed for */
+    atomic_int *gen;    /* per worker: bumped by every arm and take_fired, so a lost ack
+                           armed on a connection ends with the request it was armed for */
     pthread_mutex_t mu; /* protects fired[] and st */
     fired_rec *fired;
     qc_proxy_stats st;
@@ -318,8 +318,8 @@ static int upstream(qc_proxy *p, const char *dsn, char *base, size_t bn, qc_err 
         hints.ai_socktype = SOCK_STREAM;
         int g = getaddrinfo(h, port, &hints, &ai);
         if (g != 0 || !ai) {
-            rc = qc_err_set(err, QC_ECONN, "[network] proxy: cannot resolve '%s' port %s: %s",
-                            h, port, gai_strerror(g));
+            rc = qc_err_set(err, QC_ECONN, "[network] proxy: cannot resolve '%s' port %s: %s", h,
+                            port, gai_strerror(g));
             goto out;
         }
         memcpy(&p->up, ai->ai_addr, ai->ai_addrlen);
@@ -716,8 +716,8 @@ static void partition_step(qc_proxy *p, double now)
                 json_object_set_new(e, "fault", json_string("partition"));
                 json_object_set_new(e, "worker", json_integer(-2));
                 json_object_set_new(e, "target", json_integer(w));
-                json_object_set_new(e, "mode", json_string(p->cfg.partition_refuse ? "refuse"
-                                                                                    : "silent"));
+                json_object_set_new(e, "mode",
+                                    json_string(p->cfg.partition_refuse ? "refuse" : "silent"));
                 json_object_set_new(e, "until_t", json_real(until - p->t0));
                 qc_ledger_append(p->lb, e);
             }

@@ -104,9 +104,9 @@ typedef struct qc_proxy qc_proxy;
  * it sends through the proxy). */
 typedef enum {
     QC_PROXY_ARM_NONE = 0,
-    QC_PROXY_ARM_LOST_ACK,  /* drop the answer to the coming request's end (see above) */
-    QC_PROXY_ARM_RESET,     /* RST instead of forwarding the coming request */
-    QC_PROXY_ARM_HALF_OPEN  /* silence the connection from the coming request on */
+    QC_PROXY_ARM_LOST_ACK, /* drop the answer to the coming request's end (see above) */
+    QC_PROXY_ARM_RESET,    /* RST instead of forwarding the coming request */
+    QC_PROXY_ARM_HALF_OPEN /* silence the connection from the coming request on */
 } qc_proxy_arm_kind;
 
 /* Starts the proxy: nworkers listeners on 127.0.0.1 (ephemeral ports) and
@@ -143,8 +143,8 @@ typedef struct qc_proxy_stats {
     long connections;   /* accepted */
     long long bytes_up; /* client -> server, forwarded */
     long long bytes_down;
-    long resets;        /* connections the proxy reset (fault, timeout, stop) */
-    long lost_acks;     /* answers dropped */
+    long resets;    /* connections the proxy reset (fault, timeout, stop) */
+    long lost_acks; /* answers dropped */
 } qc_proxy_stats;
 
 /* Counters so far.  Thread-safe. */

@@ -80,7 +80,8 @@ START_TEST(test_proxy_forwarding_bytes_arrive_intact)
     char *b = value_of(via, "SELECT md5($1)", 1, params);
     ck_assert_str_eq(a, b);
     /* ~1 MB down */
-    const char *q = "SELECT string_agg(md5(i::text), '' ORDER BY i) FROM generate_series(1, 32768) i";
+    const char *q =
+        "SELECT string_agg(md5(i::text), '' ORDER BY i) FROM generate_series(1, 32768) i";
     char *c = value_of(direct, q, 0, NULL), *d = value_of(via, q, 0, NULL);
     ck_assert_uint_eq(strlen(d), 32768u * 32u);
     ck_assert_int_eq(strcmp(c, d), 0);
@@ -239,12 +240,12 @@ END_TEST
 
 START_TEST(test_proxy_partition_refuse_refuses_only_in_window_and_target)
 {
-    qc_network cfg = {.proxy = 1, .partition_at_ms = 0, .partition_ms = 1500,
-                      .partition_refuse = 1};
+    qc_network cfg = {
+        .proxy = 1, .partition_at_ms = 0, .partition_ms = 1500, .partition_refuse = 1};
     snprintf(cfg.partition, sizeof cfg.partition, "w1");
     qc_proxy *p = start(&cfg, 2);
     double t0 = qc_clock_ms();
-    qc_clock_sleep_ms(50); /* the window opens at the proxy's first loop */
+    qc_clock_sleep_ms(50);                       /* the window opens at the proxy's first loop */
     PGconn *w0 = connect_to(qc_proxy_dsn(p, 0)); /* not partitioned */
     exec_ok(w0, "SELECT 1");
     PGconn *w1 = PQconnectdb(qc_proxy_dsn(p, 1));
