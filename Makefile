@@ -23,7 +23,7 @@ HDRS := $(wildcard harness/*.h backends/*.h reports/*.h)
 TEST_SRC := $(wildcard tests/check_*.c)
 TEST_BIN := $(TEST_SRC:.c=)
 
-.PHONY: all check test unit asan tsan clean install format mutation fuzz fuzz-run bench-witness bench
+.PHONY: all check test unit asan tsan clean install format mutation fuzz fuzz-run bench-witness bench-proxy bench
 
 all: qchaos
 
@@ -58,6 +58,10 @@ mutation: all
 # ephemeral PostgreSQL (tests/bench_witness.sh --help for its options).
 bench-witness: all
 	tests/bench_witness.sh
+# The built-in proxy's cost (issue 17): jobs/s direct vs through the proxy
+# with no toxic (tests/bench_proxy.sh --help for its options).
+bench-proxy: all
+	tests/bench_proxy.sh
 # A benchmark, not a test (issue 16): pgbench against qchaos on one ephemeral
 # PostgreSQL, then the audit of generated ledgers; prints numbers and writes
 # results/bench/bench.json.  BENCH_FULL=1 for 128 and 256 workers and a

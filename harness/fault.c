@@ -29,7 +29,8 @@ struct qc_fault_plan {
 
 static const char *const names[QC_FAULT_COUNT] = {
     "none", "kill_after_claim", "kill_after_effect", "stall_beyond_lease",
-    "lost_ack", "lost_request", "poison", "stall_until_reclaimed", "stall_in_work"};
+    "lost_ack", "lost_request", "poison", "stall_until_reclaimed", "stall_in_work",
+    "half_open", "reset"};
 
 const char *qc_fault_name(qc_fault_kind k)
 {

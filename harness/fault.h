@@ -27,6 +27,9 @@ typedef enum {
                                        owner is held before its effect (issue 12) */
     QC_FAULT_STALL_IN_WORK,         /* a pause of stall_factor leases in the middle of the
                                        work, between two renews (a GC pause, SIGSTOP) */
+    QC_FAULT_HALF_OPEN,             /* [network] proxy: after the claim the worker's connection
+                                       goes silent both ways without closing (proxy.h) */
+    QC_FAULT_RESET,                 /* [network] proxy: RST when the complete is sent */
     QC_FAULT_COUNT
 } qc_fault_kind;
 

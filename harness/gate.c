@@ -79,6 +79,11 @@ static const gate_scenario battery[] = {
     {"stall_in_work.ini", "lease",
      "a worker frozen mid-work whose renew is refused carries on (exclusive_run)", 0, 0},
     {"grouped.ini", "lease", "a group run twice at once or out of order (group_*)", 0, 1},
+    {"network_lost_ack_fail.ini", "lease",
+     "the proxy drops a committed complete's answer, the worker fails the job (effects_once)",
+     1, 0},
+    {"network_half_open.ini", "lease",
+     "a half-open connection: a worker without a client timeout wedges (no_lost_jobs)", 1, 0},
 };
 
 #define NBATTERY (sizeof battery / sizeof battery[0])

@@ -533,6 +533,46 @@ static int pooler_start(const char *dir, const char *dsn, char *out, size_t n, q
     return 0;
 }
 
+/* [network] proxy = on: starts the proxy between the workers and
+ * app_dsn (proxy.h) and says where it listens.  PostgreSQL only.  Returns
+ * 0, QC_EINVAL (exit 2) or another code (exit 3), with err set. */
+static int proxy_start(const qc_scenario *s, const qc_protocol *proto, const char *app_dsn,
+                       double t0, qc_ledger *ledger, qc_shared *sh, qc_err *err)
+{
+    (void)proto; /* the engine was checked with the input (PostgreSQL only) */
+    int rc = qc_proxy_create(&s->network, app_dsn, (int)s->workers, s->seed,
+                             qc_ledger_buf(ledger), t0, &sh->stop, &sh->proxy, err);
+    if (rc != 0)
+        return rc;
+    fprintf(stderr, "qchaos: proxy: %ld workers connect through 127.0.0.1 listeners (latency "
+            "%ld ms, jitter %ld ms, bandwidth %ld B/s%s); the reaper, monitor and snapshot "
+            "connect directly\n",
+            s->workers, s->network.latency_ms, s->network.jitter_ms, s->network.bandwidth,
+            s->network.bandwidth ? "" : " = unlimited");
+    return 0;
+}
+
+/* Stops the proxy after the workers; its counters go to the ledger and
+ * stderr. */
+static void proxy_stop(qc_shared *sh, qc_lbuf *lb)
+{
+    qc_proxy_stats st;
+    if (!sh->proxy)
+        return;
+    qc_proxy_get_stats(sh->proxy, &st);
+    qc_proxy_destroy(sh->proxy);
+    sh->proxy = NULL;
+    char what[256];
+    snprintf(what, sizeof what, "proxy: %ld connections, %lld bytes to the server, %lld to the "
+             "workers, %ld reset, %ld answers dropped", st.connections, st.bytes_up,
+             st.bytes_down, st.resets, st.lost_acks);
+    json_t *e = json_object();
+    json_object_set_new(e, "type", json_string("note"));
+    json_object_set_new(e, "note", json_string(what));
+    qc_ledger_append(lb, e);
+    fprintf(stderr, "qchaos: %s\n", what);
+}
+
 static void pooler_stop(const char *dir)
 {
     char cmd[2048];
@@ -1040,6 +1080,14 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         code = 2;
         goto out;
     }
+    if (s->network.proxy && strcmp(proto->engine, "postgres") != 0) {
+        qc_err_set(err, QC_EINVAL,
+                   "%s: [network] proxy = on speaks PostgreSQL's protocol only; the "
+                   "protocol's engine is %s",
+                   s->path[0] ? s->path : "scenario", proto->engine);
+        code = 2;
+        goto out;
+    }
     if (!strcmp(proto->model, "transaction") && s->batch != 1) {
         qc_err_set(err, QC_EINVAL,
                    "%s: the transaction model claims one job per transaction: batch must be 1 "
@@ -1298,6 +1346,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     sh.no_prepare = !strcmp(s->pooler, "pgbouncer");
     sh.txn_model = !strcmp(proto->model, "transaction");
     sh.stmt_timeout_ms = qc_scenario_statement_timeout_ms(s);
+    if (s->network.proxy && (rc = proxy_start(s, proto, app_dsn, t0, ledger, &sh, err)) != 0) {
+        code = rc == QC_EINVAL ? 2 : 3;
+        goto out;
+    }
     if ((rc = make_schedule(o, proto, !strcmp(proto->model, "transaction"), ledger, lb, &sched,
                             err)) != 0) {
         code = rc == QC_EINVAL || rc == QC_EIO ? 2 : 3;
@@ -1445,6 +1497,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     feed.started = 0;
     int nem_started = nem.started;
     qc_nemesis_join(&nem);
+    proxy_stop(&sh, lb);
     /* A server fault the scenario asked for but the run ended before: say
      * so, in the ledger and here, so a PASS is not read as surviving it. */
     if (nem_started && !qc_interrupted &&
@@ -1666,6 +1719,8 @@ out:
         pthread_join(feed.thread, NULL);
     }
     qc_nemesis_join(&nem);
+    qc_proxy_destroy(sh.proxy); /* before the ledger closes: its thread appends */
+    sh.proxy = NULL;
     qc_adapter_enqueuer_stop();
     qc_adapter_hello_free(&hello);
     if (pooler_running)

@@ -348,7 +348,7 @@ static int handler(void *user, const char *section, const char *name, const char
         return fail(c,
                     "unknown key '%s' in [%s] (expected kill_after_claim, kill_after_effect, "
                     "stall_beyond_lease, lost_ack, lost_request, poison, "
-                    "stall_until_reclaimed, stall_in_work, stall_factor, "
+                    "stall_until_reclaimed, stall_in_work, half_open, reset, stall_factor, "
                     "restart_delay_ms, poison_mode)",
                     name, section);
     }
@@ -360,10 +360,11 @@ static int handler(void *user, const char *section, const char *name, const char
         CHOICEKEY("on_renew_refused", renew_refused_continue, "stop", "continue")
         LONGKEY("policy", "heartbeat_every_ms", heartbeat_every_ms, 0)
         CHOICEKEY("worker_name", worker_name_kept, "per_incarnation", "kept")
+        LONGKEY("policy", "tcp_user_timeout_ms", network.tcp_user_timeout_ms, 0)
         return fail(c,
                     "unknown key '%s' in [%s] (expected heartbeat, heartbeat_every_ms, "
                     "on_renew_refused, count_zero_row_complete, on_lost_ack, after_stall, "
-                    "worker_name)",
+                    "worker_name, tcp_user_timeout_ms)",
                     name, section);
     }
     if (!strcmp(section, "sink")) {
@@ -411,6 +412,11 @@ static int handler(void *user, const char *section, const char *name, const char
         STRKEY("dir", topology_dir)
         return fail(c, "unknown key '%s' in [%s] (expected pooler, kind, replication, dir)",
                     name, section);
+    }
+    if (!strcmp(section, "network")) {
+        char msg[400];
+        return qc_network_parse(&s->network, name, value, msg, sizeof msg) ? 1
+                                                                           : fail(c, "%s", msg);
     }
     if (!strcmp(section, "witness")) {
         BOOLKEY("on", witness_on)
@@ -512,7 +518,7 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     return fail(c,
                 "unknown section [%s]%s (expected [scenario], [workload], [lease], [idle], "
-                "[drain], [bounds], [faults], [sink], [policy], [feed], [nemesis], [topology], [witness], [checks], [schedule], [run], [adapter])",
+                "[drain], [bounds], [faults], [sink], [policy], [feed], [nemesis], [topology], [network], [witness], [checks], [schedule], [run], [adapter])",
                 section, "");
 }
 
@@ -838,6 +844,26 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err)
                           "%s: [schedule] with [adapter]: an adapter's library runs its own "
                           "loop, qchaos has no points inside it to schedule",
                           src);
+    {
+        char msg[300];
+        if (qc_network_check(&s->network, s->workers, msg, sizeof msg) != 0)
+            return qc_err_set(err, QC_EINVAL, "%s: %s", src, msg);
+        if (s->network.proxy && s->adapter_command[0])
+            return qc_err_set(err, QC_EINVAL,
+                              "%s: [network] proxy = on with [adapter]: adapter processes "
+                              "connect by themselves, not through the proxy",
+                              src);
+        int needs = s->faults[QC_FAULT_HALF_OPEN].count != 0 ||
+                    s->faults[QC_FAULT_HALF_OPEN].rate > 0 ||
+                    s->faults[QC_FAULT_RESET].count != 0 || s->faults[QC_FAULT_RESET].rate > 0 ||
+                    s->network.lost_ack_proxy || s->network.partition[0] ||
+                    s->network.latency_ms || s->network.jitter_ms || s->network.bandwidth;
+        if (needs && !s->network.proxy)
+            return qc_err_set(err, QC_EINVAL,
+                              "%s: the network faults (half_open, reset, [network] lost_ack = "
+                              "proxy, partition, latency, bandwidth) need [network] proxy = on",
+                              src);
+    }
     if (s->nsteps > 0 && s->explore_pct)
         return qc_err_set(err, QC_EINVAL,
                           "%s:%d: [schedule] has steps and explore = pct: a script or an "

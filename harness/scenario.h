@@ -17,7 +17,8 @@
  *   [policy]   heartbeat (yes|no), heartbeat_every_ms, on_renew_refused (stop|continue:
  *              continue is a mutant), count_zero_row_complete (yes|no: a mutant),
  *              on_lost_ack (retry|fail: delayed_job's reaction, shared/cases.md C06),
- *              after_stall (complete|fail: what a stalled worker does on waking)
+ *              after_stall (complete|fail: what a stalled worker does on waking),
+ *              tcp_user_timeout_ms (the workers' libpq tcp_user_timeout behind the proxy)
  *   [sink]     idempotent (yes|no)
  *   [feed]     bursts, jobs (per burst), gap_ms, start_ms, delay_ms
  *   [nemesis]  terminate_every_ms, restart_at_s, restart_command, pause_at_s,
@@ -25,6 +26,9 @@
  *              unfenced_primary_at_s, unfenced_ms, replica_lag_ms
  *   [topology] pooler (none|pgbouncer), kind (single|replicated),
  *              replication (async|sync), dir
+ *   [network]  proxy (on|off), latency_ms, jitter_ms, bandwidth, targets, lost_ack
+ *              (client|proxy), partition, partition_at_ms,
+ *              partition_ms, partition_mode (silent|refuse): harness/proxy.h
  *   [checks]   judge (comma-separated checker names: their INCONCLUSIVE is exit 4;
  *              a FAIL of any checker is always exit 1), expect (policy mutants)
  *   [run]      seed
@@ -39,6 +43,7 @@
 #include <stdint.h>
 #include "err.h"
 #include "fault.h"
+#include "proxy.h"
 
 typedef struct qc_scenario {
     char path[1024];         /* file it came from ("" for defaults only) */
@@ -103,6 +108,7 @@ typedef struct qc_scenario {
     int replication_sync;    /* replication = sync (only when qchaos starts the topology) */
     char topology_dir[512];  /* dir: a scripts/pg-replicated.sh folder; "" = the variable
                                 QCHAOS_TOPOLOGY_DIR, else the one qchaos starts */
+    qc_network network;      /* [network]: the built-in proxy (proxy.h); zeroed = off */
     /* [witness] (witness.h): the server-side audit trigger on the queue's table */
     int witness_on;          /* 1: install it and merge its rows into the ledger */
     char witness_table[128]; /* the queue's table ("qchaos.jobs"); "" = the protocol's

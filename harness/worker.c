@@ -187,6 +187,14 @@ static void drop_conn(qc_worker *w, int abrupt)
     w->conn = NULL;
 }
 
+/* Where this actor connects: a worker through its listener of the proxy
+ * when there is one, the reaper (id -1) always directly. */
+static const char *conn_dsn(const qc_worker *w)
+{
+    const char *d = w->id >= 0 ? qc_proxy_dsn(w->sh->proxy, w->id) : NULL;
+    return d ? d : w->sh->dsn;
+}
+
 /* Connects, retrying with backoff until stop.  Returns 0 when connected. */
 static int ensure_conn(qc_worker *w)
 {
@@ -197,7 +205,7 @@ static int ensure_conn(qc_worker *w)
             return 0;
         drop_conn(w, 1);
         qc_err err = {0};
-        if (qc_open_conn(sh->drv, sh->dsn, sh->no_prepare, sh->stmt_timeout_ms, &w->conn,
+        if (qc_open_conn(sh->drv, conn_dsn(w), sh->no_prepare, sh->stmt_timeout_ms, &w->conn,
                          &err) == 0 &&
             qc_witness_name_actor(sh->drv, w->conn, sh->sc, sh->proto->engine, w->id, w->inc,
                                   &err) == 0) {
@@ -605,13 +613,39 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
  * a retry would.  Returns rows changed or -1. */
 static long complete_with_retry(qc_worker *w, claimed *c, int lose_ack)
 {
-    long rows = do_update(w, QC_STEP_COMPLETE, c, NULL, lose_ack);
+    /* [network] lost_ack = proxy: the proxy drops the server's answer
+     * (proxy.h) instead of the client throwing it away */
+    int via_proxy = lose_ack && w->sh->proxy && w->sh->sc->network.lost_ack_proxy;
+    if (via_proxy)
+        qc_proxy_arm(w->sh->proxy, w->id, QC_PROXY_ARM_LOST_ACK);
+    long rows = do_update(w, QC_STEP_COMPLETE, c, NULL, lose_ack && !via_proxy);
+    if (via_proxy) {
+        char tag[32];
+        if (qc_proxy_take_fired(w->sh->proxy, w->id, tag, sizeof tag)) {
+            json_t *e = event(w, "fault", NULL, -1);
+            json_object_set_new(e, "fault", json_string(qc_fault_name(QC_FAULT_LOST_ACK)));
+            set_job(e, c->job, c->token);
+            json_object_set_new(e, "via", json_string("proxy"));
+            json_object_set_new(e, "answer", json_string(tag));
+            emit(w, e, c->job);
+            atomic_fetch_add(&w->sh->faults, 1);
+        } else {
+            /* the complete failed before its answer (or its connection
+             * broke first): no answer was lost, so no fault is recorded */
+            json_t *e = event(w, "note", NULL, -1);
+            set_job(e, c->job, c->token);
+            json_object_set_new(e, "note", json_string("lost_ack via the proxy did not fire: "
+                                                       "the complete had no answer to lose"));
+            qc_ledger_append(w->lb, e);
+            lose_ack = 0;
+        }
+    }
     if (rows >= 0)
         return rows;
-    if (lose_ack) {
+    if (lose_ack && !via_proxy)
         record_fault(w, QC_FAULT_LOST_ACK, c, 0);
+    if (lose_ack)
         drop_conn(w, 1);
-    }
     if (w->conn && w->sh->drv->is_ok(w->conn) && !lose_ack)
         return -1; /* a definite failure (statement error): no retry */
     if (ensure_conn(w) != 0)
@@ -794,6 +828,12 @@ static int process(qc_worker *w, claimed *c)
         die_and_restart(w);
         return 1;
     }
+    if (fire && f == QC_FAULT_HALF_OPEN) {
+        /* the connection goes silent from the next request on (proxy.h);
+         * only a client-side timeout gets the worker out */
+        record_fault(w, f, c, 0);
+        qc_proxy_arm(sh->proxy, w->id, QC_PROXY_ARM_HALF_OPEN);
+    }
     if (work(w, c, fire && f == QC_FAULT_STALL_IN_WORK) != 0)
         return 0;
     if (sh->txn_model && !w->in_txn)
@@ -843,6 +883,14 @@ static int process(qc_worker *w, claimed *c)
     case QC_FAULT_LOST_ACK:
         complete_with_retry(w, c, 1);
         return 0;
+    case QC_FAULT_RESET:
+        /* RST when the complete is sent: it never reaches the server; the
+         * worker reconnects and retries */
+        record_fault(w, f, c, 0);
+        qc_proxy_arm(sh->proxy, w->id, QC_PROXY_ARM_RESET);
+        complete_with_retry(w, c, 0);
+        qc_proxy_take_fired(sh->proxy, w->id, NULL, 0);
+        return 0;
     default:
         complete_with_retry(w, c, 0);
         return 0;
@@ -877,7 +925,8 @@ static void *worker_main(void *arg)
         return NULL;
     }
     qc_err err = {0};
-    int rc0 = qc_open_conn(sh->drv, sh->dsn, sh->no_prepare, sh->stmt_timeout_ms, &w->conn, &err);
+    int rc0 = qc_open_conn(sh->drv, conn_dsn(w), sh->no_prepare, sh->stmt_timeout_ms, &w->conn,
+                           &err);
     if (rc0 == 0 &&
         (rc0 = qc_witness_name_actor(sh->drv, w->conn, sc, sh->proto->engine, w->id, w->inc,
                                      &err)) != 0)

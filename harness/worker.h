@@ -65,6 +65,8 @@ typedef struct qc_shared {
     atomic_int *pids;        /* [workers + 1]: each worker's server session id, then the
                                 reaper's; 0 unknown */
     qc_sched *sched;         /* the schedule over named points, or NULL: actors run freely */
+    qc_proxy *proxy;         /* [network] proxy = on: workers connect through it (the reaper
+                                directly), or NULL */
     /* atomics */
     atomic_int chaos;        /* 1 while planned faults may fire (the chaos phase) */
     atomic_int stop;         /* workers and reaper leave their loops */

@@ -70,6 +70,7 @@ group_a() {
   done
   step "command line (help, bad options, bad DSN, --force, repeat command, output order)" \
     tests/cli.sh
+  step "network faults through the built-in proxy (tests/proxy.sh)" tests/proxy.sh "$dsn_a"
   step "make install PREFIX=tmp, run default from another folder" tests/install.sh
   # the ephemeral scripts themselves: hermetic against PG* / MYSQL*, a child
   # judged by /proc state before it has exec'd, MariaDB under a CPU hog
