@@ -56,6 +56,8 @@ static const char *type_name(qc_ev_type t)
         return "note";
     case QC_EV_WITNESS:
         return "witness";
+    case QC_EV_SESSION:
+        return "session";
     case QC_EV_OTHER:
         break;
     }
