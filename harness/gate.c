@@ -73,6 +73,11 @@ static const gate_scenario battery[] = {
     {"stall_in_work.ini", "lease",
      "a worker frozen mid-work whose renew is refused carries on (exclusive_run)", 0, 0},
     {"grouped.ini", "lease", "a group run twice at once or out of order (group_*)", 0, 1},
+    {"cases/c20_wedged.ini", "lease",
+     "a worker left in a transaction after an error, every request failing (C20, "
+     "worker_progress)", 0, 0},
+    {"clock_skew.ini", "lease", "leases stamped on a skewed client clock (C24, effects_once)", 0,
+     0},
 };
 
 #define NBATTERY (sizeof battery / sizeof battery[0])

@@ -1,5 +1,5 @@
 -- qchaos MUTANT: a claim that manages its own transaction and does not roll back on error (C20)
--- Must be caught by: worker_progress.  Exposed by: scenarios/cases/c20_wedged.ini.
+-- Must be caught by: worker_progress.  Exposed by: scenarios/cases/c20_wedged.ini (in the gate battery).
 -- shared/cases.md C20 (Laravel DatabaseQueue::pop, PR 22394): pop began a
 -- transaction, and when a statement in it threw (a deadlock, a lock wait
 -- timeout) nothing rolled back; the worker caught the exception and went on

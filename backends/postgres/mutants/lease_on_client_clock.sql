@@ -1,5 +1,5 @@
 -- qchaos MUTANT: the lease is stamped on the application's clock, judged on the database's (C24)
--- Must be caught by: effects_once.  Exposed by: scenarios/clock_skew.ini.
+-- Must be caught by: effects_once.  Exposed by: scenarios/clock_skew.ini (in the gate battery).
 -- shared/cases.md C24 (db-scheduler #433): the owner stamps its lease
 -- (heartbeat) with its own host clock, and expiry is judged with another
 -- clock.  Here claim and renew compute lease_until from :client_now_ms (the
