@@ -191,70 +191,74 @@ static void judge_streaks(const qc_history *h, const incref *r, size_t n, const 
     }
 }
 
-/* The incarnation of worker w whose session pid was by the ledger: the
- * worker's latest "session" note (same file) before sample seq, when it
- * names pid; -1 otherwise.  *note gets that note. */
-static int session_inc(const qc_history *h, size_t sample, const qc_event **note)
+/* The latest "session" note (a connect: worker, inc, pid) of each
+ * worker of each ledger, kept while the events are read in seq order. */
+typedef struct latest_note {
+    int file, worker;
+    const qc_event *note;
+} latest_note;
+
+static latest_note *note_slot(latest_note **v, size_t *n, size_t *cap, int file, int worker)
 {
-    const qc_event *s = &h->ev[sample];
-    for (size_t i = sample; i-- > 0;) {
-        const qc_event *e = &h->ev[i];
-        if (e->type != QC_EV_NOTE || e->file != s->file || e->worker != s->worker ||
-            e->note == NULL || strcmp(e->note, "session") != 0)
-            continue;
-        if (e->pid != s->pid)
-            return -1;
-        *note = e;
-        return e->inc;
-    }
-    return -1;
+    for (size_t i = 0; i < *n; i++)
+        if ((*v)[i].file == file && (*v)[i].worker == worker)
+            return &(*v)[i];
+    if (qc__grow((void **)v, cap, *n + 1, sizeof **v) != 0)
+        return NULL;
+    (*v)[*n] = (latest_note){file, worker, NULL};
+    return &(*v)[(*n)++];
 }
 
-/* What one sample shows of its incarnation (rule b). */
-typedef struct sample_view {
-    const qc_event *last_inv, *last_ans; /* its latest request before the sample, answered */
-    int64_t last_ok;                     /* seq of its latest OK answer before it; -1 none */
-    int in_txn;                          /* the session was in a transaction */
-} sample_view;
+/* Per incarnation (by its first index in the sorted refs): a cursor over
+ * its events up to the latest sample (samples of one incarnation come in
+ * seq order: they are of one ledger), what they showed, and the first
+ * sample of the current run of in-transaction samples. */
+typedef struct inc_state {
+    size_t key;
+    size_t pos;                          /* next of its events to read */
+    const qc_event *last_inv, *last_ans; /* its latest request and answer so far */
+    int64_t last_ok;                     /* seq of its latest OK answer; -1 none */
+    int holds_claim;                     /* an OK claim with rows > 0 not yet ended */
+    const qc_event *run_first;
+    int reported;
+} inc_state;
 
-/* Classifies the sample at index si, of the incarnation whose events are
- * r[0..n) (seq order): 0 not judged (no request yet, one in flight, an
+/* Advances st over the incarnation's events r[0..n) before sample si and
+ * classifies the sample: 0 not judged (no request yet, one in flight, an
  * answer that may have come while the sample ran, a claim held in the
- * transaction model), 1 judged (v filled). */
+ * transaction model), 1 judged (*in_txn set). */
 static int view_sample(const qc_history *h, size_t si, const incref *r, size_t n, int txn_model,
-                       sample_view *v)
+                       inc_state *st, int *in_txn)
 {
     const qc_event *s = &h->ev[si];
-    int holds_claim = 0;
 
-    memset(v, 0, sizeof *v);
-    v->last_ok = -1;
-    if (!qc__has_time(s->sent_t) || !qc__has_time(s->t) || s->state == NULL)
-        return 0;
-    for (size_t k = 0; k < n; k++) {
-        const qc_event *e = &h->ev[r[k].ev];
+    for (; st->pos < n; st->pos++) {
+        const qc_event *e = &h->ev[r[st->pos].ev];
         if (e->seq >= s->seq || e->file != s->file)
             break;
         if (e->type == QC_EV_INVOKE)
-            v->last_inv = e;
+            st->last_inv = e;
         else if (is_completion(e))
-            v->last_ans = e;
+            st->last_ans = e;
         if (e->type == QC_EV_OK)
-            v->last_ok = e->seq;
+            st->last_ok = e->seq;
         if (e->type == QC_EV_OK && e->op == QC_OP_CLAIM && e->rows > 0)
-            holds_claim = 1;
+            st->holds_claim = 1;
         else if (e->type == QC_EV_INFO ||
                  (is_completion(e) && (e->op == QC_OP_COMPLETE || e->op == QC_OP_FAIL)))
-            holds_claim = 0; /* committed, rolled back, or the connection is gone */
+            st->holds_claim = 0; /* committed, rolled back, or the connection is gone */
     }
-    if (v->last_inv == NULL || v->last_ans == NULL || v->last_ans->invoke < 0 ||
-        &h->ev[v->last_ans->invoke] != v->last_inv)
+    if (!qc__has_time(s->sent_t) || !qc__has_time(s->t) || s->state == NULL)
+        return 0;
+    if (st->last_inv == NULL || st->last_ans == NULL || st->last_ans->invoke < 0 ||
+        &h->ev[st->last_ans->invoke] != st->last_inv)
         return 0; /* no request yet, or one in flight */
-    if (!qc__has_time(v->last_ans->t) || v->last_ans->t >= s->sent_t || !qc__has_time(v->last_inv->t))
+    if (!qc__has_time(st->last_ans->t) || st->last_ans->t >= s->sent_t ||
+        !qc__has_time(st->last_inv->t))
         return 0; /* its answer may have come while the sample ran */
-    if (txn_model && holds_claim)
+    if (txn_model && st->holds_claim)
         return 0; /* the claim's transaction, held through the work by design */
-    v->in_txn = strncmp(s->state, "idle in transaction", 19) == 0;
+    *in_txn = strncmp(s->state, "idle in transaction", 19) == 0;
     return 1;
 }
 
@@ -262,15 +266,6 @@ static const char *outcome_name(const qc_event *e)
 {
     return e->type == QC_EV_OK ? "ok" : e->type == QC_EV_FAIL ? "fail" : "info";
 }
-
-/* Per incarnation (by its first index in the sorted refs): the first
- * sample of the current run of in-transaction samples, and whether it
- * was reported. */
-typedef struct inc_state {
-    size_t key;
-    const qc_event *run_first;
-    int reported;
-} inc_state;
 
 int qc_check_worker_progress(const qc_history *h, qc_check *out)
 {
@@ -324,14 +319,27 @@ int qc_check_worker_progress(const qc_history *h, qc_check *out)
     /* Rule (b): each sample against its incarnation's requests. */
     inc_state *sts = NULL;
     size_t nst = 0, stcap = 0;
+    latest_note *notes = NULL;
+    size_t nnotes = 0, notecap = 0;
     for (size_t si = 0; si < h->n; si++) {
         const qc_event *s = &h->ev[si], *note = NULL;
+        if (s->type == QC_EV_NOTE && s->worker >= 0 && s->pid >= 0 && s->note != NULL &&
+            strcmp(s->note, "session") == 0) {
+            latest_note *ln = note_slot(&notes, &nnotes, &notecap, s->file, s->worker);
+            if (ln != NULL)
+                ln->note = s;
+            continue;
+        }
         if (s->type != QC_EV_SESSION || s->worker < 0 || s->pid < 0)
             continue;
         nsamples++;
-        int inc = session_inc(h, si, &note);
-        if (inc < 0)
+        /* the sample's session is the incarnation's whose latest connect
+         * named its id (the worker's latest note, same ledger) */
+        latest_note *ln = note_slot(&notes, &nnotes, &notecap, s->file, s->worker);
+        if (ln == NULL || ln->note == NULL || ln->note->pid != s->pid)
             continue;
+        note = ln->note;
+        int inc = note->inc;
         /* the incarnation's events: binary search for its first */
         size_t lo = 0, hi = nr;
         while (lo < hi) {
@@ -357,39 +365,40 @@ int qc_check_worker_progress(const qc_history *h, qc_check *out)
             if (qc__grow((void **)&sts, &stcap, nst + 1, sizeof *sts) != 0)
                 continue; /* out of memory: this sample is not judged */
             st = &sts[nst++];
-            *st = (inc_state){lo, NULL, 0};
+            memset(st, 0, sizeof *st);
+            st->key = lo;
+            st->last_ok = -1;
         }
-        sample_view v;
-        if (!view_sample(h, si, r + lo, end - lo, txn_model, &v)) {
+        int in_txn = 0;
+        if (!view_sample(h, si, r + lo, end - lo, txn_model, st, &in_txn))
             continue;
-        }
         out->opportunities++;
-        if (!v.in_txn) {
+        if (!in_txn) {
             st->run_first = NULL;
             continue;
         }
-        if (st->run_first == NULL || v.last_ok > st->run_first->seq)
+        if (st->run_first == NULL || st->last_ok > st->run_first->seq)
             st->run_first = s; /* an answer that worked since: a new run */
         if (st->reported)
             continue;
         /* (b1) the transaction's own age, when the server gives it (an
          * aborted one has no xact_start in pg_stat_activity) */
         int open_age = qc__has_time(s->xact_ms) && s->xact_ms > bound &&
-                       s->t - s->xact_ms < v.last_inv->t;
+                       s->t - s->xact_ms < st->last_inv->t;
         /* (b2) in a transaction between requests at every sample of a run
          * longer than the bound, and nothing answered OK in between */
         double span = s->sent_t - st->run_first->t;
         int open_run = st->run_first != s && span > bound;
         if (!open_age && !open_run)
             continue;
-        int64_t seqs[5] = {v.last_inv->seq, v.last_ans->seq, note->seq, st->run_first->seq, s->seq};
+        int64_t seqs[5] = {st->last_inv->seq, st->last_ans->seq, note->seq, st->run_first->seq, s->seq};
         if (open_age)
             qc__check_violation(out, QC_NO_JOB, seqs, 5,
                                 "worker %d (incarnation %d): its session %d sat '%s' in a "
                                 "transaction open %.0f ms (bound %.0f ms) after its %s was "
                                 "answered (%s): a transaction left open",
                                 s->worker, note->inc, s->pid, s->state, s->xact_ms, bound,
-                                qc_op_name(v.last_ans->op), outcome_name(v.last_ans));
+                                qc_op_name(st->last_ans->op), outcome_name(st->last_ans));
         else
             qc__check_violation(out, QC_NO_JOB, seqs, 5,
                                 "worker %d (incarnation %d): its session %d was '%s' between "
@@ -397,10 +406,11 @@ int qc_check_worker_progress(const qc_history *h, qc_check *out)
                                 "request answered ok meanwhile (the last: %s, %s): a "
                                 "transaction left open",
                                 s->worker, note->inc, s->pid, s->state, span, bound,
-                                qc_op_name(v.last_ans->op), outcome_name(v.last_ans));
+                                qc_op_name(st->last_ans->op), outcome_name(st->last_ans));
         st->reported = 1;
     }
     free(sts);
+    free(notes);
     free(w);
     free(r);
     sample_opp = out->opportunities - streak_opp;
