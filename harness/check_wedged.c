@@ -43,18 +43,18 @@
  * inc, pid) of its latest connect before the sample.
  * Innocent explanations:
  *   - the transaction model (skip_locked_txn): the claim's transaction is
- *     held through the work until complete or fail, by design; a sample
- *     while the incarnation holds a claim (an OK claim with rows > 0 after
- *     its last answered complete / fail) is not judged;
+ *     held through the work until complete or fail, by design, and the
+ *     worker opens it before its claim is logged and rolls an empty
+ *     claim's back after the answer is logged, both unlogged: a thread
+ *     starved there sits in a transaction between logged requests.  The
+ *     ledger cannot tell that from a leak, so rule (b) judges no sample
+ *     in the transaction model (rule (a) still applies);
  *   - a step of several statements in flight, a worker held at a point
  *     between statements, a client starved between two statements, a
  *     server paused mid-step: the request is in flight (invoke without an
  *     answer before the sample was sent), not judged;
  *   - a stall in work (lease model): the session is idle, not in a
  *     transaction, and is judged as such (no violation);
- *   - the transaction a worker opens just before its claim (transaction
- *     model) began after the latest answered request: not "before it was
- *     sent", not judged;
  *   - a reconnect between the sample and the note: the sampler drops a
  *     session whose worker's published id changed while it ran, and the
  *     note must name the same pid.
@@ -218,15 +218,14 @@ typedef struct inc_state {
     size_t pos;                          /* next of its events to read */
     const qc_event *last_inv, *last_ans; /* its latest request and answer so far */
     int64_t last_ok;                     /* seq of its latest OK answer; -1 none */
-    int holds_claim;                     /* an OK claim with rows > 0 not yet ended */
     const qc_event *run_first;
     int reported;
 } inc_state;
 
 /* Advances st over the incarnation's events r[0..n) before sample si and
  * classifies the sample: 0 not judged (no request yet, one in flight, an
- * answer that may have come while the sample ran, a claim held in the
- * transaction model), 1 judged (*in_txn set). */
+ * answer that may have come while the sample ran, the transaction
+ * model), 1 judged (*in_txn set). */
 static int view_sample(const qc_history *h, size_t si, const incref *r, size_t n, int txn_model,
                        inc_state *st, int *in_txn)
 {
@@ -242,11 +241,6 @@ static int view_sample(const qc_history *h, size_t si, const incref *r, size_t n
             st->last_ans = e;
         if (e->type == QC_EV_OK)
             st->last_ok = e->seq;
-        if (e->type == QC_EV_OK && e->op == QC_OP_CLAIM && e->rows > 0)
-            st->holds_claim = 1;
-        else if (e->type == QC_EV_INFO ||
-                 (is_completion(e) && (e->op == QC_OP_COMPLETE || e->op == QC_OP_FAIL)))
-            st->holds_claim = 0; /* committed, rolled back, or the connection is gone */
     }
     if (!qc__has_time(s->sent_t) || !qc__has_time(s->t) || s->state == NULL)
         return 0;
@@ -256,8 +250,8 @@ static int view_sample(const qc_history *h, size_t si, const incref *r, size_t n
     if (!qc__has_time(st->last_ans->t) || st->last_ans->t >= s->sent_t ||
         !qc__has_time(st->last_inv->t))
         return 0; /* its answer may have come while the sample ran */
-    if (txn_model && st->holds_claim)
-        return 0; /* the claim's transaction, held through the work by design */
+    if (txn_model)
+        return 0; /* its transactions begin and end around logged requests */
     *in_txn = strncmp(s->state, "idle in transaction", 19) == 0;
     return 1;
 }

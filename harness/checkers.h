@@ -204,7 +204,8 @@ void qc_witness_counts_get(const qc_history *h, qc_witness_counts *out);
  * streak); (b) a session sample ("session" event) showing its session
  * "idle in transaction" with a transaction older than max_wedged_ms that
  * began before its latest request, taken while that request was answered
- * (in the transaction model not while it holds a claim).  Opportunities:
+ * (not in the transaction model: its claim's transaction is held through
+ * the work, and begun and rolled back unlogged).  Opportunities:
  * incarnations watched longer than the bound, and samples judged. */
 int qc_check_worker_progress(const qc_history *h, qc_check *out);
 

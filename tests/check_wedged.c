@@ -248,7 +248,8 @@ START_TEST(test_worker_progress_request_in_flight_not_judged)
 END_TEST
 
 /* The transaction model holds the claim's transaction through the work
- * (and a stall in it): not judged while the worker holds a claim. */
+ * (and a stall in it), and begins / rolls back around its claims
+ * unlogged: no sample is judged there. */
 START_TEST(test_worker_progress_txn_model_claim_held_not_judged)
 {
     qc_check c;
@@ -273,6 +274,21 @@ START_TEST(test_worker_progress_txn_model_claim_held_not_judged)
     run(qc_check_worker_progress, text, &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.nviolations, 1);
+    free(c.v);
+    /* an empty claim answered, its rollback not yet sent (a starved
+     * thread): in a transaction between logged requests, innocent */
+    run(qc_check_worker_progress,
+        HEADER_TXN
+        "{'seq':1,'t':0,'type':'note','note':'session','worker':3,'inc':0,'pid':99}\n"
+        "{'seq':2,'t':10,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"
+        "{'seq':3,'t':11,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':0}\n"
+        "{'seq':4,'t':7001,'type':'session','worker':3,'pid':99,'sent_t':7000,"
+        "'state':'idle in transaction','xact_ms':6995}\n"
+        "{'seq':5,'t':9001,'type':'session','worker':3,'pid':99,'sent_t':9000,"
+        "'state':'idle in transaction','xact_ms':8995}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.nviolations, 0);
     free(c.v);
 }
 END_TEST
