@@ -302,6 +302,7 @@ int qc_check_all(const qc_history *h, qc_check **out, size_t *n)
         qc_check_bounded_failure,
         qc_check_no_early_reap,
         qc_check_batch_bound,
+        qc_check_retry_delay,
         qc_check_bounded_idle_polling,
         qc_check_witness_agrees,
         qc_check_witness_owner,

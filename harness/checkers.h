@@ -87,6 +87,16 @@ int qc_check_exclusive_run(const qc_history *h, qc_check *out);
  * "batch".  Opportunities: non-empty claims; none when batch is unknown. */
 int qc_check_batch_bound(const qc_history *h, qc_check *out);
 
+/* retry_delay (check_retry.c; shared/cases.md C04): a job given back by an
+ * OK fail with rows > 0 and a retry delay D ms (the fail's "delay_ms",
+ * written when the protocol's fail reads :delay_ms) must not be claimed
+ * again before D has passed: the first OK claim of it answered after the
+ * fail was sent is a violation when it was answered less than D - margin
+ * ms (client clock) after the fail was sent and, when both report server
+ * times, the server's clock agrees.  Opportunities: such fails followed by
+ * a claim of their job.  Thread-safe (read-only on h). */
+int qc_check_retry_delay(const qc_history *h, qc_check *out);
+
 /* recovery (check_recovery.c): a job abandoned by a fault (kill_after_claim,
  * kill_after_effect, lost_request, stall_beyond_lease; poison when the
  * header says "poison_mode":"crash") must be recovered within the bound

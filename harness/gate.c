@@ -49,6 +49,10 @@ static const gate_scenario battery[] = {
     {"scripts/c09_rescuer.ini", "lease",
      "scripted: a rescuer between its read and its write while the owner completes (C09)", 0,
      0},
+    {"scripts/c04_aba.ini", NULL,
+     "scripted: a claim between its read and its write while another worker claims and fails "
+     "the job (C04: retry_delay)",
+     0, 0},
     {"scripts/c01_snapshot.ini", "transaction",
      "scripted: a claim's snapshot taken before another worker completes the job (C01)", 0, 0},
     {"kill_after_claim.ini", NULL,
@@ -56,7 +60,9 @@ static const gate_scenario battery[] = {
     {"kill_after_effect.ini", "lease", "an unstable op key (effects_once)", 0, 0},
     {"lost_ack.ini", NULL, "a lost answer to a committed complete (acked_durable, "
                            "no_false_success)", 0, 0},
-    {"poison.ini", "lease", "no dead letter, no error kept (bounded_failure)", 0, 0},
+    {"poison.ini", "lease",
+     "no dead letter, no error kept, a retry before its delay (bounded_failure, retry_delay)", 0,
+     0},
     {"max_attempts.ini", "lease", "max_attempts not honoured (no_lost_jobs, bounded_failure)", 0,
      0},
     {"cases/c12_poison_crash.ini", "lease", "a crash loop never dead-lettered (C12)", 0, 0},

@@ -139,7 +139,8 @@ typedef struct qc_event {
     const char *note;     /* note: what it is ("server_count", "fault plan" ...) */
     int64_t calls;        /* note server_count: the server's count of claim
                              statements (pg_stat_statements); -1 absent */
-    long delay_ms;        /* ok enqueue: scheduled this far ahead (ms); 0 */
+    long delay_ms;        /* ok enqueue: scheduled this far ahead (ms); ok
+                             fail: the retry delay it asked for (ms); 0 */
     const char *group;    /* ok enqueue / ok claim: the job's group key
                              (conversation group, lock); NULL: no group */
     double pause_ms;      /* invoke claim: the pause (ms) the worker's idle

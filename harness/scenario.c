@@ -897,7 +897,7 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err)
     if (s->checkers[0]) {
         static const char *const known =
             ",exclusive_claim,double_complete,no_lost_jobs,acked_durable,stale_token_rejected,"
-            "no_false_success,effects_once,exclusive_run,recovery,bounded_failure,no_early_reap,batch_bound,"
+            "no_false_success,effects_once,exclusive_run,recovery,bounded_failure,no_early_reap,batch_bound,retry_delay,"
             "bounded_idle_polling,group_exclusive,group_order,worker_progress,";
         char buf[1024];
         snprintf(buf, sizeof buf, "%s", s->checkers);

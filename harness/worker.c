@@ -585,6 +585,16 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
             snprintf(c->token, sizeof c->token, "%s", tok);
         }
     }
+    if (step == QC_STEP_FAIL) {
+        /* what the fail asked for and what the server made of it: the
+         * retry_delay checker (check_retry.c) judges the next claim by them;
+         * a fail step that does not read :delay_ms promised no delay */
+        if (sh->sc->retry_delay_ms > 0 && qc_protocol_reads(sh->proto, QC_STEP_FAIL, "delay_ms"))
+            json_object_set_new(e, "delay_ms", json_integer(sh->sc->retry_delay_ms));
+        const char *st = qc_result_get(&r, 0, "state");
+        if (st)
+            json_object_set_new(e, "state", json_string(st));
+    }
     if (step == QC_STEP_COMPLETE) {
         /* The worker's own bookkeeping: a 0-row complete is NOT a success
          * (the job changed owner or state; see the READPAST seed). */

@@ -826,7 +826,7 @@ START_TEST(test_check_all_overlap_ledger_every_verdict)
 {
     static const char *const later[] = {
         "stale_token_rejected", "no_false_success", "effects_once", "exclusive_run", "recovery",
-        "bounded_failure",      "no_early_reap",    "batch_bound", "bounded_idle_polling",
+        "bounded_failure",      "no_early_reap",    "batch_bound", "retry_delay", "bounded_idle_polling",
         "witness_agrees",       "witness_owner",    "worker_progress", "group_exclusive",
         "group_order"};
     qc_history h;
@@ -919,6 +919,7 @@ START_TEST(test_check_all_large_correct_ledger_passes)
                      strcmp(c[i].name, "exclusive_run") != 0 &&
                      strcmp(c[i].name, "bounded_failure") != 0 &&
                      strcmp(c[i].name, "bounded_idle_polling") != 0 &&
+                     strcmp(c[i].name, "retry_delay") != 0 &&
                      strcmp(c[i].name, "group_exclusive") != 0 &&
                      strcmp(c[i].name, "group_order") != 0;
         int witness = strncmp(c[i].name, "witness_", 8) == 0; /* this ledger has none */

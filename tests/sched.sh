@@ -53,6 +53,18 @@ expect "C09 script on reap_read_then_write: job 1 claimed again after its comple
   --out "$work/c09-m"
 expect "C09 script on skip_locked: pass" 0 "verdict: PASS" \
   run scenarios/scripts/c09_rescuer.ini --seed 1 --out "$work/c09-c"
+expect "C04 script on claim_rechecks_state_only: job 1 claimed before its retry delay" 1 \
+  "retry_delay: job 1: claimed by worker 1" \
+  run scenarios/scripts/c04_aba.ini --protocol $P/mutants/claim_rechecks_state_only.sql --seed 1 \
+  --out "$work/c04-m"
+expect "C04 script on skip_locked: pass, retry_delay judged" 0 "verdict: PASS" \
+  run scenarios/scripts/c04_aba.ini --seed 1 --out "$work/c04-c"
+if jq -e '.checkers[] | select(.name == "retry_delay" and .verdict == "PASS" and .opportunities > 0)' \
+  "$work/c04-c/results.json" >/dev/null 2>&1; then
+  ok "retry_delay PASS with opportunities on skip_locked"
+else
+  bad "retry_delay not PASS with opportunities in $work/c04-c/results.json"
+fi
 expect "a step waiting for a row lock is recorded as blocked and the next step goes" 1 \
   "5 of 5 steps carried out, 1 blocked" \
   run scenarios/scripts/lock_wait.ini --protocol $P/mutants/select_then_update.sql --seed 1 \
