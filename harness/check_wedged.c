@@ -299,7 +299,8 @@ int qc_check_worker_progress(const qc_history *h, qc_check *out)
         }
         r[nr++] = (incref){e->file, e->worker, e->inc, i};
     }
-    qsort(r, nr, sizeof *r, cmp_incref);
+    if (nr > 1)
+        qsort(r, nr, sizeof *r, cmp_incref); /* r is NULL when there is no request */
     for (size_t i = 0; i < nr;) {
         size_t j = i;
         while (j < nr && r[j].file == r[i].file && r[j].worker == r[i].worker &&
@@ -334,6 +335,8 @@ int qc_check_worker_progress(const qc_history *h, qc_check *out)
             continue;
         note = ln->note;
         int inc = note->inc;
+        if (nr == 0)
+            continue; /* no request at all: nothing to judge the sample against */
         /* the incarnation's events: binary search for its first */
         size_t lo = 0, hi = nr;
         while (lo < hi) {
