@@ -74,7 +74,7 @@ typedef enum {
  * :incarnation the restart count ("0", "1", ...). */
 #define QC_PARAM_NAMES \
     "job_id token lease_ms worker worker_id incarnation batch payload group_key error " \
-    "delay_ms max_attempts pid op_key"
+    "delay_ms max_attempts pid op_key client_now_ms"
 
 typedef struct qc_stmt {
     int id;          /* unique within the protocol: the driver's prepared name */

@@ -60,6 +60,8 @@ static const char *type_name(qc_ev_type t)
         return "witness";
     case QC_EV_SWITCH_SNAPSHOT:
         return "switch_snapshot";
+    case QC_EV_SESSION:
+        return "session";
     case QC_EV_OTHER:
         break;
     }

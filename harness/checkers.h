@@ -207,6 +207,18 @@ typedef struct qc_witness_counts {
 
 void qc_witness_counts_get(const qc_history *h, qc_witness_counts *out);
 
+/* worker_progress (check_wedged.c, issue 17, C20): a worker incarnation
+ * alive but making no progress: (a) at least 3 requests in a row answered
+ * "fail" over more than the header's max_wedged_ms (client ms, cut at
+ * planned fault windows, statement timeouts and lost connections end a
+ * streak); (b) a session sample ("session" event) showing its session
+ * "idle in transaction" with a transaction older than max_wedged_ms that
+ * began before its latest request, taken while that request was answered
+ * (not in the transaction model: its claim's transaction is held through
+ * the work, and begun and rolled back unlogged).  Opportunities:
+ * incarnations watched longer than the bound, and samples judged. */
+int qc_check_worker_progress(const qc_history *h, qc_check *out);
+
 /* Runs every checker; *out is a new array of *n checks freed with
  * qc_checks_free. */
 int qc_check_all(const qc_history *h, qc_check **out, size_t *n);

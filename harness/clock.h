@@ -11,6 +11,11 @@
 /* Monotonic milliseconds (fractional) since an arbitrary origin.  Thread-safe. */
 double qc_clock_ms(void);
 
+/* The client's wall clock (CLOCK_REALTIME), epoch milliseconds: only for
+ * :client_now_ms, the application's own notion of now that a protocol may
+ * (wrongly) compute leases with; never for a checker.  Thread-safe. */
+double qc_clock_epoch_ms(void);
+
 /* Sleeps ms milliseconds (fractional allowed, <= 0 returns at once); resumes
  * after signals.  Thread-safe. */
 void qc_clock_sleep_ms(double ms);

@@ -84,6 +84,11 @@ static const gate_scenario battery[] = {
      1, 0},
     {"network_half_open.ini", "lease",
      "a half-open connection: a worker without a client timeout wedges (no_lost_jobs)", 1, 0},
+    {"cases/c20_wedged.ini", "lease",
+     "a worker left in a transaction after an error, every request failing (C20, "
+     "worker_progress)", 0, 0},
+    {"clock_skew.ini", "lease", "leases stamped on a skewed client clock (C24, effects_once)", 0,
+     0},
 };
 
 #define NBATTERY (sizeof battery / sizeof battery[0])

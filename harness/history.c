@@ -314,7 +314,7 @@ static qc_ev_type parse_type(const char *s)
         {"invoke", QC_EV_INVOKE},     {"ok", QC_EV_OK},           {"fail", QC_EV_FAIL},
         {"info", QC_EV_INFO},         {"effect", QC_EV_EFFECT},   {"fault", QC_EV_FAULT},
         {"snapshot", QC_EV_SNAPSHOT}, {"monitor", QC_EV_MONITOR}, {"end", QC_EV_END},
-        {"note", QC_EV_NOTE},         {"witness", QC_EV_WITNESS},
+        {"note", QC_EV_NOTE},         {"witness", QC_EV_WITNESS},   {"session", QC_EV_SESSION},
         {"switch_snapshot", QC_EV_SWITCH_SNAPSHOT},
     };
     for (size_t i = 0; s != NULL && i < sizeof map / sizeof map[0]; i++)
@@ -436,12 +436,12 @@ static int parse_header(part *pt, json_t *o, where w, qc_err *err)
     static const char *const nums[] = {"lease_ms",          "max_attempts", "reaper_interval_ms",
                                        "recovery_slack_ms", "workers",      "jobs",
                                        "batch",             "idle_base_ms", "idle_cap_ms",
-                                       "max_idle_pause_ms", "max_pickup_ms"};
+                                       "max_idle_pause_ms", "max_pickup_ms", "max_wedged_ms"};
     hdr_rec r;
     long *dst[] = {&r.info.lease_ms,          &r.info.max_attempts, &r.info.reaper_interval_ms,
                    &r.info.recovery_slack_ms, &r.info.workers,      &r.info.jobs,
                    &r.info.batch,             &r.info.idle_base_ms, &r.info.idle_cap_ms,
-                   &r.info.max_idle_pause_ms, &r.info.max_pickup_ms};
+                   &r.info.max_idle_pause_ms, &r.info.max_pickup_ms, &r.info.max_wedged_ms};
     json_t *v;
 
     memset(&r, 0, sizeof r);
@@ -592,6 +592,10 @@ static void event_init(qc_event *e)
     e->work_ms = QC_NO_TIME;
     e->exclusive = -1;
     e->complete = -1;
+    e->pid = -1;
+    e->xact_ms = QC_NO_TIME;
+    e->state_ms = QC_NO_TIME;
+    e->sent_t = QC_NO_TIME;
     e->w_id = -1;
     e->w_job = QC_NO_JOB;
     e->w_txid = -1;
@@ -648,6 +652,10 @@ static const struct field {
     {"complete", F_BOOL, offsetof(qc_event, complete)},
     {"planned", F_LONG, offsetof(qc_event, planned)},
     {"target", F_INT, offsetof(qc_event, target)},
+    {"pid", F_INT, offsetof(qc_event, pid)},
+    {"xact_ms", F_DOUBLE, offsetof(qc_event, xact_ms)},
+    {"state_ms", F_DOUBLE, offsetof(qc_event, state_ms)},
+    {"sent_t", F_DOUBLE, offsetof(qc_event, sent_t)},
 };
 
 /* The fields of a witness line (QC_EV_WITNESS): only these, and seq / t. */

@@ -75,8 +75,10 @@ typedef enum {
     QC_EV_END,      /* end of run marker */
     QC_EV_NOTE,     /* a remark: fault plan, server_count, connect failures */
     QC_EV_WITNESS,  /* a committed row change the server's witness recorded (witness.h) */
-    QC_EV_SWITCH_SNAPSHOT /* one row of the state a promoted replica starts from, read
-                             before its promotion (nemesis.c; fault = the switch kind) */
+    QC_EV_SWITCH_SNAPSHOT, /* one row of the state a promoted replica starts from, read
+                              before its promotion (nemesis.c; fault = the switch kind) */
+    QC_EV_SESSION   /* a sample of a worker's server session (pg_stat_activity,
+                       innodb_trx): check_wedged.c */
 } qc_ev_type;
 
 /* Who made a witness row change, from its session name (witness.h). */
@@ -163,6 +165,14 @@ typedef struct qc_event {
                              sessions (qchaos started it), 0 shared, -1 absent */
     int complete;         /* note witness: 1 the side table was read to its end,
                              0 in part; -1 absent */
+    int pid;              /* note "session" (a worker's connect) and session samples:
+                             the server session id; -1 absent */
+    double xact_ms;       /* session sample: age of its open transaction on the server
+                             clock (now - xact_start, ms); QC_NO_TIME none open */
+    double state_ms;      /* session sample: time in its state (now - state_change, ms);
+                             QC_NO_TIME unknown */
+    double sent_t;        /* session sample: client ms (like t) the sampling query was
+                             sent; QC_NO_TIME absent */
     /* Witness row (QC_EV_WITNESS): its own fields, never the generic ones
      * above (job, worker, token ... stay absent, so that no checker takes a
      * row change for a request).  Strings interned, NULL for SQL NULL. */
@@ -203,6 +213,7 @@ typedef struct qc_run_info {
     double idle_jitter;
     double max_idle_polls_per_s;    /* bounded_idle_polling bounds; 0 unknown */
     long max_idle_pause_ms, max_pickup_ms;
+    long max_wedged_ms;      /* worker_progress's bound (header "max_wedged_ms"); 0 unknown */
     int heartbeat;           /* header "heartbeat": 1 workers renew every lease/3
                                 while working, 0 not; -1 unknown */
     int sink_plain;          /* header "sink": 1 "plain" (every delivery applied),

@@ -8,6 +8,7 @@
  * `qchaos audit` on the same ledger gives the same verdict.
  */
 #include "runner.h"
+#include "sessions.h"
 #include "sched.h"
 #include "actor.h"
 #include "adapter.h"
@@ -215,6 +216,13 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "max_idle_polls_per_s", json_real(rate));
     json_object_set_new(h, "max_idle_pause_ms", json_integer(pause));
     json_object_set_new(h, "max_pickup_ms", json_integer(pickup));
+    json_object_set_new(h, "max_wedged_ms", json_integer(qc_scenario_max_wedged_ms(s)));
+    if (s->nclock_skew > 0) { /* each worker's client clock offset (ms), by worker id */
+        json_t *sk = json_array();
+        for (long i = 0; i < s->workers; i++)
+            json_array_append_new(sk, json_integer(qc_scenario_clock_skew_ms(s, (int)i)));
+        json_object_set_new(h, "clock_skew_ms", sk);
+    }
     json_object_set_new(h, "poison_mode", json_string(s->poison_crash ? "crash" : "fail"));
     json_object_set_new(h, "sink", json_string(s->sink_idempotent ? "idempotent" : "plain"));
     json_object_set_new(h, "heartbeat", json_boolean(s->heartbeat));
@@ -321,6 +329,9 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
             qc_params_set(&p, "worker", "w-1.0");
             qc_params_set(&p, "worker_id", "-1");
             qc_params_set(&p, "incarnation", "0");
+            char cnow[32]; /* the enqueuer's clock has no skew */
+            snprintf(cnow, sizeof cnow, "%.0f", qc_clock_epoch_ms());
+            qc_params_set(&p, "client_now_ms", cnow);
             qc_result r = {0};
             rc = qc_protocol_run(d, c, proto, QC_STEP_ENQUEUE, &p, &r, err);
             const char *id = rc == 0 ? qc_result_get(&r, 0, "job_id") : NULL;
@@ -1434,6 +1445,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         m.ok = 0;
         if (ctl)
             sample_monitor(d, ctl, proto, lb, &m);
+        /* worker_progress's samples (sessions.h): only where a worker's
+         * published id is its own server session (no pooler between). */
+        if (ctl && !s->adapter_command[0] && strcmp(s->pooler, "pgbouncer") && !sh.dsn_role)
+            qc_sessions_sample(d, ctl, proto->engine, pids, s->workers, sh.t0, lb);
         int chaos_over = s->duration_s <= 0 || el >= s->duration_s;
         if (chaos_over && s->duration_s > 0 && atomic_load(&sh.chaos)) {
             /* heal: faults stop, stalled workers wake */

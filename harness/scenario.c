@@ -60,6 +60,8 @@ void qc_scenario_defaults(qc_scenario *s)
     s->max_idle_polls_per_s = 0;
     s->max_idle_pause_ms = 0;
     s->max_pickup_ms = 0;
+    s->max_wedged_ms = 0;
+    s->nclock_skew = 0;
     s->stall_factor = 2.0;
     s->restart_delay_ms = 200;
     s->poison_crash = 0;
@@ -249,6 +251,37 @@ static int parse_range(const char *v, long *lo, long *hi)
         return 1;                                                                         \
     }
 
+/* "N" or "A,B,C": per-worker clock offsets (ms).  Returns 0, or -1 for a
+ * bad list (s unchanged). */
+static int parse_skews(const char *value, qc_scenario *s)
+{
+    long v[QC_MAX_CLOCK_SKEWS];
+    int n = 0;
+    const char *p = value;
+
+    for (;;) {
+        char *end;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        errno = 0;
+        long x = strtol(p, &end, 10);
+        if (end == p || errno != 0 || x < -86400000L || x > 86400000L || n >= QC_MAX_CLOCK_SKEWS)
+            return -1;
+        v[n++] = x;
+        p = end;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '\0')
+            break;
+        if (*p != ',')
+            return -1;
+        p++;
+    }
+    memcpy(s->clock_skew_ms, v, (size_t)n * sizeof *v);
+    s->nclock_skew = n;
+    return 0;
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     parse_ctx *c = user;
@@ -322,13 +355,14 @@ static int handler(void *user, const char *section, const char *name, const char
         LONGKEY("bounds", "recovery_slack_ms", recovery_slack_ms, 0)
         LONGKEY("bounds", "max_idle_pause_ms", max_idle_pause_ms, 1)
         LONGKEY("bounds", "max_pickup_ms", max_pickup_ms, 1)
+        LONGKEY("bounds", "max_wedged_ms", max_wedged_ms, 1)
         if (!strcmp(name, "max_idle_polls_per_s"))
             return parse_double(value, 0.001, 1e9, &s->max_idle_polls_per_s)
                        ? fail(c, "%s must be a number > 0, got '%s'", name, value)
                        : 1;
         return fail(c,
                     "unknown key '%s' in [%s] (expected recovery_slack_ms, "
-                    "max_idle_polls_per_s, max_idle_pause_ms, max_pickup_ms)",
+                    "max_idle_polls_per_s, max_idle_pause_ms, max_pickup_ms, max_wedged_ms)",
                     name, section);
     }
     if (!strcmp(section, "faults")) {
@@ -345,11 +379,17 @@ static int handler(void *user, const char *section, const char *name, const char
                        : 1;
         LONGKEY("faults", "restart_delay_ms", restart_delay_ms, 0)
         CHOICEKEY("poison_mode", poison_crash, "fail", "crash")
+        if (!strcmp(name, "clock_skew_ms"))
+            return parse_skews(value, s)
+                       ? fail(c, "%s must be milliseconds or a comma list of them (at most %d, "
+                                 "each within +-86400000), e.g. 0,2500,-2500, got '%s'",
+                              name, QC_MAX_CLOCK_SKEWS, value)
+                       : 1;
         return fail(c,
                     "unknown key '%s' in [%s] (expected kill_after_claim, kill_after_effect, "
                     "stall_beyond_lease, lost_ack, lost_request, poison, "
                     "stall_until_reclaimed, stall_in_work, half_open, reset, stall_factor, "
-                    "restart_delay_ms, poison_mode)",
+                    "restart_delay_ms, poison_mode, clock_skew_ms)",
                     name, section);
     }
     if (!strcmp(section, "policy")) {
@@ -924,7 +964,7 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err)
         static const char *const known =
             ",exclusive_claim,double_complete,no_lost_jobs,acked_durable,stale_token_rejected,"
             "no_false_success,effects_once,exclusive_run,recovery,bounded_failure,no_early_reap,batch_bound,retry_delay,"
-            "bounded_idle_polling,group_exclusive,group_order,";
+            "bounded_idle_polling,group_exclusive,group_order,worker_progress,";
         char buf[1024];
         snprintf(buf, sizeof buf, "%s", s->checkers);
         char *save = NULL;
@@ -945,4 +985,23 @@ long qc_scenario_statement_timeout_ms(const qc_scenario *s)
     if (s->statement_timeout_ms >= 0)
         return s->statement_timeout_ms;
     return s->lease_ms > 3000 ? 10 * s->lease_ms : 30000;
+}
+
+long qc_scenario_max_wedged_ms(const qc_scenario *s)
+{
+    long b = 5000;
+    if (s->max_wedged_ms > 0)
+        return s->max_wedged_ms;
+    if (3 * s->lease_ms > b)
+        b = 3 * s->lease_ms;
+    if (2 * s->work_ms_max + s->lease_ms > b)
+        b = 2 * s->work_ms_max + s->lease_ms;
+    return b;
+}
+
+long qc_scenario_clock_skew_ms(const qc_scenario *s, int worker_id)
+{
+    if (worker_id < 0 || s->nclock_skew <= 0)
+        return 0;
+    return s->clock_skew_ms[worker_id % s->nclock_skew];
 }

@@ -10,10 +10,12 @@
  *              statement_timeout_ms (0 = none; default max(30000, 10 x lease_ms))
  *   [idle]     base_ms, cap_ms, jitter (0..1)
  *   [drain]    timeout_s, monitor_interval_ms, idle_tail_s
- *   [bounds]   recovery_slack_ms, max_idle_polls_per_s, max_idle_pause_ms, max_pickup_ms
+ *   [bounds]   recovery_slack_ms, max_idle_polls_per_s, max_idle_pause_ms, max_pickup_ms,
+ *              max_wedged_ms
  *   [faults]   kill_after_claim, kill_after_effect, stall_beyond_lease, lost_ack,
  *              lost_request, poison (each N jobs or R%), stall_factor,
- *              restart_delay_ms, poison_mode (fail|crash)
+ *              restart_delay_ms, poison_mode (fail|crash), clock_skew_ms (N or a
+ *              comma list of ms, per worker id, cycling)
  *   [policy]   heartbeat (yes|no), heartbeat_every_ms, on_renew_refused (stop|continue:
  *              continue is a mutant), count_zero_row_complete (yes|no: a mutant),
  *              on_lost_ack (retry|fail: delayed_job's reaction, shared/cases.md C06),
@@ -45,6 +47,8 @@
 #include "fault.h"
 #include "proxy.h"
 
+#define QC_MAX_CLOCK_SKEWS 64
+
 typedef struct qc_scenario {
     char path[1024];         /* file it came from ("" for defaults only) */
     char name[128];
@@ -71,11 +75,19 @@ typedef struct qc_scenario {
     double max_idle_polls_per_s; /* per worker, during idle streaks; 0 = derived from [idle] */
     long max_idle_pause_ms;  /* longest pause after an empty claim; 0 = derived */
     long max_pickup_ms;      /* job due on an empty queue -> claimed; 0 = derived */
+    long max_wedged_ms;      /* worker_progress: a failing streak or an open transaction
+                                longer than this (ms) is a wedge; 0 = derived
+                                (qc_scenario_max_wedged_ms) */
     /* [faults]: per-job plan (count or rate), see fault.h */
     qc_fault_spec faults[QC_FAULT_COUNT];
     double stall_factor;     /* stall = lease_ms * stall_factor */
     long restart_delay_ms;   /* a killed worker's new incarnation starts after this */
     int poison_crash;        /* 1: a poison job kills its worker (C12); 0: effect fails, fail() */
+    /* [faults] clock_skew_ms: worker i's client clock offset (ms) is
+     * clock_skew_ms[i mod nclock_skew] (0 for the reaper and the enqueuer);
+     * nclock_skew 0 = no skew.  Bound into every step as :client_now_ms. */
+    long clock_skew_ms[QC_MAX_CLOCK_SKEWS];
+    int nclock_skew;
     int heartbeat;           /* [policy] 1: renew every lease/3 while working */
     int count_zero_rows;     /* [policy] 1 (a policy mutant): a 0-row complete counts as success */
     int lost_ack_fail;       /* [policy] on_lost_ack = fail: call fail instead of retrying complete */
@@ -157,6 +169,17 @@ typedef struct qc_scenario {
  * max(10000, 3 x (lease_ms x stall_factor + work_ms max)): longer than any
  * action a scenario plans. */
 long qc_scenario_hold_timeout_ms(const qc_scenario *s);
+
+/* worker_progress's bound, ms: [bounds] max_wedged_ms, else
+ * max(5000, 3 x lease_ms, 2 x work_ms max + lease_ms): a worker whose every
+ * request fails, or whose session sits in a transaction between requests,
+ * this long is wedged (longer than any work, renew period or retry a
+ * scenario plans). */
+long qc_scenario_max_wedged_ms(const qc_scenario *s);
+
+/* Worker worker_id's client clock offset, ms ([faults] clock_skew_ms; 0
+ * without one, and for the reaper / enqueuer, worker_id < 0). */
+long qc_scenario_clock_skew_ms(const qc_scenario *s, int worker_id);
 
 /* Fills s with the built-in defaults (16 workers, 20000 jobs, lease 5000 ms,
  * protocol backends/postgres/skip_locked.sql). */

@@ -329,7 +329,7 @@ static void set_time(json_t *e, const char *key, const char *v)
  * who sends it and the scenario's values (README "Parameters"). */
 typedef struct actor_params {
     char worker[40], worker_id[16], incarnation[16], lease[24], batch[24], delay[24],
-        max_att[24];
+        max_att[24], client_now[32];
 } actor_params;
 
 /* Binds w's identity and the scenario's lease_ms, batch, delay_ms (the
@@ -355,6 +355,12 @@ static void bind_actor(const qc_worker *w, actor_params *b, qc_params *p)
     qc_params_set(p, "batch", b->batch);
     qc_params_set(p, "delay_ms", b->delay);
     qc_params_set(p, "max_attempts", b->max_att);
+    /* :client_now_ms: the application's clock (epoch ms, CLOCK_REALTIME)
+     * plus this worker's [faults] clock_skew_ms, read when the step is
+     * bound, as an application server stamps a time it computes. */
+    snprintf(b->client_now, sizeof b->client_now, "%.0f",
+             qc_clock_epoch_ms() + (double)qc_scenario_clock_skew_ms(sc, w->id));
+    qc_params_set(p, "client_now_ms", b->client_now);
 }
 
 typedef struct claimed {
@@ -491,6 +497,15 @@ static void publish_pid(qc_worker *w)
     }
     /* the reaper's is after the workers' (the schedule's lock check) */
     atomic_store(&sh->pids[w->id >= 0 ? w->id : (int)sh->sc->workers], pid);
+    if (pid > 0) {
+        /* Which session this incarnation now talks on: worker_progress
+         * maps the monitor's session samples to worker and incarnation by
+         * it (check_wedged.c). */
+        json_t *e = event(w, "note", NULL, -1);
+        json_object_set_new(e, "note", json_string("session"));
+        json_object_set_new(e, "pid", json_integer(pid));
+        emit(w, e, INT64_MIN);
+    }
 }
 
 /* Records a fault the harness injects on purpose. until_ms > 0 marks the

@@ -480,6 +480,14 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
         put(buf, n, &len, "note: %s", e->note ? e->note : "(none)");
         if (e->calls >= 0)
             put(buf, n, &len, ", the server counted %lld claim statements", (long long)e->calls);
+        if (e->pid >= 0)
+            put(buf, n, &len, ", worker %d.%d on server session %d", e->worker, e->inc, e->pid);
+        break;
+    case QC_EV_SESSION:
+        put(buf, n, &len, "the monitor saw worker %d's server session %d %s", e->worker, e->pid,
+            e->state ? e->state : "(state unknown)");
+        if (e->xact_ms >= 0)
+            put(buf, n, &len, ", its transaction open %.0f ms", e->xact_ms);
         break;
     case QC_EV_WITNESS:
         put(buf, n, &len, "the witness saw session %s %s job %s",

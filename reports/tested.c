@@ -64,6 +64,11 @@ static const struct gloss {
      "a claim of a grouped job"},
     {"group_order", "a group's jobs complete in the order they were enqueued",
      "a completion of a grouped job"},
+    {"worker_progress",
+     "a live worker makes progress: its requests do not all fail for longer than the bound, and "
+     "its session is not left in a transaction between its requests",
+     "a worker incarnation watched longer than the bound, or a sample of its session between "
+     "requests"},
 };
 
 const char *qc__glossary(const char *checker, const char **opportunity)

@@ -708,7 +708,7 @@ START_TEST(test_load_unknown_parameter_einval)
                  3,
                  "unknown parameter :tokn in step 'complete' (expected one of job_id, token, "
                  "lease_ms, worker, worker_id, incarnation, batch, payload, group_key, error, "
-                 "delay_ms, max_attempts, pid, op_key)",
+                 "delay_ms, max_attempts, pid, op_key, client_now_ms)",
                  0);
     expect_error("-- name: fail\n"
                  "SELECT id AS base FROM t;\n"

@@ -109,6 +109,8 @@ group_a() {
   # qchaos shrink: its input errors, SIGINT, and a failing 16-worker chaos
   # run of a mutant cut to at most 3 workers and 10 jobs that still fails
   step "qchaos shrink (tests/shrink.sh)" tests/shrink.sh
+  # issue 17: C20 wedged workers (worker_progress) and C24 clock skew
+  step "wedged workers and clock skew (tests/wedged.sh)" tests/wedged.sh "$dsn_a"
 }
 
 group_b() {
