@@ -1427,6 +1427,8 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     double start = qc_clock_ms();
     int drained = 0, timed_out = 0;
     double drained_at = 0;
+    double sched_wait_s = 0; /* how long the schedule held its actors after the chaos phase */
+    int sched_free_at = 0;   /* the schedule was done, released or abandoned */
     monitor_sample m = {0};
     while (!atomic_load(&sh.stop)) {
         qc_clock_sleep_ms((double)s->monitor_interval_ms);
@@ -1482,7 +1484,19 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         }
         if (drained && el >= drained_at + s->idle_tail_s)
             break;
-        if (!drained && chaos_over && el >= s->duration_s + s->drain_timeout_s) {
+        /* The drain timeout does not run while a schedule still holds its
+         * actors (a job the schedule holds is not lost): the schedule's own
+         * hold timeout abandons it first, and the drain timeout counts
+         * from then on (issue 12: a two-statement claim held by a script
+         * was judged a lost job). */
+        if (!drained && sched != NULL && !qc_sched_settled(sched) && !sched_free_at)
+            sched_wait_s = el - (s->duration_s > 0 ? s->duration_s : 0) > 120.0
+                               ? 120.0
+                               : el - (s->duration_s > 0 ? s->duration_s : 0);
+        else if (sched != NULL)
+            sched_free_at = 1;
+        if (!drained && chaos_over &&
+            el >= s->duration_s + (sched_wait_s > 0 ? sched_wait_s : 0) + s->drain_timeout_s) {
             timed_out = 1;
             break;
         }
@@ -1495,6 +1509,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         qc_sched_stats(sched, &done_n, &total_n, &blocked_n);
         if (qc_sched_abandoned(sched))
             fprintf(stderr, "qchaos: schedule abandoned: %s\n", qc_sched_abandoned(sched));
+        else if (qc_sched_released(sched))
+            fprintf(stderr, "qchaos: schedule released after %d of %d steps: %s\n", done_n,
+                    total_n, qc_sched_released(sched));
         else if (total_n > 0)
             fprintf(stderr, "qchaos: schedule: %d of %d steps carried out, %d blocked\n", done_n,
                     total_n, blocked_n);

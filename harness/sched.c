@@ -62,6 +62,7 @@ struct qc_sched {
     double lock_asked;       /* ms: when the lock check last said "not waiting" */
     char source[512];
     char why[1024];
+    char released[1024];     /* why the script's race could not be set up; "" */
 };
 
 static const char *step_points[] = {"claim", "complete", "renew", "fail", "reap"};
@@ -313,6 +314,24 @@ static void abandon(qc_sched *s, const char *why)
     pthread_cond_broadcast(&s->cv);
 }
 
+/* The script's race cannot be set up on this protocol: everyone runs
+ * freely, the ledger says why (a note "schedule released"), and the run
+ * is judged as it ran (mutex held). */
+static void release_unreachable(qc_sched *s, const char *why)
+{
+    if (s->free)
+        return;
+    snprintf(s->released, sizeof s->released, "%s", why);
+    s->free = 1;
+    json_t *e = json_object();
+    json_object_set_new(e, "type", json_string("note"));
+    json_object_set_new(e, "note", json_string("schedule released"));
+    json_object_set_new(e, "worker", json_integer(-3));
+    json_object_set_new(e, "error", json_string(why));
+    record(s, e);
+    pthread_cond_broadcast(&s->cv);
+}
+
 static void entry_text(const qc_sched *s, int k, char *buf, size_t n)
 {
     char who[16];
@@ -553,6 +572,27 @@ void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
         int same = !strcmp(e->point, point) &&
                    (e->job == INT64_MIN || e->job == job ||
                     (e->job == QC_SCHED_ANY_JOB && job != INT64_MIN));
+        if (!same && s->mode == QC_SCHED_SCRIPT && hit == s->cursor && s->granted == i &&
+            e->job == QC_SCHED_ANY_JOB && job == INT64_MIN && !strcmp(e->point, point) &&
+            !strcmp(point, "claim.after")) {
+            /* "ACTOR claim.after job" met an empty claim: at this point of
+             * the script the queue does not hand the job to ACTOR (another
+             * actor, held mid-step, has it locked; the protocol keeps it
+             * back).  The race the script sets up cannot happen on this
+             * protocol: the schedule is released and the run is judged as
+             * it ran, never INCONCLUSIVE for it, never a false alarm from
+             * a job the schedule held. */
+            char what[700], why[1024], who[16];
+            entry_text(s, hit, what, sizeof what);
+            qc_actor_name(s->e[hit].actor, who, sizeof who);
+            snprintf(why, sizeof why,
+                     "%s met an empty claim: the queue did not hand %s a job at this point of "
+                     "the script, so the race it sets up cannot happen on this protocol",
+                     what, who);
+            release_unreachable(s, why);
+            pthread_mutex_unlock(&s->mu);
+            return;
+        }
         if (!same && s->mode == QC_SCHED_SCRIPT) {
             /* script: the entry lets the actor run until its point */
             pthread_mutex_unlock(&s->mu);
@@ -639,6 +679,11 @@ void qc_sched_release(qc_sched *s)
     s->free = 1;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
+}
+
+const char *qc_sched_released(const qc_sched *s)
+{
+    return s != NULL && s->released[0] ? s->released : NULL;
 }
 
 const char *qc_sched_abandoned(const qc_sched *s)

@@ -152,6 +152,11 @@ int qc_sched_settled(qc_sched *s);
 /* Everyone runs freely from now on (the run stops). */
 void qc_sched_release(qc_sched *s);
 
+/* Why a script was released before its end because the race it sets up
+ * cannot happen on this protocol (a "claim.after job" step met an empty
+ * claim), or NULL.  The run is then judged as it ran.  Valid until free. */
+const char *qc_sched_released(const qc_sched *s);
+
 /* NULL while the schedule was kept (or there is none), else why it was
  * abandoned ("scenarios/scripts/x.ini:14: step 'w1 claim.after' did not
  * come within 10000 ms (w1 was at claim.before)").  Valid until free. */
