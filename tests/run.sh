@@ -75,6 +75,9 @@ group_a() {
   # judged by /proc state before it has exec'd, MariaDB under a CPU hog
   step "ephemeral scripts (tests/ephemeral.sh)" tests/ephemeral.sh
   step "scripted interleavings, --replay, explore (tests/sched.sh)" tests/sched.sh
+  # LISTEN/NOTIFY wake-ups (issue 17): the correct protocol under listen
+  # kills, the hot-loop and wrong-channel mutants, MariaDB refused
+  step "LISTEN/NOTIFY wake-ups under listen kills, two mutants (tests/listen.sh)" tests/listen.sh
   tsan_run() {
     make -s qchaos-tsan || return 1
     TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
