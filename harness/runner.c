@@ -198,6 +198,15 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
                      ? s->max_idle_pause_ms
                      : (long)((double)s->idle_cap_ms * (1.0 + s->idle_jitter)) + 200;
     long pickup = s->max_pickup_ms > 0 ? s->max_pickup_ms : pause + 100;
+    if (proto->steps[QC_STEP_LISTEN].present) {
+        /* LISTEN workers (issue 17): C28's "poll interval + 1 s" when the
+         * scenario gives no bound, and the listen policy for the reader */
+        if (s->max_pickup_ms <= 0 && s->listen_poll_ms > 0 && s->listen_poll_ms + 1000 > pickup)
+            pickup = s->listen_poll_ms + 1000;
+        json_object_set_new(h, "listen_poll_ms", json_integer(s->listen_poll_ms));
+        json_object_set_new(h, "on_listen_lost",
+                            json_string(s->listen_lost_ignore ? "ignore" : "fallback"));
+    }
     json_object_set_new(h, "max_idle_polls_per_s", json_real(rate));
     json_object_set_new(h, "max_idle_pause_ms", json_integer(pause));
     json_object_set_new(h, "max_pickup_ms", json_integer(pickup));
