@@ -438,10 +438,10 @@ static int check_pickups(const qc_history *h, qc_check *c, const bounds *b, long
  *     woke; and a notification that came while it was late is still read
  *     (the driver drains the socket after poll returns), so it says
  *     "notify", never "poll";
- *   - a notification consumed by an earlier wait of W: then W's claim
- *     before this wait was sent after J committed and came back empty,
- *     which part 3 judges, and J was claimed before that answer, i.e.
- *     before this wait began;
+ *   - a notification consumed by an earlier wait of W (whose claim then
+ *     missed J, say beside a claim that locked J and failed): only jobs
+ *     whose notify was sent after W's claim before this wait are judged,
+ *     so their notification cannot have reached W before this wait;
  *   - a LISTEN registered after the notify (a re-LISTEN racing the
  *     enqueue): only notifications sent after the open note are judged;
  *   - a lost or dropped listen connection: its wait ends "lost", not
@@ -465,6 +465,7 @@ typedef struct lstate {
     int worker, inc, open;
     double open_t;
     int64_t open_seq;
+    double prev_claim_t; /* the incarnation's latest claim invoke, -inf none */
 } lstate;
 
 static int cmp_wjob_id(const void *a, const void *b)
@@ -490,6 +491,7 @@ static lstate *find_lstate(lstate **ls, size_t *n, size_t *cap, int worker, int 
     memset(l, 0, sizeof *l);
     l->worker = worker;
     l->inc = inc;
+    l->prev_claim_t = -INFINITY;
     return l;
 }
 
@@ -550,8 +552,7 @@ static int check_wakeups(const qc_history *h, qc_check *c, const bounds *b, long
             }
             continue;
         }
-        if (e->type != QC_EV_INVOKE || e->op != QC_OP_CLAIM || e->wake == NULL ||
-            !qc__has_time(e->wait_t))
+        if (e->type != QC_EV_INVOKE || e->op != QC_OP_CLAIM)
             continue;
         lstate *l = find_lstate(&ls, &nl, &capl, e->worker, e->inc);
         if (l == NULL) {
@@ -559,7 +560,9 @@ static int check_wakeups(const qc_history *h, qc_check *c, const bounds *b, long
             free(ls);
             return QC_ENOMEM;
         }
-        if (!l->open)
+        double prev_claim = l->prev_claim_t;
+        l->prev_claim_t = e->t;
+        if (e->wake == NULL || !qc__has_time(e->wait_t) || !l->open)
             continue;
         int poll = !strcmp(e->wake, "poll") && qc__has_time(e->wait_ms);
         double end = poll ? e->wait_t + e->wait_ms : e->t;
@@ -577,6 +580,8 @@ static int check_wakeups(const qc_history *h, qc_check *c, const bounds *b, long
             wjob *x = &j[k];
             if (x->notify_t <= l->open_t || x->enq_seq <= l->open_seq)
                 continue; /* sent before this LISTEN registered */
+            if (x->notify_t <= prev_claim)
+                continue; /* may have been read by an earlier wait of W's */
             x->judged = 1;
             if (x->first_sent <= x->t_e + B)
                 continue; /* picked up within the bound: fine */

@@ -364,6 +364,30 @@ START_TEST(test_idle_listen_relisten_after_notify_not_judged)
 }
 END_TEST
 
+/* The worker's claim before the wait was sent after the notify (t 99.5 >
+ * 99, before the enqueue's answer): the notification may have been read
+ * by an earlier wait whose claim missed the job, so this wait is not
+ * judged against it. */
+START_TEST(test_idle_listen_notify_before_previous_claim_not_judged)
+{
+    qc_check c;
+    check(HEADER
+          "{'seq':1,'t':10,'type':'note','note':'listen','state':'open','worker':0,'inc':0}\n"
+          "{'seq':2,'t':99.5,'type':'invoke','op':'claim','worker':0,'inc':0,'req':1}\n"
+          "{'seq':3,'t':100,'type':'ok','op':'enqueue','worker':-1,'job':7,'notify':'commit',"
+          "'notify_t':99}\n"
+          "{'seq':4,'t':101,'type':'ok','op':'claim','worker':0,'inc':0,'req':1,'rows':0}\n"
+          "{'seq':7,'t':6130,'type':'invoke','op':'claim','worker':0,'inc':0,'req':2,"
+          "'wake':'poll','wait_t':102,'wait_ms':6000}\n"
+          "{'seq':8,'t':6131,'type':'ok','op':'claim','worker':0,'inc':0,'req':2,'rows':1,"
+          "'job':7,'token':'a'}\n",
+          &c);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_msg(strstr(c.summary, "0 notified jobs judged"), "%s", c.summary);
+    free(c.v);
+}
+END_TEST
+
 /* A dead listen connection answering every wait at once: 40 empty claims
  * in 196 ms, each after a "lost" wake.  The rate rule catches the hot loop
  * (ceil(0.196 x 2) + 2 = 3 allowed); the waits are not judged as pauses. */
@@ -427,6 +451,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_idle_listen_job_picked_up_by_another_passes);
     tcase_add_test(tc, test_idle_listen_relisten_after_notify_not_judged);
     tcase_add_test(tc, test_idle_listen_dead_connection_hot_loop_fails);
+    tcase_add_test(tc, test_idle_listen_notify_before_previous_claim_not_judged);
     suite_add_tcase(s, tc);
     return s;
 }
