@@ -428,7 +428,10 @@ static int check_pickups(const qc_history *h, qc_check *c, const bounds *b, long
  * (note "listen" state "open", after the LISTEN's answer) before the
  * notify was sent, and not lost or closed since, waited from wait_t to the
  * claim C; when C says "wake":"poll", W's fallback timer ran out (planned
- * end wait_t + wait_ms) and no notification had reached its session.  If
+ * end wait_t + wait_ms) and no notification had reached its session (a
+ * wait the end of the run cut short is a note "listen wait" with "wake":
+ * "stop", written after the socket was read once more: silent up to the
+ * note's t, which is then its end).  If
  * that wait began before t_E + B and was planned to end after it, and no
  * claim of J was sent until t_E + B, then J waited past the pickup bound B
  * while a worker told of it slept: a violation.
@@ -552,7 +555,12 @@ static int check_wakeups(const qc_history *h, qc_check *c, const bounds *b, long
             }
             continue;
         }
-        if (e->type != QC_EV_INVOKE || e->op != QC_OP_CLAIM)
+        /* a wait the end of the run cut short: "stop" with nothing in the
+         * socket when the worker looked (at the note's t) */
+        int stopped = e->type == QC_EV_NOTE && e->note != NULL &&
+                      !strcmp(e->note, "listen wait") && e->wake != NULL &&
+                      !strcmp(e->wake, "stop");
+        if (!stopped && (e->type != QC_EV_INVOKE || e->op != QC_OP_CLAIM))
             continue;
         lstate *l = find_lstate(&ls, &nl, &capl, e->worker, e->inc);
         if (l == NULL) {
@@ -561,11 +569,13 @@ static int check_wakeups(const qc_history *h, qc_check *c, const bounds *b, long
             return QC_ENOMEM;
         }
         double prev_claim = l->prev_claim_t;
-        l->prev_claim_t = e->t;
+        if (!stopped)
+            l->prev_claim_t = e->t;
         if (e->wake == NULL || !qc__has_time(e->wait_t) || !l->open)
             continue;
         int poll = !strcmp(e->wake, "poll") && qc__has_time(e->wait_ms);
         double end = poll ? e->wait_t + e->wait_ms : e->t;
+        poll |= stopped; /* silent until e->t: as good as a timer that ran out */
         (*nwaits)++;
         /* jobs whose bound t_E + B falls inside (wait_t, end) */
         size_t lo = 0, hi = nj;
@@ -595,10 +605,11 @@ static int check_wakeups(const qc_history *h, qc_check *c, const bounds *b, long
             qc__check_violation(c, x->job, seqs, 3,
                                 "job %lld (notify sent at %.0f ms, enqueue answered at %.0f) was "
                                 "not claimed within %.0f ms: worker %d (incarnation %d), "
-                                "listening since %.0f ms, waited from %.0f ms to its fallback "
-                                "timer at %.0f ms with no notification",
+                                "listening since %.0f ms, waited from %.0f ms to %s at %.0f ms "
+                                "with no notification",
                                 (long long)x->job, x->notify_t, x->t_e, B, e->worker, e->inc,
-                                l->open_t, e->wait_t, end);
+                                l->open_t, e->wait_t,
+                                stopped ? "the end of the run" : "its fallback timer", end);
         }
     }
     for (size_t k = 0; k < nj; k++)

@@ -968,7 +968,22 @@ static void listen_wait(qc_worker *w)
     w->wake = "poll";
     for (;;) {
         if (atomic_load(&sh->stop)) {
-            w->wake = "stop";
+            /* the run ended during the wait: read what came in, then
+             * record the wait (no claim follows to carry it) */
+            int count = 0;
+            qc_err err = {0};
+            if (w->lconn != NULL && sh->drv->wait_notify(w->lconn, 0, &count, &err) == 0 &&
+                count == 0) {
+                json_t *e = event(w, "note", NULL, -1);
+                json_object_set_new(e, "note", json_string("listen wait"));
+                json_object_set_new(e, "wake", json_string("stop"));
+                json_object_set_new(e, "wait_t",
+                                    json_real((double)(int64_t)(w->wait_t * 1000) / 1000.0));
+                if (T >= 0)
+                    json_object_set_new(e, "wait_ms", json_real(T));
+                qc_ledger_append(w->lb, e);
+            }
+            w->wake = NULL;
             return;
         }
         if (sh->listen_close != NULL && w->id >= 0 &&

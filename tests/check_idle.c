@@ -388,6 +388,29 @@ START_TEST(test_idle_listen_notify_before_previous_claim_not_judged)
 }
 END_TEST
 
+/* The run ended while worker 0 still waited (note "listen wait", "stop",
+ * at t 3000, nothing in its socket) and job 7 was claimed only by worker
+ * 1 at t 2900, 2800 ms after its commit: the silence up to the note is
+ * the evidence. */
+START_TEST(test_idle_listen_wait_cut_by_end_of_run_fails)
+{
+    qc_check c;
+    check(HEADER LISTEN_OPEN ENQ7
+          "{'seq':5,'t':2900,'type':'invoke','op':'claim','worker':1,'inc':0,'req':9}\n"
+          "{'seq':6,'t':2901,'type':'ok','op':'claim','worker':1,'inc':0,'req':9,'rows':1,"
+          "'job':7,'token':'a'}\n"
+          "{'seq':7,'t':3000,'type':'note','note':'listen wait','wake':'stop','worker':0,"
+          "'inc':0,'wait_t':22,'wait_ms':6000}\n",
+          &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ck_assert_msg(strstr(c.v[0].msg, "waited from 22 ms to the end of the run at 3000 ms with no "
+                                     "notification"),
+                  "%s", c.v[0].msg);
+    free(c.v);
+}
+END_TEST
+
 /* A dead listen connection answering every wait at once: 40 empty claims
  * in 196 ms, each after a "lost" wake.  The rate rule catches the hot loop
  * (ceil(0.196 x 2) + 2 = 3 allowed); the waits are not judged as pauses. */
@@ -452,6 +475,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_idle_listen_relisten_after_notify_not_judged);
     tcase_add_test(tc, test_idle_listen_dead_connection_hot_loop_fails);
     tcase_add_test(tc, test_idle_listen_notify_before_previous_claim_not_judged);
+    tcase_add_test(tc, test_idle_listen_wait_cut_by_end_of_run_fails);
     suite_add_tcase(s, tc);
     return s;
 }
