@@ -134,6 +134,16 @@ typedef struct qc_driver {
      * (SQL_SERVER_NAME when the string names none).  Never fails: unknown
      * fields are "". */
     void (*describe)(qc_conn *c, qc_conn_target *t);
+    /* Waits up to timeout_ms (>= 0; 0 = only look) for notifications on a
+     * connection that ran LISTEN (PostgreSQL LISTEN/NOTIFY, issue 17): the
+     * socket is poll()ed, then PQconsumeInput / PQnotifies drain everything
+     * pending, so a notification already read off the socket is counted
+     * too.  *count gets the notifications drained (0: the time ran out).
+     * Errors: QC_ECONN when the connection is lost (the server ended the
+     * session, the socket was shut down): the caller must open a new one.
+     * NULL for drivers whose engines have no LISTEN (ODBC: MariaDB, SQL
+     * Server).  Owner thread only; never prints. */
+    int (*wait_notify)(qc_conn *c, long timeout_ms, int *count, qc_err *err);
 } qc_driver;
 
 extern const qc_driver qc_driver_pg;

@@ -24,10 +24,12 @@
 #include "driver.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <libpq-fe.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 typedef struct prep {
@@ -508,6 +510,47 @@ static void pg_describe(qc_conn *c, qc_conn_target *t)
     snprintf(t->user, sizeof t->user, "%s", u ? u : "");
 }
 
+/* Drains every notification libpq has already parsed. */
+static int drain_notifies(qc_conn *c)
+{
+    int n = 0;
+    PGnotify *nt;
+
+    while ((nt = PQnotifies(c->pg)) != NULL) {
+        PQfreemem(nt);
+        n++;
+    }
+    return n;
+}
+
+static int pg_wait_notify(qc_conn *c, long timeout_ms, int *count, qc_err *err)
+{
+    int fd;
+
+    *count = 0;
+    if (c == NULL || PQstatus(c->pg) != CONNECTION_OK)
+        return qc_err_set(err, QC_ECONN, "listen connection lost");
+    if ((*count = drain_notifies(c)) > 0)
+        return 0;
+    fd = PQsocket(c->pg);
+    if (fd < 0)
+        return qc_err_set(err, QC_ECONN, "listen connection lost (no socket)");
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    int pr = poll(&pfd, 1, timeout_ms < 0 ? 0 : (int)timeout_ms);
+    if (pr < 0 && errno != EINTR)
+        return qc_err_set(err, QC_ECONN, "listen connection: poll: %s", strerror(errno));
+    /* Whatever poll said, read what is there: a notification that came in
+     * just as the time ran out is still a notification. */
+    if (PQconsumeInput(c->pg) == 0 || PQstatus(c->pg) != CONNECTION_OK) {
+        char line[256];
+        first_line(PQerrorMessage(c->pg), line, sizeof line);
+        return qc_err_set(err, QC_ECONN, "listen connection lost: %s",
+                          line[0] ? line : "server closed the connection");
+    }
+    *count += drain_notifies(c);
+    return 0;
+}
+
 const qc_driver qc_driver_pg = {
     .name = "pg",
     .style = QC_PARAM_DOLLAR,
@@ -525,4 +568,5 @@ const qc_driver qc_driver_pg = {
     .cancel = pg_cancel,
     .check_conninfo = pg_check_conninfo,
     .describe = pg_describe,
+    .wait_notify = pg_wait_notify,
 };

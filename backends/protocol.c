@@ -31,7 +31,8 @@
 
 static const char *const step_names[QC_STEP_COUNT] = {
     "setup", "teardown", "enqueue",  "claim",   "complete",   "renew",
-    "fail",  "reap",     "snapshot", "monitor", "server_pid", "kill_session", "heartbeat"};
+    "fail",  "reap",     "snapshot", "monitor", "server_pid", "kill_session", "heartbeat",
+    "listen", "notify"};
 
 /* Columns the last statement of a step must mention, space separated. */
 static const char *const required_cols[QC_STEP_COUNT] = {
@@ -961,6 +962,20 @@ static int parse_text(const char *path, const char *text, qc_param_style style,
         goto out;
     for (i = 0; i < ps.len; i++)
         last_line += ps.text[i] == '\n' && i + 1 < ps.len;
+    /* LISTEN / NOTIFY are PostgreSQL's (issue 17): refused at load for any
+     * other engine, at the step's own line (its file: a base's step is the
+     * base's). */
+    for (k = QC_STEP_LISTEN; k <= QC_STEP_NOTIFY; k++) {
+        const qc_step *st = &ps.p->steps[k];
+        if (st->present && strcmp(ps.p->engine, "postgres") != 0) {
+            rc = qc_err_set(err, QC_EINVAL,
+                            "%s:%d: step '%s' needs LISTEN/NOTIFY, which engine %s does not "
+                            "have (only postgres: workers of other engines poll)",
+                            st->file ? st->file : ps.path, st->line, step_names[k],
+                            ps.p->engine);
+            goto out;
+        }
+    }
     for (k = 0; k < sizeof required_steps / sizeof required_steps[0]; k++) {
         const char *name = step_names[required_steps[k]];
         /* model adapter (docs/adapters.md): the library enqueues, claims

@@ -41,7 +41,9 @@
  * mentioned in the text of a step's last statement (claim: job_id token
  * lease_until_ms now_ms attempt op_key payload, lease_until_ms not in the
  * transaction model; enqueue: job_id; snapshot:
- * job_id state attempt token; monitor: ready inflight).
+ * job_id state attempt token; monitor: ready inflight); a listen or notify
+ * step in a protocol whose engine is not postgres (MariaDB, SQL Server and
+ * Spanner have no LISTEN/NOTIFY), named at the step's line.
  */
 #ifndef QC_PROTOCOL_H
 #define QC_PROTOCOL_H
@@ -62,6 +64,11 @@ typedef enum {
     QC_STEP_SERVER_PID,
     QC_STEP_KILL_SESSION,
     QC_STEP_HEARTBEAT, /* optional: extends every live lease of :worker (issue 13) */
+    QC_STEP_LISTEN,    /* optional, PostgreSQL only: LISTEN on each worker incarnation's
+                          own second connection; the worker then waits for a
+                          notification after an empty claim (issue 17, C28) */
+    QC_STEP_NOTIFY,    /* optional, PostgreSQL only: run by the enqueuer after each
+                          enqueue, in its transaction (pg_notify(..., :job_id)) */
     QC_STEP_COUNT
 } qc_step_id;
 

@@ -15,7 +15,16 @@
  *  3. pickup: a claim that provably ran after a job fell due (enqueue
  *     answer + delay_ms) and before anyone claimed it must not come back
  *     empty (check_pickups says why this, and not a latency bound, is
- *     judged); the latency to the first claim is reported.
+ *     judged); the latency to the first claim is reported;
+ *  4. wake-up (LISTEN/NOTIFY, issue 17, C28): a job whose notification
+ *     was sent to a worker's live listen session must not wait past
+ *     max_pickup_ms while that worker sleeps on a fallback timer that
+ *     runs out with no notification (check_wakeups).
+ * A worker sleeping in LISTEN is not idle polling: a claim after a listen
+ * wait ("wake" on its invoke) is not a pause of the idle policy, so part 2
+ * does not judge it (part 4 judges the wait); its empty claims count in
+ * part 1's streaks like any other, so a dead listen connection that
+ * answers every wait at once (a hot loop) fails the rate rule.
  * Innocent explanations of parts 1 and 2: a starved thread sends fewer
  * claims, never more (rate); it oversleeps, so where the worker wrote down
  * the pause its policy planned ("pause_ms"), that is judged, not the gap
@@ -125,9 +134,9 @@ static int check_streaks(const qc_history *h, qc_check *c, const bounds *b, long
          * on the claim's invoke), that is what is judged: the measured gap
          * also holds the time a starved thread overslept, which is the
          * machine's doing, not the policy's. */
-        if (w->prev_ok >= 0 && b->pause > 0) {
-            const qc_event *ie = e->invoke >= 0 && (size_t)e->invoke < h->n ? &h->ev[e->invoke]
-                                                                           : NULL;
+        const qc_event *ie = e->invoke >= 0 && (size_t)e->invoke < h->n ? &h->ev[e->invoke]
+                                                                       : NULL;
+        if (w->prev_ok >= 0 && b->pause > 0 && (ie == NULL || ie->wake == NULL)) {
             int planned = ie != NULL && qc__has_time(ie->pause_ms);
             double gap = planned ? ie->pause_ms : inv - w->prev_ok;
             c->opportunities++;
@@ -410,6 +419,209 @@ static int check_pickups(const qc_history *h, qc_check *c, const bounds *b, long
     return 0;
 }
 
+/* Part 4, wake-up (issue 17, shared/cases.md C28): workers that wait on
+ * LISTEN after an empty claim, with a fallback timer.  Job J (not
+ * grouped, due at once: delay 0; a delayed job falls due with no
+ * notification) was enqueued with its notify in the enqueue's transaction
+ * ("notify":"commit", sent at notify_t, committed by the enqueue's answer
+ * at t_E).  A worker incarnation W whose listen connection was opened
+ * (note "listen" state "open", after the LISTEN's answer) before the
+ * notify was sent, and not lost or closed since, waited from wait_t to the
+ * claim C; when C says "wake":"poll", W's fallback timer ran out (planned
+ * end wait_t + wait_ms) and no notification had reached its session (a
+ * wait the end of the run cut short is a note "listen wait" with "wake":
+ * "stop", written after the socket was read once more: silent up to the
+ * note's t, which is then its end).  If
+ * that wait began before t_E + B and was planned to end after it, and no
+ * claim of J was sent until t_E + B, then J waited past the pickup bound B
+ * while a worker told of it slept: a violation.
+ *
+ * Innocent explanations, and why they cannot raise it:
+ *   - a starved worker thread: the planned end is judged, not when it
+ *     woke; and a notification that came while it was late is still read
+ *     (the driver drains the socket after poll returns), so it says
+ *     "notify", never "poll";
+ *   - a notification consumed by an earlier wait of W (whose claim then
+ *     missed J, say beside a claim that locked J and failed): only jobs
+ *     whose notify was sent after W's claim before this wait are judged,
+ *     so their notification cannot have reached W before this wait;
+ *   - a LISTEN registered after the notify (a re-LISTEN racing the
+ *     enqueue): only notifications sent after the open note are judged;
+ *   - a lost or dropped listen connection: its wait ends "lost", not
+ *     "poll", and after a lost note nothing of W is judged until the next
+ *     open;
+ *   - notify faults (lost, early) and delayed jobs: not judged here (the
+ *     fallback timer picks them up; parts 1-3 judge the polls);
+ *   - a server that delays delivering a committed notification by more
+ *     than B: possible in principle on a starved server; B (max_pickup_ms)
+ *     is the scenario's, well above the milliseconds delivery takes.
+ * Opportunities: jobs with a notification judged against at least one
+ * such wait that covered t_E + B. */
+typedef struct wjob {
+    int64_t job;
+    double t_e, notify_t, first_sent;
+    int64_t enq_seq;
+    int judged, violated;
+} wjob;
+
+typedef struct lstate {
+    int worker, inc, open;
+    double open_t;
+    int64_t open_seq;
+    double prev_claim_t; /* the incarnation's latest claim invoke, -inf none */
+} lstate;
+
+static int cmp_wjob_id(const void *a, const void *b)
+{
+    int64_t x = ((const wjob *)a)->job, y = ((const wjob *)b)->job;
+    return (x > y) - (x < y);
+}
+
+static int cmp_wjob_t(const void *a, const void *b)
+{
+    double x = ((const wjob *)a)->t_e, y = ((const wjob *)b)->t_e;
+    return (x > y) - (x < y);
+}
+
+static lstate *find_lstate(lstate **ls, size_t *n, size_t *cap, int worker, int inc)
+{
+    for (size_t i = 0; i < *n; i++)
+        if ((*ls)[i].worker == worker && (*ls)[i].inc == inc)
+            return &(*ls)[i];
+    if (qc__grow((void **)ls, cap, *n + 1, sizeof **ls) != 0)
+        return NULL;
+    lstate *l = &(*ls)[(*n)++];
+    memset(l, 0, sizeof *l);
+    l->worker = worker;
+    l->inc = inc;
+    l->prev_claim_t = -INFINITY;
+    return l;
+}
+
+static int check_wakeups(const qc_history *h, qc_check *c, const bounds *b, long *njudged,
+                         long *nwaits, double *max_silence)
+{
+    wjob *j = NULL;
+    lstate *ls = NULL;
+    size_t nj = 0, capj = 0, nl = 0, capl = 0;
+    double B = b->pickup;
+
+    if (B <= 0)
+        return 0;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        if (e->type != QC_EV_OK || e->op != QC_OP_ENQUEUE || e->job == QC_NO_JOB ||
+            e->notify == NULL || strcmp(e->notify, "commit") != 0 || e->delay_ms != 0 ||
+            e->group != NULL || !qc__has_time(e->notify_t) || !qc__has_time(e->t))
+            continue;
+        if (qc__grow((void **)&j, &capj, nj + 1, sizeof *j) != 0) {
+            free(j);
+            return QC_ENOMEM;
+        }
+        j[nj++] = (wjob){e->job, e->t, e->notify_t, INFINITY, e->seq, 0, 0};
+    }
+    if (nj == 0)
+        return 0;
+    qsort(j, nj, sizeof *j, cmp_wjob_id);
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i], *inv;
+        if (e->type != QC_EV_OK || e->op != QC_OP_CLAIM || e->job == QC_NO_JOB)
+            continue;
+        wjob key = {.job = e->job};
+        wjob *k = bsearch(&key, j, nj, sizeof *j, cmp_wjob_id);
+        inv = qc__invoke_of(h, e);
+        double sent = inv != NULL ? inv->t : e->t;
+        if (k != NULL && sent < k->first_sent)
+            k->first_sent = sent;
+    }
+    qsort(j, nj, sizeof *j, cmp_wjob_t);
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        if (e->worker < 0)
+            continue;
+        if (e->type == QC_EV_NOTE && e->note != NULL && !strcmp(e->note, "listen")) {
+            lstate *l = find_lstate(&ls, &nl, &capl, e->worker, e->inc);
+            if (l == NULL) {
+                free(j);
+                free(ls);
+                return QC_ENOMEM;
+            }
+            if (e->state != NULL && !strcmp(e->state, "open")) {
+                l->open = 1;
+                l->open_t = e->t;
+                l->open_seq = e->seq;
+            } else {
+                l->open = 0;
+            }
+            continue;
+        }
+        /* a wait the end of the run cut short: "stop" with nothing in the
+         * socket when the worker looked (at the note's t) */
+        int stopped = e->type == QC_EV_NOTE && e->note != NULL &&
+                      !strcmp(e->note, "listen wait") && e->wake != NULL &&
+                      !strcmp(e->wake, "stop");
+        if (!stopped && (e->type != QC_EV_INVOKE || e->op != QC_OP_CLAIM))
+            continue;
+        lstate *l = find_lstate(&ls, &nl, &capl, e->worker, e->inc);
+        if (l == NULL) {
+            free(j);
+            free(ls);
+            return QC_ENOMEM;
+        }
+        double prev_claim = l->prev_claim_t;
+        if (!stopped)
+            l->prev_claim_t = e->t;
+        if (e->wake == NULL || !qc__has_time(e->wait_t) || !l->open)
+            continue;
+        int poll = !strcmp(e->wake, "poll") && qc__has_time(e->wait_ms);
+        double end = poll ? e->wait_t + e->wait_ms : e->t;
+        poll |= stopped; /* silent until e->t: as good as a timer that ran out */
+        (*nwaits)++;
+        /* jobs whose bound t_E + B falls inside (wait_t, end) */
+        size_t lo = 0, hi = nj;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (j[mid].t_e + B <= e->wait_t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t k = lo; k < nj && j[k].t_e + B < end; k++) {
+            wjob *x = &j[k];
+            if (x->notify_t <= l->open_t || x->enq_seq <= l->open_seq)
+                continue; /* sent before this LISTEN registered */
+            if (x->notify_t <= prev_claim)
+                continue; /* may have been read by an earlier wait of W's */
+            x->judged = 1;
+            if (x->first_sent <= x->t_e + B)
+                continue; /* picked up within the bound: fine */
+            if (!poll || x->violated)
+                continue;
+            double silence = end - x->t_e;
+            if (silence > *max_silence)
+                *max_silence = silence;
+            x->violated = 1;
+            int64_t seqs[3] = {x->enq_seq, l->open_seq, e->seq};
+            qc__check_violation(c, x->job, seqs, 3,
+                                "job %lld (notify sent at %.0f ms, enqueue answered at %.0f) was "
+                                "not claimed within %.0f ms: worker %d (incarnation %d), "
+                                "listening since %.0f ms, waited from %.0f ms to %s at %.0f ms "
+                                "with no notification",
+                                (long long)x->job, x->notify_t, x->t_e, B, e->worker, e->inc,
+                                l->open_t, e->wait_t,
+                                stopped ? "the end of the run" : "its fallback timer", end);
+        }
+    }
+    for (size_t k = 0; k < nj; k++)
+        if (j[k].judged) {
+            c->opportunities++;
+            (*njudged)++;
+        }
+    free(j);
+    free(ls);
+    return 0;
+}
+
 /* The server's own count against the ledger's. */
 static void check_server_count(const qc_history *h, qc_check *c, char *note, size_t n)
 {
@@ -483,6 +695,12 @@ int qc_check_bounded_idle_polling(const qc_history *h, qc_check *out)
         free(ws);
         return QC_ENOMEM;
     }
+    long wjudged = 0, wwaits = 0;
+    double max_silence = 0;
+    if (check_wakeups(h, out, &b, &wjudged, &wwaits, &max_silence) != 0) {
+        free(ws);
+        return QC_ENOMEM;
+    }
     char server[128];
     check_server_count(h, out, server, sizeof server);
     /* per-worker highest rate, as far as the summary has room */
@@ -502,12 +720,18 @@ int qc_check_bounded_idle_polling(const qc_history *h, qc_check *out)
         len += (size_t)k;
     }
     free(ws);
+    char wake[160] = "";
+    if (wwaits > 0)
+        snprintf(wake, sizeof wake,
+                 "; %ld LISTEN waits, %ld notified jobs judged against them (pickup bound %.0f "
+                 "ms)",
+                 wwaits, wjudged, b.pickup);
     snprintf(out->summary, sizeof out->summary,
              "%ld idle streaks (max %.1f/s; bound %.1f/s%s%.40s), %ld pauses (max %.0f ms; "
              "bound %.0f), %ld empty claims judged against a due job (longest due-to-claim "
-             "%.0f ms); %.60s",
+             "%.0f ms)%s; %.60s",
              streaks, max_rate, b.rate, per[0] ? "; " : "", per, pauses, max_pause, b.pause,
-             pickups, max_pickup, server);
+             pickups, max_pickup, wake, server);
     qc__check_finish(out);
     return 0;
 }

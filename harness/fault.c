@@ -30,7 +30,38 @@ struct qc_fault_plan {
 static const char *const names[QC_FAULT_COUNT] = {
     "none", "kill_after_claim", "kill_after_effect", "stall_beyond_lease",
     "lost_ack", "lost_request", "poison", "stall_until_reclaimed", "stall_in_work",
-    "half_open", "reset"};
+    "half_open", "reset",
+    "notify_lost", "notify_early", "listen_close", "listen_terminate"};
+
+int qc_fault_is_per_claim(qc_fault_kind k)
+{
+    return k > QC_FAULT_NONE && k < QC_FAULT_NOTIFY_LOST;
+}
+
+/* splitmix64: a stateless draw per (seed, index, kind). */
+static double unit_of(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return (double)(x >> 11) / 9007199254740992.0;
+}
+
+qc_fault_kind qc_fault_notify_pick(uint64_t seed, const qc_fault_spec spec[QC_FAULT_COUNT],
+                                   long index, long total)
+{
+    static const qc_fault_kind kinds[2] = {QC_FAULT_NOTIFY_LOST, QC_FAULT_NOTIFY_EARLY};
+    for (int i = 0; i < 2; i++) {
+        const qc_fault_spec *s = &spec[kinds[i]];
+        double rate = s->count > 0 ? (total > 0 ? (double)s->count / (double)total : 0)
+                                   : s->count < 0 ? s->rate : 0;
+        if (rate > 0 &&
+            unit_of(seed * 0x100000001b3ULL ^ ((uint64_t)index << 2) ^ (uint64_t)(i + 1)) < rate)
+            return kinds[i];
+    }
+    return QC_FAULT_NONE;
+}
 
 const char *qc_fault_name(qc_fault_kind k)
 {
@@ -94,6 +125,8 @@ qc_fault_plan *qc_fault_plan_create(uint64_t seed, const qc_fault_spec spec[QC_F
     qc_rng_init(&rng, seed, 0xfa017);
     for (int k = 1; k < QC_FAULT_COUNT; k++) {
         const qc_fault_spec *s = &spec[k];
+        if (!qc_fault_is_per_claim((qc_fault_kind)k))
+            continue;
         /* candidates: jobs without a fault yet, in job order */
         size_t nfree = 0;
         for (size_t i = 0; i < njobs; i++)

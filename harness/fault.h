@@ -30,6 +30,16 @@ typedef enum {
     QC_FAULT_HALF_OPEN,             /* [network] proxy: after the claim the worker's connection
                                        goes silent both ways without closing (proxy.h) */
     QC_FAULT_RESET,                 /* [network] proxy: RST when the complete is sent */
+    /* LISTEN/NOTIFY faults (issue 17, C28).  Not per-claim: the two notify
+     * kinds are decided per enqueued job by qc_fault_notify_pick when the
+     * job is enqueued, the two listen kinds are timed by the nemesis
+     * ([nemesis] listen_close_every_ms, listen_terminate_every_ms); none of
+     * them is in the per-claim plan (qc_fault_is_per_claim). */
+    QC_FAULT_NOTIFY_LOST,      /* the job's notify step is not sent at all */
+    QC_FAULT_NOTIFY_EARLY,     /* sent from a separate transaction before the
+                                  job's enqueue commits */
+    QC_FAULT_LISTEN_CLOSE,     /* qchaos drops a worker's listen connection */
+    QC_FAULT_LISTEN_TERMINATE, /* the server ends it (pg_terminate_backend) */
     QC_FAULT_COUNT
 } qc_fault_kind;
 
@@ -44,6 +54,19 @@ typedef struct qc_fault_plan qc_fault_plan;
 const char *qc_fault_name(qc_fault_kind k);
 /* Kind for a name, QC_FAULT_NONE when unknown. */
 qc_fault_kind qc_fault_from_name(const char *name);
+
+/* 1 for the kinds the per-claim plan assigns to jobs; 0 for the
+ * LISTEN/NOTIFY kinds (decided at enqueue, or timed by the nemesis). */
+int qc_fault_is_per_claim(qc_fault_kind k);
+
+/* The notify fault of the job enqueued as number index (0-based over the
+ * run's jobs: the initial ones, then the feed's) out of total planned:
+ * QC_FAULT_NOTIFY_LOST, QC_FAULT_NOTIFY_EARLY or QC_FAULT_NONE.  A rate
+ * spec is a draw per job; a count N is taken as the rate N / total (about
+ * N jobs: the enqueuer decides each job on its own, without a shared plan).
+ * Deterministic in (seed, index); thread-safe (no state). */
+qc_fault_kind qc_fault_notify_pick(uint64_t seed, const qc_fault_spec spec[QC_FAULT_COUNT],
+                                   long index, long total);
 
 /* Parses "20" (count) or "1.5%" (rate) into spec; -1 on bad input. */
 int qc_fault_spec_parse(const char *v, qc_fault_spec *spec);

@@ -89,6 +89,13 @@ static const gate_scenario battery[] = {
      "worker_progress)", 0, 0},
     {"clock_skew.ini", "lease", "leases stamped on a skewed client clock (C24, effects_once)", 0,
      0},
+    /* model "listen": lease protocols with a listen step only (issue 17) */
+    {"listen.ini", "listen",
+     "LISTEN wake-ups under listen kills and lost notifications: a hot loop on a dead listen "
+     "connection (bounded_idle_polling)", 1, 0},
+    {"listen_slow_poll.ini", "listen",
+     "notifications that never reach the listeners, slow fallback poll (bounded_idle_polling)",
+     1, 0},
 };
 
 #define NBATTERY (sizeof battery / sizeof battery[0])
@@ -493,8 +500,12 @@ int qc_gate_run(const qc_gate_opts *o, qc_gate_result *res, qc_err *err)
         for (size_t i = 0; i < NBATTERY; i++) {
             const gate_scenario *g = &battery[i];
             char f[PATH_MAX + 64], real[PATH_MAX];
-            if (g->model != NULL && strcmp(g->model, proto->model) != 0)
+            if (g->model != NULL && !strcmp(g->model, "listen")) {
+                if (strcmp(proto->model, "lease") != 0 || !proto->steps[QC_STEP_LISTEN].present)
+                    continue;
+            } else if (g->model != NULL && strcmp(g->model, proto->model) != 0) {
                 continue;
+            }
             if ((g->pg_only && !pg) || (g->groups && !o->groups))
                 continue;
             snprintf(f, sizeof f, "%s/scenarios/%s", qc_datadir(), g->file);

@@ -590,6 +590,9 @@ static void event_init(qc_event *e)
     e->delay_ms = 0;
     e->pause_ms = QC_NO_TIME;
     e->work_ms = QC_NO_TIME;
+    e->wait_t = QC_NO_TIME;
+    e->wait_ms = QC_NO_TIME;
+    e->notify_t = QC_NO_TIME;
     e->exclusive = -1;
     e->complete = -1;
     e->pid = -1;
@@ -648,6 +651,11 @@ static const struct field {
     {"group", F_STR, offsetof(qc_event, group)},
     {"pause_ms", F_DOUBLE, offsetof(qc_event, pause_ms)},
     {"work_ms", F_DOUBLE, offsetof(qc_event, work_ms)},
+    {"wake", F_STR, offsetof(qc_event, wake)},
+    {"wait_t", F_DOUBLE, offsetof(qc_event, wait_t)},
+    {"wait_ms", F_DOUBLE, offsetof(qc_event, wait_ms)},
+    {"notify", F_STR, offsetof(qc_event, notify)},
+    {"notify_t", F_DOUBLE, offsetof(qc_event, notify_t)},
     {"exclusive", F_BOOL, offsetof(qc_event, exclusive)},
     {"complete", F_BOOL, offsetof(qc_event, complete)},
     {"planned", F_LONG, offsetof(qc_event, planned)},

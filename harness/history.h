@@ -155,6 +155,16 @@ typedef struct qc_event {
                              empty claim; QC_NO_TIME when absent (a first
                              claim, or a worker whose sleeps qchaos does
                              not plan: an adapter's own loop) */
+    const char *wake;     /* invoke claim after a LISTEN wait (issue 17): how the wait
+                             ended: "notify", "poll" (its fallback timer ran out),
+                             "lost" (the listen connection died), "listen" (right
+                             after a (re-)LISTEN); NULL: no listen wait */
+    double wait_t;        /* that wait's start, client ms like t; QC_NO_TIME */
+    double wait_ms;       /* its planned fallback timer (ms); QC_NO_TIME: none */
+    const char *notify;   /* ok enqueue with a notify step: "commit", "lost" or
+                             "early"; NULL: the protocol sends none */
+    double notify_t;      /* ok enqueue: when its notify was sent, client ms like t;
+                             QC_NO_TIME: not sent */
     double work_ms;       /* effect: the work (ms) the worker planned between
                              the claim's answer and the effect; QC_NO_TIME */
     long planned;         /* note "fault plan": jobs the plan gave the fault;

@@ -246,6 +246,16 @@ static int add_policy_mutants(mutant **ms, size_t *n, const char *dir, const cha
         memset(m, 0, sizeof *m);
         snprintf(m->name, sizeof m->name, "policy:%.*s", (int)(len - 4), e->d_name);
         snprintf(m->protocol, sizeof m->protocol, "%s", correct);
+        /* a LISTEN policy (issue 17) needs a protocol that LISTENs: its own */
+        qc_protocol *lp = NULL;
+        qc_err lerr = {0};
+        char own[PATH_MAX + 256];
+        if (sc.protocol[0] &&
+            qc_scenario_resolve(sc.protocol, dir, own, sizeof own, &lerr) == 0 &&
+            qc_protocol_load(own, QC_PARAM_DOLLAR, &lp, &lerr) == 0 &&
+            lp->steps[QC_STEP_LISTEN].present)
+            snprintf(m->protocol, sizeof m->protocol, "%s", own);
+        qc_protocol_destroy(lp);
         snprintf(m->scenario, sizeof m->scenario, "%s", path);
         snprintf(m->expect, sizeof m->expect, "%s", c.expect);
         if ((rc = qc_scenario_resolve(c.baseline, dir, m->baseline, sizeof m->baseline, err)) != 0)
@@ -299,7 +309,7 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
             n, K);
     /* Each mutant through the gate's battery of its model: caught when an
      * expected checker FAILs in a run; the battery stops there. */
-    int need_lease = 0, need_txn = 0, need_groups = 0;
+    int need_lease = 0, need_txn = 0, need_groups = 0, need_listen = 0;
     for (size_t i = 0; i < n && !qc_interrupted; i++) {
         mutant *m = &ms[i];
         int policy = !strncmp(m->name, "policy:", 7);
@@ -308,6 +318,7 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         const char *model = "lease";
         if (qc_protocol_load(m->protocol, QC_PARAM_DOLLAR, &p, &perr) == 0) {
             model = !strcmp(p->model, "transaction") ? "transaction" : "lease";
+            need_listen |= p->steps[QC_STEP_LISTEN].present;
             qc_protocol_destroy(p);
         }
         int groups = strstr(m->expect, "group_") != NULL;
@@ -350,7 +361,7 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     }
     /* The correct protocols through the whole battery: every FAIL is a
      * false positive of the scenario it came from. */
-    correct_run cr[3];
+    correct_run cr[4];
     size_t ncr = 0;
     if (o->correct) {
         snprintf(cr[ncr].protocol, sizeof cr[ncr].protocol, "%s", correct);
@@ -368,7 +379,18 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
             cr[ncr].groups = k == 2;
             cr[ncr++].model = k == 1 ? "transaction" : "lease";
         }
+        if (need_listen) { /* the LISTEN protocol on the listen scenarios only */
+            snprintf(cr[ncr].protocol, sizeof cr[ncr].protocol, "%s/%s", qc_datadir(),
+                     "backends/postgres/skip_locked_listen.sql");
+            cr[ncr].groups = 0;
+            cr[ncr++].model = "listen";
+        }
     }
+    char listen_only[2][PATH_MAX];
+    const char *listen_list[2] = {listen_only[0], listen_only[1]};
+    snprintf(listen_only[0], sizeof listen_only[0], "%s/scenarios/listen.ini", qc_datadir());
+    snprintf(listen_only[1], sizeof listen_only[1], "%s/scenarios/listen_slow_poll.ini",
+             qc_datadir());
     /* false positives per protocol and scenario */
     typedef struct fp_row {
         char protocol[64], scenario[128];
@@ -404,6 +426,10 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
                           .only = only,
                           .nonly = nonly,
                           .quiet = 1};
+        if (!strcmp(cr[c].model, "listen") && nonly == 0) {
+            g.only = listen_list;
+            g.nonly = 2;
+        }
         qc_err gerr = {0};
         double tg = qc_clock_ms();
         int rc = qc_gate_run(&g, NULL, &gerr);

@@ -79,6 +79,47 @@ static void terminate_one(qc_nemesis *n)
     }
 }
 
+/* LISTEN/NOTIFY faults (issue 17): a random worker with an open listen
+ * connection (sh->listen_pids) has it ended by the server (terminate:
+ * the protocol's kill_session on its pid; the fault event first) or by
+ * qchaos (close: the worker is asked through sh->listen_close, and drops
+ * the connection itself at once, recording the fault when it does, so the
+ * nemesis never touches a worker's connection). */
+static void listen_fault(qc_nemesis *n, int terminate)
+{
+    qc_shared *sh = n->sh;
+    long nw = sh->sc->workers;
+    long pick = qc_rng_range(&n->rng, 0, nw - 1);
+    if (sh->listen_pids == NULL || sh->listen_close == NULL)
+        return;
+    for (long k = 0; k < nw; k++) {
+        long i = (pick + k) % nw;
+        int pid = atomic_load(&sh->listen_pids[i]);
+        if (pid <= 0)
+            continue;
+        if (!terminate) {
+            atomic_store(&sh->listen_close[i], 1);
+            return;
+        }
+        if (ensure_conn(n) != 0)
+            return;
+        char buf[24];
+        snprintf(buf, sizeof buf, "%d", pid);
+        json_t *e = fault_event("listen_terminate");
+        json_object_set_new(e, "target", json_integer(i));
+        json_object_set_new(e, "pid", json_integer(pid));
+        qc_ledger_append(n->lb, e);
+        qc_params p = {0};
+        qc_params_set(&p, "pid", buf);
+        qc_result r = {0};
+        qc_err err = {0};
+        qc_protocol_run(sh->drv, n->conn, sh->proto, QC_STEP_KILL_SESSION, &p, &r, &err);
+        qc_result_clear(&r);
+        atomic_fetch_add(&sh->faults, 1);
+        return;
+    }
+}
+
 /* Runs cmd with /bin/sh in a process group of its own, output discarded,
  * and waits for it; when the run stops or is interrupted meanwhile, the
  * whole group gets SIGTERM (the ephemeral scripts resume a paused server
@@ -316,6 +357,8 @@ static void *nemesis_main(void *arg)
     const qc_scenario *sc = sh->sc;
     double start = qc_clock_ms();
     double next_kill = start + (double)sc->terminate_every_ms;
+    double next_lterm = start + (double)sc->listen_terminate_every_ms;
+    double next_lclose = start + (double)sc->listen_close_every_ms;
     int restarted = 0, paused = 0, switched = 0;
     double switch_at = sc->failover_at_s + sc->switchover_at_s + sc->unfenced_primary_at_s;
     while (!atomic_load(&sh->stop) && atomic_load(&sh->chaos)) {
@@ -341,6 +384,14 @@ static void *nemesis_main(void *arg)
         if (sc->terminate_every_ms > 0 && now >= next_kill) {
             next_kill = now + (double)sc->terminate_every_ms;
             terminate_one(n);
+        }
+        if (sc->listen_terminate_every_ms > 0 && now >= next_lterm) {
+            next_lterm = now + (double)sc->listen_terminate_every_ms;
+            listen_fault(n, 1);
+        }
+        if (sc->listen_close_every_ms > 0 && now >= next_lclose) {
+            next_lclose = now + (double)sc->listen_close_every_ms;
+            listen_fault(n, 0);
         }
     }
     return NULL;
@@ -435,9 +486,20 @@ int qc_nemesis_start(qc_nemesis *n, qc_shared *sh, const char *dsn, const char *
 {
     memset(n, 0, sizeof *n);
     const qc_scenario *sc = sh->sc;
+    int listen_faults = sc->listen_terminate_every_ms > 0 || sc->listen_close_every_ms > 0;
     if (sc->terminate_every_ms <= 0 && sc->restart_at_s <= 0 && sc->pause_at_s <= 0 &&
-        !qc_scenario_switches_primary(sc))
+        !qc_scenario_switches_primary(sc) && !listen_faults)
         return 0;
+    if (listen_faults && !sh->proto->steps[QC_STEP_LISTEN].present)
+        return qc_err_set(err, QC_EINVAL,
+                          "%s: [nemesis] listen_close_every_ms / listen_terminate_every_ms need "
+                          "a listen statement in %s",
+                          sc->path, sh->proto->path);
+    if (sc->listen_terminate_every_ms > 0 && !sh->proto->steps[QC_STEP_KILL_SESSION].present)
+        return qc_err_set(err, QC_EINVAL,
+                          "%s: [nemesis] listen_terminate_every_ms needs a kill_session "
+                          "statement in %s",
+                          sc->path, sh->proto->path);
     n->sh = sh;
     n->dsn = dsn;
     if (sc->terminate_every_ms > 0 && !sh->proto->steps[QC_STEP_KILL_SESSION].present)

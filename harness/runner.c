@@ -213,6 +213,15 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
                      ? s->max_idle_pause_ms
                      : (long)((double)s->idle_cap_ms * (1.0 + s->idle_jitter)) + 200;
     long pickup = s->max_pickup_ms > 0 ? s->max_pickup_ms : pause + 100;
+    if (proto->steps[QC_STEP_LISTEN].present) {
+        /* LISTEN workers (issue 17): C28's "poll interval + 1 s" when the
+         * scenario gives no bound, and the listen policy for the reader */
+        if (s->max_pickup_ms <= 0 && s->listen_poll_ms > 0 && s->listen_poll_ms + 1000 > pickup)
+            pickup = s->listen_poll_ms + 1000;
+        json_object_set_new(h, "listen_poll_ms", json_integer(s->listen_poll_ms));
+        json_object_set_new(h, "on_listen_lost",
+                            json_string(s->listen_lost_ignore ? "ignore" : "fallback"));
+    }
     json_object_set_new(h, "max_idle_polls_per_s", json_real(rate));
     json_object_set_new(h, "max_idle_pause_ms", json_integer(pause));
     json_object_set_new(h, "max_pickup_ms", json_integer(pickup));
@@ -282,11 +291,55 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
  * ids is not NULL.  first_index numbers the payloads.  *enqueued (may be
  * NULL) grows by each committed chunk (the progress line and the backlog
  * read it). */
+/* The notify step of a job (issue 17), after its enqueue: in the enqueue's
+ * transaction (so it is delivered at the commit), not at all (the job's
+ * notify_lost fault), or on a connection of its own before the enqueue
+ * commits (notify_early: a notification for a job not yet visible).
+ * *early is that connection, opened on first use from dsn (the caller
+ * closes it).  Sets *sent_t (ms since t0, just before the notify was sent;
+ * -1 not sent).  Errors: the protocol's. */
+static int notify_job(const qc_scenario *s, const qc_driver *d, qc_conn *c,
+                      const qc_protocol *proto, const char *dsn, qc_conn **early,
+                      qc_fault_kind kind, int64_t job, double t0, double *sent_t, qc_err *err)
+{
+    char jid[24];
+    qc_params p = {0};
+    qc_result r = {0};
+    int rc;
+
+    *sent_t = -1;
+    if (kind == QC_FAULT_NOTIFY_LOST)
+        return 0;
+    if (kind == QC_FAULT_NOTIFY_EARLY) {
+        if (*early == NULL && (dsn == NULL || qc_open_conn(d, dsn, 0, 0, early, err) != 0)) {
+            *early = NULL;
+            return dsn == NULL ? qc_err_set(err, QC_EINVAL, "notify_early: no connection")
+                               : QC_ECONN;
+        }
+        c = *early;
+    }
+    snprintf(jid, sizeof jid, "%lld", (long long)job);
+    qc_params_set(&p, "job_id", jid);
+    qc_params_set(&p, "worker", "w-1.0");
+    qc_params_set(&p, "worker_id", "-1");
+    qc_params_set(&p, "incarnation", "0");
+    (void)s;
+    *sent_t = qc_clock_ms() - t0;
+    rc = qc_protocol_run(d, c, proto, QC_STEP_NOTIFY, &p, &r, err);
+    qc_result_clear(&r);
+    return rc;
+}
+
 static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
                         const qc_protocol *proto, qc_lbuf *lb, long count, long first_index,
                         long delay_ms, int64_t **ids, size_t *nids, atomic_long *enqueued,
-                        qc_err *err)
+                        const char *dsn, double t0, qc_err *err)
 {
+    int notify = proto->steps[QC_STEP_NOTIFY].present;
+    long total = s->jobs + s->feed_bursts * s->feed_jobs;
+    qc_conn *early = NULL;
+    double ntime[500];
+    qc_fault_kind nkind[500];
     int wrap = proto->steps[QC_STEP_ENQUEUE].nstmts == 1;
     long chunk = 500;
     int64_t *batch = malloc(sizeof *batch * (size_t)chunk);
@@ -342,6 +395,13 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
             if (rc == 0)
                 batch[i] = strtoll(id, NULL, 10);
             qc_result_clear(&r);
+            nkind[i] = QC_FAULT_NONE;
+            ntime[i] = -1;
+            if (rc == 0 && notify) {
+                nkind[i] = qc_fault_notify_pick(s->seed, s->faults, first_index + done + i, total);
+                rc = notify_job(s, d, c, proto, dsn, &early, nkind[i], batch[i], t0, &ntime[i],
+                                err);
+            }
             if (rc != 0)
                 break;
         }
@@ -359,7 +419,32 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
                 json_object_set_new(e, "delay_ms", json_integer(delay_ms));
             if (group[i][0])
                 json_object_set_new(e, "group", json_string(group[i]));
+            if (notify) {
+                /* how its notification went (issue 17): "commit" sent in the
+                 * enqueue's transaction, "lost" not sent, "early" committed
+                 * on its own before the enqueue committed; notify_t: when
+                 * it was sent (ms since the run's t0) */
+                json_object_set_new(e, "notify", json_string(nkind[i] == QC_FAULT_NOTIFY_LOST
+                                                                 ? "lost"
+                                                             : nkind[i] == QC_FAULT_NOTIFY_EARLY
+                                                                 ? "early"
+                                                                 : "commit"));
+                if (ntime[i] >= 0)
+                    json_object_set_new(e, "notify_t",
+                                        json_real((double)(int64_t)(ntime[i] * 1000) / 1000.0));
+            }
             qc_ledger_append(lb, e);
+            if (notify && nkind[i] != QC_FAULT_NONE) {
+                json_t *f = json_object();
+                json_object_set_new(f, "type", json_string("fault"));
+                json_object_set_new(f, "fault", json_string(qc_fault_name(nkind[i])));
+                json_object_set_new(f, "worker", json_integer(-1));
+                json_object_set_new(f, "job", json_integer(batch[i]));
+                if (ntime[i] >= 0)
+                    json_object_set_new(f, "sent_t",
+                                        json_real((double)(int64_t)(ntime[i] * 1000) / 1000.0));
+                qc_ledger_append(lb, f);
+            }
         }
         if (enqueued)
             atomic_fetch_add(enqueued, n);
@@ -378,6 +463,8 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
     free(batch);
     free(payload);
     free(group);
+    if (early != NULL)
+        d->close(early);
     return rc;
 }
 
@@ -423,7 +510,7 @@ static int feed_jobs(feeder *f, qc_conn **c, long count, long first_index, long 
         if (!*c) {
             /* not reachable yet: retry below */
         } else if (enqueue_jobs(sh->sc, sh->drv, *c, sh->proto, f->lb, count, first_index,
-                                delay_ms, NULL, NULL, f->total, &err) == 0) {
+                                delay_ms, NULL, NULL, f->total, f->dsn, sh->t0, &err) == 0) {
             atomic_fetch_add(&f->enqueued, count);
             return 0;
         } else if (!sh->drv->is_ok(*c)) {
@@ -1036,7 +1123,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     int64_t *job_ids = NULL;
     size_t njob_ids = 0;
     qc_fault_plan *plan = NULL;
-    atomic_int *pids = NULL;
+    atomic_int *pids = NULL, *listen_slots = NULL;
     feeder feed;
     memset(&feed, 0, sizeof feed);
     qc_nemesis nem;
@@ -1296,7 +1383,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         }
         atomic_store(&enqueued, (long)njob_ids);
     } else if ((rc = enqueue_jobs(s, d, ctl, proto, lb, s->jobs, 0, 0, &job_ids, &njob_ids,
-                                  &enqueued, err)) != 0) {
+                                  &enqueued, dsn, t0, err)) != 0) {
         code = rc == QC_EINVAL ? 2 : 3;
         goto out;
     }
@@ -1320,7 +1407,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     sink = qc_sink_create(s->sink_idempotent);
     workers = calloc((size_t)s->workers, sizeof *workers);
     pids = calloc((size_t)s->workers + 1, sizeof *pids);
-    if (!sink || !workers || !pids) {
+    /* issue 17: listen session ids, then the nemesis' close requests */
+    listen_slots = calloc((size_t)s->workers * 2, sizeof *listen_slots);
+    if (!sink || !workers || !pids || !listen_slots) {
         qc_err_set(err, QC_ENOMEM, "out of memory");
         goto out;
     }
@@ -1353,6 +1442,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     sh.sink = sink;
     sh.plan = plan;
     sh.pids = pids;
+    if (proto->steps[QC_STEP_LISTEN].present) {
+        sh.listen_pids = listen_slots;
+        sh.listen_close = listen_slots + s->workers;
+    }
     sh.t0 = t0;
     sh.no_prepare = !strcmp(s->pooler, "pgbouncer");
     sh.txn_model = !strcmp(proto->model, "transaction");
@@ -1764,6 +1857,7 @@ out:
     ephemeral_stop(&eph);
     free(workers);
     free(pids);
+    free(listen_slots);
     free(job_ids);
     qc_fault_plan_destroy(plan);
     qc_sched_free(sched);

@@ -73,6 +73,10 @@ void qc_scenario_defaults(qc_scenario *s)
     s->feed_start_ms = 0;
     s->feed_delay_ms = 0;
     s->terminate_every_ms = 0;
+    s->listen_poll_ms = 1000;
+    s->listen_lost_ignore = 0;
+    s->listen_close_every_ms = 0;
+    s->listen_terminate_every_ms = 0;
     s->restart_at_s = 0;
     s->restart_command[0] = '\0';
     s->adapter_command[0] = '\0';
@@ -335,11 +339,12 @@ static int handler(void *user, const char *section, const char *name, const char
     if (!strcmp(section, "idle")) {
         LONGKEY("idle", "base_ms", idle_base_ms, 0)
         LONGKEY("idle", "cap_ms", idle_cap_ms, 0)
+        LONGKEY("idle", "listen_poll_ms", listen_poll_ms, 0)
         if (!strcmp(name, "jitter"))
             return parse_double(value, 0, 1, &s->idle_jitter)
                        ? fail(c, "%s must be a number from 0 to 1, got '%s'", name, value)
                        : 1;
-        return fail(c, "unknown key '%s' in [%s] (expected base_ms, cap_ms, jitter)", name,
+        return fail(c, "unknown key '%s' in [%s] (expected base_ms, cap_ms, jitter, listen_poll_ms)", name,
                     section);
     }
     if (!strcmp(section, "drain")) {
@@ -367,6 +372,9 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     if (!strcmp(section, "faults")) {
         qc_fault_kind k = qc_fault_from_name(name);
+        if (k == QC_FAULT_LISTEN_CLOSE || k == QC_FAULT_LISTEN_TERMINATE)
+            return fail(c, "%s is timed, not planned per job: use [nemesis] %s_every_ms", name,
+                        name);
         if (k != QC_FAULT_NONE)
             return qc_fault_spec_parse(value, &s->faults[k])
                        ? fail(c, "%s must be a count of jobs (e.g. 20) or a rate (e.g. 1.5%%), "
@@ -388,8 +396,8 @@ static int handler(void *user, const char *section, const char *name, const char
         return fail(c,
                     "unknown key '%s' in [%s] (expected kill_after_claim, kill_after_effect, "
                     "stall_beyond_lease, lost_ack, lost_request, poison, "
-                    "stall_until_reclaimed, stall_in_work, half_open, reset, stall_factor, "
-                    "restart_delay_ms, poison_mode, clock_skew_ms)",
+                    "stall_until_reclaimed, stall_in_work, half_open, reset, notify_lost, "
+                    "notify_early, stall_factor, restart_delay_ms, poison_mode, clock_skew_ms)",
                     name, section);
     }
     if (!strcmp(section, "policy")) {
@@ -401,10 +409,11 @@ static int handler(void *user, const char *section, const char *name, const char
         LONGKEY("policy", "heartbeat_every_ms", heartbeat_every_ms, 0)
         CHOICEKEY("worker_name", worker_name_kept, "per_incarnation", "kept")
         LONGKEY("policy", "tcp_user_timeout_ms", network.tcp_user_timeout_ms, 0)
+        CHOICEKEY("on_listen_lost", listen_lost_ignore, "fallback", "ignore")
         return fail(c,
                     "unknown key '%s' in [%s] (expected heartbeat, heartbeat_every_ms, "
                     "on_renew_refused, count_zero_row_complete, on_lost_ack, after_stall, "
-                    "worker_name, tcp_user_timeout_ms)",
+                    "worker_name, tcp_user_timeout_ms, on_listen_lost)",
                     name, section);
     }
     if (!strcmp(section, "sink")) {
@@ -434,10 +443,13 @@ static int handler(void *user, const char *section, const char *name, const char
         SECONDSKEY("unfenced_primary_at_s", unfenced_primary_at_s, 0)
         LONGKEY("nemesis", "unfenced_ms", unfenced_ms, 1)
         LONGKEY("nemesis", "replica_lag_ms", replica_lag_ms, 0)
+        LONGKEY("nemesis", "listen_close_every_ms", listen_close_every_ms, 0)
+        LONGKEY("nemesis", "listen_terminate_every_ms", listen_terminate_every_ms, 0)
         return fail(c,
                     "unknown key '%s' in [%s] (expected terminate_every_ms, restart_at_s, "
                     "restart_command, pause_at_s, pause_ms, pause_command, failover_at_s, "
-                    "switchover_at_s, unfenced_primary_at_s, unfenced_ms, replica_lag_ms)",
+                    "switchover_at_s, unfenced_primary_at_s, unfenced_ms, replica_lag_ms, "
+                    "listen_close_every_ms, listen_terminate_every_ms)",
                     name, section);
     }
     if (!strcmp(section, "topology")) {

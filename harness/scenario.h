@@ -8,7 +8,7 @@
  *              duration_s (chaos phase length; 0 = until drained)
  *   [lease]    lease_ms, max_attempts, reaper_interval_ms, retry_delay_ms,
  *              statement_timeout_ms (0 = none; default max(30000, 10 x lease_ms))
- *   [idle]     base_ms, cap_ms, jitter (0..1)
+ *   [idle]     base_ms, cap_ms, jitter (0..1), listen_poll_ms (LISTEN fallback poll)
  *   [drain]    timeout_s, monitor_interval_ms, idle_tail_s
  *   [bounds]   recovery_slack_ms, max_idle_polls_per_s, max_idle_pause_ms, max_pickup_ms,
  *              max_wedged_ms
@@ -25,7 +25,8 @@
  *   [feed]     bursts, jobs (per burst), gap_ms, start_ms, delay_ms
  *   [nemesis]  terminate_every_ms, restart_at_s, restart_command, pause_at_s,
  *              pause_ms, pause_command, failover_at_s, switchover_at_s,
- *              unfenced_primary_at_s, unfenced_ms, replica_lag_ms
+ *              unfenced_primary_at_s, unfenced_ms, replica_lag_ms,
+ *              listen_close_every_ms, listen_terminate_every_ms
  *   [topology] pooler (none|pgbouncer), kind (single|replicated),
  *              replication (async|sync), dir
  *   [network]  proxy (on|off), latency_ms, jitter_ms, bandwidth, targets, lost_ack
@@ -153,6 +154,19 @@ typedef struct qc_scenario {
     long adapter_poll_ms;           /* the library's own poll interval, passed on (ms) */
     char adapter_table[128];        /* the library's job table (schema.table), for the witness */
     char adapter_id_column[64], adapter_state_column[64], adapter_owner_column[64];
+    /* LISTEN/NOTIFY wake-ups (issue 17; used only with a protocol that has a
+     * listen step) */
+    long listen_poll_ms;     /* [idle] listen_poll_ms: the fallback poll while a worker
+                                waits for a notification (ms); 0 = none (wait until
+                                notified); default 1000 */
+    int listen_lost_ignore;  /* [policy] on_listen_lost = ignore (a policy mutant: the
+                                worker keeps waiting on its dead listen connection, which
+                                answers at once: a hot loop); fallback (default): poll at
+                                the idle policy's rate and open a new one */
+    long listen_close_every_ms;     /* [nemesis] qchaos drops a random worker's listen
+                                       connection every N ms; 0 off */
+    long listen_terminate_every_ms; /* [nemesis] pg_terminate_backend of a random
+                                       worker's listen session every N ms; 0 off */
     uint64_t seed;
     int seed_set;
     /* Keys the scenario file(s) set, for load-time remarks (lint.c): the

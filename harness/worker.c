@@ -42,6 +42,8 @@ static json_t *event(qc_worker *w, const char *type, const char *op, int64_t req
     return e;
 }
 
+static void listen_drop(qc_worker *w, const char *state, const char *error);
+
 static void set_job(json_t *e, int64_t job, const char *token)
 {
     if (job != INT64_MIN)
@@ -248,6 +250,16 @@ static int request(qc_worker *w, qc_step_id step, const qc_params *in, int64_t j
          * starved thread stretches. */
         json_object_set_new(e, "pause_ms", json_real(w->planned_pause_ms));
         w->planned_pause_ms = -1;
+    }
+    if (step == QC_STEP_CLAIM && w->wake != NULL) {
+        /* how the LISTEN wait before this claim ended (issue 17): the
+         * pickup rule of bounded_idle_polling reads it */
+        json_object_set_new(e, "wake", json_string(w->wake));
+        if (w->wait_t >= 0)
+            json_object_set_new(e, "wait_t", json_real((double)(int64_t)(w->wait_t * 1000) / 1000.0));
+        if (w->wait_ms >= 0)
+            json_object_set_new(e, "wait_ms", json_real(w->wait_ms));
+        w->wake = NULL;
     }
     emit(w, e, job);
 
@@ -529,6 +541,8 @@ static void die_and_restart(qc_worker *w)
 {
     qc_shared *sh = w->sh;
     drop_conn(w, 1);
+    listen_drop(w, "closed", "the worker died");
+    w->listens = 0; /* the next incarnation LISTENs on a connection of its own */
     if (sh->pids && w->id >= 0)
         atomic_store(&sh->pids[w->id], 0);
     qc_clock_sleep_until_stop((double)sh->sc->restart_delay_ms, &sh->stop);
@@ -928,6 +942,183 @@ static void idle_pause(qc_worker *w)
     qc_clock_sleep_until_stop(d, &w->sh->stop);
 }
 
+/* ---- LISTEN/NOTIFY wake-ups (issue 17, shared/cases.md C28) ----
+ *
+ * A protocol with a listen step gives each worker incarnation a second
+ * connection of its own that ran the step (LISTEN channel).  After an
+ * empty claim the worker waits on it for a notification, at most
+ * [idle] listen_poll_ms (the fallback poll; 0 = until notified), instead
+ * of the idle policy's pause.  Its listen connection's fate is in the
+ * ledger as notes "listen" with state open / lost / closed / failed; the
+ * claim after each wait says how the wait ended ("wake": notify, poll,
+ * lost; "listen" right after a (re-)LISTEN, which claims at once since a
+ * job enqueued before the LISTEN registered sends it nothing).  While it
+ * has no listen connection the worker polls at the idle policy's rate and
+ * tries a new LISTEN before each wait (on_listen_lost = fallback); the
+ * policy mutant on_listen_lost = ignore keeps waiting on the dead one. */
+static void listen_note(qc_worker *w, const char *state, const char *error)
+{
+    json_t *e = event(w, "note", NULL, -1);
+    json_object_set_new(e, "note", json_string("listen"));
+    json_object_set_new(e, "state", json_string(state));
+    if (error != NULL && *error)
+        json_object_set_new(e, "error", json_string(error));
+    qc_ledger_append(w->lb, e);
+}
+
+static void listen_drop(qc_worker *w, const char *state, const char *error)
+{
+    qc_shared *sh = w->sh;
+    if (w->lconn == NULL)
+        return;
+    if (sh->listen_pids != NULL && w->id >= 0)
+        atomic_store(&sh->listen_pids[w->id], 0);
+    sh->drv->abort(w->lconn);
+    w->lconn = NULL;
+    if (state != NULL)
+        listen_note(w, state, error);
+}
+
+/* Opens the listen connection and runs the listen step on it.  Returns 0
+ * when the LISTEN was answered (so it is registered: a notify committed
+ * after this is delivered to it). */
+static int listen_open(qc_worker *w)
+{
+    qc_shared *sh = w->sh;
+    qc_err err = {0};
+    qc_params p = {0};
+    qc_result r = {0};
+    actor_params ap;
+    qc_conn *c = NULL;
+
+    if (qc_open_conn(sh->drv, sh->dsn, sh->no_prepare, sh->stmt_timeout_ms, &c, &err) != 0) {
+        listen_note(w, "failed", err.msg);
+        return -1;
+    }
+    bind_actor(w, &ap, &p);
+    if (qc_protocol_run(sh->drv, c, sh->proto, QC_STEP_LISTEN, &p, &r, &err) != 0) {
+        qc_result_clear(&r);
+        sh->drv->abort(c);
+        if (is_protocol_error(&err)) {
+            char msg[1200];
+            snprintf(msg, sizeof msg, "%s: step 'listen' (line %d): %s",
+                     sh->proto->steps[QC_STEP_LISTEN].file, sh->proto->steps[QC_STEP_LISTEN].line,
+                     err.msg);
+            qc_shared_fatal(sh, QC_EINVAL, msg);
+        }
+        listen_note(w, "failed", err.msg);
+        return -1;
+    }
+    qc_result_clear(&r);
+    w->lconn = c;
+    w->listens++;
+    w->listen_lost_seen = 0;
+    int pid = sh->drv->backend_pid ? sh->drv->backend_pid(c) : 0;
+    json_t *e = event(w, "note", NULL, -1);
+    json_object_set_new(e, "note", json_string("listen"));
+    json_object_set_new(e, "state", json_string("open"));
+    json_object_set_new(e, "pid", json_integer(pid));
+    if (w->listens > 1)
+        json_object_set_new(e, "reopen", json_true());
+    qc_ledger_append(w->lb, e);
+    if (sh->listen_pids != NULL && w->id >= 0)
+        atomic_store(&sh->listen_pids[w->id], pid);
+    return 0;
+}
+
+/* The wait after an empty claim, in listen mode.  Sets w->wake for the
+ * next claim's invoke. */
+static void listen_wait(qc_worker *w)
+{
+    qc_shared *sh = w->sh;
+    const qc_scenario *sc = sh->sc;
+
+    if (w->lconn == NULL && (!sc->listen_lost_ignore || w->listens == 0)) {
+        if (listen_open(w) == 0) {
+            w->wake = "listen";
+            w->wait_t = -1;
+            w->wait_ms = -1;
+            return; /* claim at once: nothing told us about jobs before the LISTEN */
+        }
+        idle_pause(w); /* no listen connection: poll at the idle policy's rate */
+        return;
+    }
+    double start = qc_clock_ms();
+    double T = sc->listen_poll_ms > 0 ? (double)sc->listen_poll_ms : -1;
+    w->wait_t = start - sh->t0;
+    w->wait_ms = T;
+    w->wake = "poll";
+    for (;;) {
+        if (atomic_load(&sh->stop)) {
+            /* the run ended during the wait: read what came in, then
+             * record the wait (no claim follows to carry it) */
+            int count = 0;
+            qc_err err = {0};
+            if (w->lconn != NULL && sh->drv->wait_notify(w->lconn, 0, &count, &err) == 0 &&
+                count == 0) {
+                json_t *e = event(w, "note", NULL, -1);
+                json_object_set_new(e, "note", json_string("listen wait"));
+                json_object_set_new(e, "wake", json_string("stop"));
+                json_object_set_new(e, "wait_t",
+                                    json_real((double)(int64_t)(w->wait_t * 1000) / 1000.0));
+                if (T >= 0)
+                    json_object_set_new(e, "wait_ms", json_real(T));
+                qc_ledger_append(w->lb, e);
+            }
+            w->wake = NULL;
+            return;
+        }
+        if (sh->listen_close != NULL && w->id >= 0 &&
+            atomic_exchange(&sh->listen_close[w->id], 0) == 1 && w->lconn != NULL) {
+            /* the nemesis asked: qchaos drops the listen connection */
+            json_t *e = event(w, "fault", NULL, -1);
+            json_object_set_new(e, "fault", json_string(qc_fault_name(QC_FAULT_LISTEN_CLOSE)));
+            emit(w, e, INT64_MIN);
+            atomic_fetch_add(&sh->faults, 1);
+            listen_drop(w, "closed", "listen_close: dropped by qchaos");
+            w->wake = "lost";
+            return;
+        }
+        double left = T < 0 ? 50.0 : T - (qc_clock_ms() - start);
+        if (T >= 0 && left <= 0)
+            return; /* the fallback timer ran out: "poll" */
+        int count = 0;
+        qc_err err = {0};
+        int rc = w->lconn == NULL ? QC_ECONN
+                                  : sh->drv->wait_notify(w->lconn, left < 50 ? (long)left + 1 : 50,
+                                                         &count, &err);
+        if (rc != 0) {
+            w->wake = "lost";
+            if (!sc->listen_lost_ignore) {
+                listen_drop(w, "lost", err.msg);
+            } else if (!w->listen_lost_seen) {
+                /* the mutant: noted once, then it keeps waiting on it */
+                w->listen_lost_seen = 1;
+                listen_note(w, "lost", err.msg);
+                if (sh->listen_pids != NULL && w->id >= 0)
+                    atomic_store(&sh->listen_pids[w->id], 0);
+            }
+            return;
+        }
+        if (count > 0) {
+            w->wake = "notify";
+            return;
+        }
+    }
+}
+
+/* After an empty claim: the idle policy's pause, or with a listen step
+ * the wait for a notification. */
+static void idle_wait(qc_worker *w)
+{
+    qc_shared *sh = w->sh;
+    if (!sh->proto->steps[QC_STEP_LISTEN].present || sh->drv->wait_notify == NULL) {
+        idle_pause(w);
+        return;
+    }
+    listen_wait(w);
+}
+
 static void *worker_main(void *arg)
 {
     qc_worker *w = arg;
@@ -972,7 +1163,7 @@ static void *worker_main(void *arg)
             continue;
         }
         if (n == 0) {
-            idle_pause(w);
+            idle_wait(w);
             continue;
         }
         w->idle_step = 0;
@@ -1061,6 +1252,11 @@ int qc_worker_start(qc_worker *w, qc_shared *sh, int id)
     w->planned_pause_ms = -1;
     w->cur_req = -1;
     w->cur_job = INT64_MIN;
+    w->lconn = NULL;
+    w->listens = 0;
+    w->listen_lost_seen = 0;
+    w->wake = NULL;
+    w->wait_t = w->wait_ms = -1;
     qc_rng_init(&w->rng, sh->sc->seed, (uint64_t)(id + 2));
     w->lb = qc_ledger_buf(sh->ledger);
     if (!w->lb)
@@ -1076,6 +1272,9 @@ void qc_worker_join(qc_worker *w)
 {
     pthread_join(w->thread, NULL);
     drop_conn(w, 0);
+    if (w->lconn != NULL)
+        w->sh->drv->close(w->lconn);
+    w->lconn = NULL;
     qc_slot_destroy(&w->slot);
 }
 

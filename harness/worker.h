@@ -67,6 +67,10 @@ typedef struct qc_shared {
     qc_sched *sched;         /* the schedule over named points, or NULL: actors run freely */
     qc_proxy *proxy;         /* [network] proxy = on: workers connect through it (the reaper
                                 directly), or NULL */
+    atomic_int *listen_pids; /* [workers]: each worker's listen session id (issue 17), 0 none
+                                open; NULL without a listen step */
+    atomic_int *listen_close;/* [workers]: 1 = the nemesis asks the worker to drop its listen
+                                connection (it clears it); NULL without a listen step */
     /* atomics */
     atomic_int chaos;        /* 1 while planned faults may fire (the chaos phase) */
     atomic_int stop;         /* workers and reaper leave their loops */
@@ -103,6 +107,14 @@ typedef struct qc_worker {
     qc_conn_slot slot; /* conn, published for qc_worker_cancel */
     atomic_int exited; /* the thread has left its loop (join will not block) */
     void *actor;     /* another actor kind's own state (adapter.c), NULL for a thread worker */
+    /* LISTEN/NOTIFY (issue 17): the incarnation's own listen connection */
+    qc_conn *lconn;  /* NULL: none open (never opened, lost, or closed) */
+    int listens;     /* LISTENs this incarnation opened (a second one is a re-LISTEN) */
+    int listen_lost_seen; /* on_listen_lost = ignore: the loss was recorded once */
+    const char *wake;/* how the idle wait before the next claim ended ("notify", "poll",
+                        "lost", "listen"), NULL: no listen wait (ledger "wake") */
+    double wait_t, wait_ms; /* that wait's start (ms since the run's t0) and planned
+                               fallback (ms; -1 none) */
 } qc_worker;
 
 /* Starts a worker thread (id >= 0) or the reaper (id == -1) on w, which the

@@ -275,6 +275,171 @@ START_TEST(test_idle_polling_server_count_agrees_passes)
 END_TEST
 
 /* No empty claims, no pickups, no server count: nothing to judge. */
+/* ---- LISTEN/NOTIFY wake-ups (issue 17, C28) ----
+ * Worker 0 LISTENs (seq 1), claims empty (2, 3) and waits from t 22 on a
+ * 6000 ms fallback timer; job 7 is enqueued with its notify in the
+ * enqueue's transaction (notify_t 99, answered at t 100, seq 4).  The
+ * bound is 1500 ms. */
+#define LISTEN_OPEN                                                                                \
+    "{'seq':1,'t':10,'type':'note','note':'listen','state':'open','worker':0,'inc':0}\n"           \
+    "{'seq':2,'t':20,'type':'invoke','op':'claim','worker':0,'inc':0,'req':1}\n"                   \
+    "{'seq':3,'t':21,'type':'ok','op':'claim','worker':0,'inc':0,'req':1,'rows':0}\n"
+#define ENQ7 "{'seq':4,'t':100,'type':'ok','op':'enqueue','worker':-1,'job':7,'notify':'commit'," \
+             "'notify_t':99}\n"
+
+/* The notification never came: the worker slept to its timer at 6022 and
+ * claimed job 7 only then, 5922 ms after it was committed. */
+START_TEST(test_idle_listen_timer_without_notification_fails)
+{
+    qc_check c;
+    check(HEADER LISTEN_OPEN ENQ7
+          "{'seq':5,'t':6030,'type':'invoke','op':'claim','worker':0,'inc':0,'req':2,"
+          "'wake':'poll','wait_t':22,'wait_ms':6000}\n"
+          "{'seq':6,'t':6031,'type':'ok','op':'claim','worker':0,'inc':0,'req':2,'rows':1,"
+          "'job':7,'token':'a'}\n",
+          &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ck_assert(c.v[0].job == 7);
+    ck_assert_msg(strstr(c.v[0].msg, "job 7 (notify sent at 99 ms, enqueue answered at 100) was "
+                                     "not claimed within 1500 ms: worker 0 (incarnation 0), "
+                                     "listening since 10 ms, waited from 22 ms to its fallback "
+                                     "timer at 6022 ms with no notification"),
+                  "%s", c.v[0].msg);
+    ck_assert_int_eq(c.v[0].nseq, 3);
+    int64_t want[3] = {1, 4, 5}, got[3] = {c.v[0].seq[0], c.v[0].seq[1], c.v[0].seq[2]};
+    for (int i = 0; i < 3; i++) {
+        int found = 0;
+        for (int k = 0; k < 3; k++)
+            found |= got[k] == want[i];
+        ck_assert_msg(found, "seq %lld not in the evidence", (long long)want[i]);
+    }
+    free(c.v);
+}
+END_TEST
+
+/* The same wait, but worker 1 was woken and claimed job 7 at t 150: the
+ * job was picked up within the bound (judged: one opportunity), and the
+ * 6000 ms listen wait is not a pause of the idle policy. */
+START_TEST(test_idle_listen_job_picked_up_by_another_passes)
+{
+    qc_check c;
+    check(HEADER LISTEN_OPEN ENQ7
+          "{'seq':5,'t':150,'type':'invoke','op':'claim','worker':1,'inc':0,'req':9,"
+          "'wake':'notify','wait_t':30,'wait_ms':6000}\n"
+          "{'seq':6,'t':151,'type':'ok','op':'claim','worker':1,'inc':0,'req':9,'rows':1,"
+          "'job':7,'token':'a'}\n"
+          "{'seq':7,'t':6030,'type':'invoke','op':'claim','worker':0,'inc':0,'req':2,"
+          "'wake':'poll','wait_t':22,'wait_ms':6000}\n"
+          "{'seq':8,'t':6031,'type':'ok','op':'claim','worker':0,'inc':0,'req':2,'rows':0}\n",
+          &c);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    /* the streak of 2 empty claims of worker 0, and job 7 judged; no pause */
+    ck_assert_int_eq(c.opportunities, 2);
+    ck_assert_msg(strstr(c.summary, "0 pauses"), "%s", c.summary);
+    ck_assert_msg(strstr(c.summary, "1 notified jobs judged"), "%s", c.summary);
+    free(c.v);
+}
+END_TEST
+
+/* The listen connection was lost and opened again after the notify was
+ * sent: the notification could not reach it, so the long wait is not
+ * judged (the fallback is the only path then). */
+START_TEST(test_idle_listen_relisten_after_notify_not_judged)
+{
+    qc_check c;
+    check(HEADER LISTEN_OPEN
+          "{'seq':4,'t':50,'type':'note','note':'listen','state':'lost','worker':0,'inc':0}\n"
+          ENQ7
+          "{'seq':5,'t':120,'type':'note','note':'listen','state':'open','worker':0,'inc':0}\n"
+          "{'seq':6,'t':6030,'type':'invoke','op':'claim','worker':0,'inc':0,'req':2,"
+          "'wake':'poll','wait_t':22,'wait_ms':6000}\n"
+          "{'seq':7,'t':6031,'type':'ok','op':'claim','worker':0,'inc':0,'req':2,'rows':1,"
+          "'job':7,'token':'a'}\n",
+          &c);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_msg(strstr(c.summary, "0 notified jobs judged"), "%s", c.summary);
+    free(c.v);
+}
+END_TEST
+
+/* The worker's claim before the wait was sent after the notify (t 99.5 >
+ * 99, before the enqueue's answer): the notification may have been read
+ * by an earlier wait whose claim missed the job, so this wait is not
+ * judged against it. */
+START_TEST(test_idle_listen_notify_before_previous_claim_not_judged)
+{
+    qc_check c;
+    check(HEADER
+          "{'seq':1,'t':10,'type':'note','note':'listen','state':'open','worker':0,'inc':0}\n"
+          "{'seq':2,'t':99.5,'type':'invoke','op':'claim','worker':0,'inc':0,'req':1}\n"
+          "{'seq':3,'t':100,'type':'ok','op':'enqueue','worker':-1,'job':7,'notify':'commit',"
+          "'notify_t':99}\n"
+          "{'seq':4,'t':101,'type':'ok','op':'claim','worker':0,'inc':0,'req':1,'rows':0}\n"
+          "{'seq':7,'t':6130,'type':'invoke','op':'claim','worker':0,'inc':0,'req':2,"
+          "'wake':'poll','wait_t':102,'wait_ms':6000}\n"
+          "{'seq':8,'t':6131,'type':'ok','op':'claim','worker':0,'inc':0,'req':2,'rows':1,"
+          "'job':7,'token':'a'}\n",
+          &c);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_msg(strstr(c.summary, "0 notified jobs judged"), "%s", c.summary);
+    free(c.v);
+}
+END_TEST
+
+/* The run ended while worker 0 still waited (note "listen wait", "stop",
+ * at t 3000, nothing in its socket) and job 7 was claimed only by worker
+ * 1 at t 2900, 2800 ms after its commit: the silence up to the note is
+ * the evidence. */
+START_TEST(test_idle_listen_wait_cut_by_end_of_run_fails)
+{
+    qc_check c;
+    check(HEADER LISTEN_OPEN ENQ7
+          "{'seq':5,'t':2900,'type':'invoke','op':'claim','worker':1,'inc':0,'req':9}\n"
+          "{'seq':6,'t':2901,'type':'ok','op':'claim','worker':1,'inc':0,'req':9,'rows':1,"
+          "'job':7,'token':'a'}\n"
+          "{'seq':7,'t':3000,'type':'note','note':'listen wait','wake':'stop','worker':0,"
+          "'inc':0,'wait_t':22,'wait_ms':6000}\n",
+          &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ck_assert_msg(strstr(c.v[0].msg, "waited from 22 ms to the end of the run at 3000 ms with no "
+                                     "notification"),
+                  "%s", c.v[0].msg);
+    free(c.v);
+}
+END_TEST
+
+/* A dead listen connection answering every wait at once: 40 empty claims
+ * in 196 ms, each after a "lost" wake.  The rate rule catches the hot loop
+ * (ceil(0.196 x 2) + 2 = 3 allowed); the waits are not judged as pauses. */
+START_TEST(test_idle_listen_dead_connection_hot_loop_fails)
+{
+    static char buf[65536];
+    size_t len = (size_t)snprintf(buf, sizeof buf, "%s", HEADER);
+    int seq = 1;
+    for (int i = 0; i < 40; i++) {
+        len += (size_t)snprintf(buf + len, sizeof buf - len,
+                                "{'seq':%d,'t':%.1f,'type':'invoke','op':'claim','worker':0,"
+                                "'inc':0,'req':%d%s}\n"
+                                "{'seq':%d,'t':%.1f,'type':'ok','op':'claim','worker':0,"
+                                "'inc':0,'req':%d,'rows':0}\n",
+                                seq, i * 5.0, i + 1,
+                                i ? ",'wake':'lost','wait_t':1,'wait_ms':1000" : "", seq + 1,
+                                i * 5.0 + 1, i + 1);
+        seq += 2;
+    }
+    qc_check c;
+    check(buf, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ck_assert_msg(strstr(c.v[0].msg, "40 empty claims in 196 ms"), "%s", c.v[0].msg);
+    ck_assert_msg(strstr(c.summary, "0 pauses"), "%s", c.summary);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_idle_polling_busy_queue_inconclusive)
 {
     const char *text =
@@ -305,6 +470,12 @@ static Suite *suite(void)
     tcase_add_test(tc, test_idle_polling_server_count_agrees_passes);
     tcase_add_test(tc, test_idle_polling_server_count_higher_on_shared_server_passes);
     tcase_add_test(tc, test_idle_polling_busy_queue_inconclusive);
+    tcase_add_test(tc, test_idle_listen_timer_without_notification_fails);
+    tcase_add_test(tc, test_idle_listen_job_picked_up_by_another_passes);
+    tcase_add_test(tc, test_idle_listen_relisten_after_notify_not_judged);
+    tcase_add_test(tc, test_idle_listen_dead_connection_hot_loop_fails);
+    tcase_add_test(tc, test_idle_listen_notify_before_previous_claim_not_judged);
+    tcase_add_test(tc, test_idle_listen_wait_cut_by_end_of_run_fails);
     suite_add_tcase(s, tc);
     return s;
 }

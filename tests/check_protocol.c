@@ -763,6 +763,26 @@ START_TEST(test_split_no_keeps_sqlserver_step_one_batch)
 END_TEST
 
 /* Only SQL Server runs a batch of statements as one request. */
+/* issue 17: LISTEN/NOTIFY are PostgreSQL's; another engine's protocol
+ * with a listen or notify step is refused at the step's line. */
+START_TEST(test_load_listen_refused_outside_postgres_einval)
+{
+    expect_error("-- engine: mariadb\n" VALID_STEPS "-- name: listen\nLISTEN x;\n", 17,
+                 "step 'listen' needs LISTEN/NOTIFY, which engine mariadb does not have (only "
+                 "postgres: workers of other engines poll)",
+                 0);
+    expect_error("-- engine: sqlserver\n" VALID_STEPS
+                 "-- name: notify\nSELECT 1 WHERE :job_id = 1;\n",
+                 17, "step 'notify' needs LISTEN/NOTIFY, which engine sqlserver", 1);
+    qc_protocol *p = parse_ok(VALID "-- name: listen\nLISTEN qchaos_jobs;\n-- name: notify\n"
+                                    "SELECT pg_notify('qchaos_jobs', :job_id::text);\n",
+                              QC_PARAM_DOLLAR);
+    ck_assert_int_eq(p->steps[QC_STEP_LISTEN].present, 1);
+    ck_assert_str_eq(stmt(p, QC_STEP_NOTIFY, 0)->sql, "SELECT pg_notify('qchaos_jobs', $1::text)");
+    qc_protocol_destroy(p);
+}
+END_TEST
+
 START_TEST(test_split_no_refused_outside_sqlserver_einval)
 {
     expect_error(VALID "-- name: renew\n-- split: no\nSELECT 1; SELECT 2;\n", VALID_LINES + 2,
@@ -1507,6 +1527,39 @@ START_TEST(test_pg_exec_terminated_backend_econn)
 }
 END_TEST
 
+/* issue 17: a notification committed on another session wakes the
+ * listener; a terminated listen session is QC_ECONN, not a wake-up. */
+START_TEST(test_pg_wait_notify_wakes_then_econn_when_terminated)
+{
+    qc_conn *a = live_open(), *b = live_open();
+    qc_result r = {0};
+    qc_err err = {0};
+    int count = -1;
+    char *pid = live_value(a, 1, "SELECT pg_backend_pid()::text AS pid", NULL, "pid"), *v;
+
+    ck_assert_int_eq(qc_driver_pg.exec(a, 2, 0, "LISTEN qc_unit_chan", 0, NULL, &r, &err), 0);
+    qc_result_clear(&r);
+    ck_assert_int_eq(qc_driver_pg.wait_notify(a, 50, &count, &err), 0);
+    ck_assert_int_eq(count, 0); /* nothing sent yet: the time ran out */
+    v = live_value(b, 3, "SELECT pg_notify('qc_unit_chan', '7')::text AS v", NULL, "v");
+    free(v);
+    for (int i = 0; i < 100 && count == 0; i++)
+        ck_assert_int_eq(qc_driver_pg.wait_notify(a, 100, &count, &err), 0);
+    ck_assert_int_eq(count, 1);
+    v = live_value(b, 4, "SELECT pg_terminate_backend($1::int)::text AS v", pid, "v");
+    ck_assert_str_eq(v, "true");
+    free(v);
+    int rc = 0;
+    for (int i = 0; i < 100 && rc == 0; i++)
+        rc = qc_driver_pg.wait_notify(a, 100, &count, &err);
+    ck_assert_int_eq(rc, QC_ECONN);
+    ck_assert_msg(strstr(err.msg, "listen connection lost") != NULL, "got '%s'", err.msg);
+    qc_driver_pg.abort(a);
+    free(pid);
+    qc_driver_pg.close(b);
+}
+END_TEST
+
 START_TEST(test_pg_abort_drops_connection_rolls_back)
 {
     qc_conn *a = live_open(), *b = live_open();
@@ -1802,6 +1855,7 @@ static Suite *protocol_suite(int live)
     tcase_add_test(tc, test_load_setup_with_parameter_einval);
     tcase_add_test(tc, test_split_no_keeps_sqlserver_step_one_batch);
     tcase_add_test(tc, test_split_no_refused_outside_sqlserver_einval);
+    tcase_add_test(tc, test_load_listen_refused_outside_postgres_einval);
     tcase_add_test(tc, test_load_unterminated_quote_einval);
     tcase_add_test(tc, test_load_bad_autocommit_value_einval);
     tcase_add_test(tc, test_load_unknown_option_einval);
@@ -1846,6 +1900,7 @@ static Suite *protocol_suite(int live)
         tcase_add_test(tc, test_pg_run_error_rolls_back_transaction);
         tcase_add_test(tc, test_pg_exec_terminated_backend_econn);
         tcase_add_test(tc, test_pg_abort_drops_connection_rolls_back);
+        tcase_add_test(tc, test_pg_wait_notify_wakes_then_econn_when_terminated);
     }
     return s;
 }

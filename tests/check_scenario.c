@@ -90,6 +90,60 @@ START_TEST(test_scenario_bad_value_error_names_line_and_expectation)
 }
 END_TEST
 
+/* issue 17: the LISTEN keys parse; the listen faults are the nemesis',
+ * not per-job counts; the notify faults are decided per enqueued job
+ * (never in the per-claim plan), deterministically from the seed. */
+START_TEST(test_scenario_listen_keys_and_notify_faults)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    ck_assert_int_eq(load("[idle]\nlisten_poll_ms = 0\n[policy]\non_listen_lost = ignore\n"
+                          "[nemesis]\nlisten_terminate_every_ms = 700\nlisten_close_every_ms = "
+                          "1100\n[faults]\nnotify_lost = 10%\nnotify_early = 4\n",
+                          &s, &err),
+                     0);
+    ck_assert_int_eq(s.listen_poll_ms, 0);
+    ck_assert_int_eq(s.listen_lost_ignore, 1);
+    ck_assert_int_eq(s.listen_terminate_every_ms, 700);
+    ck_assert_int_eq(s.listen_close_every_ms, 1100);
+    ck_assert_int_eq(s.faults[QC_FAULT_NOTIFY_EARLY].count, 4);
+    ck_assert_int_eq(load("[faults]\n\nlisten_close = 3\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":3: listen_close is timed, not planned per job: use [nemesis] "
+                                  "listen_close_every_ms"),
+                  "got '%s'", err.msg);
+    ck_assert_int_eq(load("[policy]\non_listen_lost = spin\n", &s, &err), QC_EINVAL);
+
+    qc_fault_spec spec[QC_FAULT_COUNT] = {{0, 0}};
+    spec[QC_FAULT_NOTIFY_LOST] = (qc_fault_spec){-1, 0.25};
+    spec[QC_FAULT_NOTIFY_EARLY] = (qc_fault_spec){100, 0};
+    int64_t jobs[1000];
+    for (int i = 0; i < 1000; i++)
+        jobs[i] = i + 1;
+    qc_fault_plan *plan = qc_fault_plan_create(5, spec, jobs, 1000);
+    ck_assert_ptr_nonnull(plan);
+    ck_assert_int_eq(qc_fault_plan_count(plan, QC_FAULT_NOTIFY_LOST), 0);
+    ck_assert_int_eq(qc_fault_plan_count(plan, QC_FAULT_NOTIFY_EARLY), 0);
+    qc_fault_plan_destroy(plan);
+    long lost = 0, early = 0;
+    for (long i = 0; i < 1000; i++) {
+        qc_fault_kind k = qc_fault_notify_pick(5, spec, i, 1000);
+        ck_assert(k == qc_fault_notify_pick(5, spec, i, 1000)); /* same seed, same choice */
+        lost += k == QC_FAULT_NOTIFY_LOST;
+        early += k == QC_FAULT_NOTIFY_EARLY;
+    }
+    /* 25% of 1000, then 100 / 1000 of the rest: wide margins, not exact */
+    ck_assert_msg(lost > 180 && lost < 320, "lost %ld", lost);
+    ck_assert_msg(early > 40 && early < 130, "early %ld", early);
+    spec[QC_FAULT_NOTIFY_LOST] = (qc_fault_spec){0, 0};
+    spec[QC_FAULT_NOTIFY_EARLY] = (qc_fault_spec){0, 0};
+    for (long i = 0; i < 100; i++)
+        ck_assert(qc_fault_notify_pick(5, spec, i, 100) == QC_FAULT_NONE);
+    ck_assert_int_eq(qc_fault_is_per_claim(QC_FAULT_KILL_AFTER_CLAIM), 1);
+    ck_assert_int_eq(qc_fault_is_per_claim(QC_FAULT_LISTEN_CLOSE), 0);
+    ck_assert_str_eq(qc_fault_name(QC_FAULT_LISTEN_TERMINATE), "listen_terminate");
+}
+END_TEST
+
 /* [nemesis] pause: defaults off (3000 ms when on), the keys parse, a zero
  * or negative duration is refused with its line. */
 START_TEST(test_scenario_nemesis_pause_keys)
@@ -532,6 +586,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_scenario_unknown_section_and_syntax_error_rejected);
     tcase_add_test(tc, test_scenario_nemesis_pause_keys);
     tcase_add_test(tc, test_scenario_replicated_topology_keys);
+    tcase_add_test(tc, test_scenario_listen_keys_and_notify_faults);
     tcase_add_test(tc, test_scenario_choice_and_bool_keys);
     tcase_add_test(tc, test_scenario_missing_file_is_input_error);
     tcase_add_test(tc, test_scenario_fifo_and_device_refused_without_blocking);

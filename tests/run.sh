@@ -78,6 +78,9 @@ group_a() {
   step "failover on a replicated PostgreSQL, async and sync (tests/failover.sh)" \
     tests/failover.sh "$work/failover"
   step "scripted interleavings, --replay, explore (tests/sched.sh)" tests/sched.sh
+  # LISTEN/NOTIFY wake-ups (issue 17): the correct protocol under listen
+  # kills, the hot-loop and wrong-channel mutants, MariaDB refused
+  step "LISTEN/NOTIFY wake-ups under listen kills, two mutants (tests/listen.sh)" tests/listen.sh
   tsan_run() {
     make -s qchaos-tsan || return 1
     TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
