@@ -42,6 +42,7 @@
 #include "mutation.h"
 #include "shrink.h"
 #include "runner.h"
+#include "shard.h"
 #include "summary.h"
 #include "target.h"
 #include "../backends/driver.h"
@@ -125,6 +126,10 @@ static void run_help(void)
            "  --replay RUNDIR    run RUNDIR's run again (its scenario, protocol, seed, workers,\n"
            "                     jobs), imposing the order in which its actors passed the\n"
            "                     protocol's points (results in RUNDIR/replay-N)\n"
+           "  --shard I/N        be process I of N driving one run on one database (--dsn;\n"
+           "                     PostgreSQL): workers I, I+N, ... and every N-th job; shard 0\n"
+           "                     sets up, reaps and snapshots; then 'qchaos audit' merges\n"
+           "                     the N ledgers (README \"Sharded runs\")\n"
            "  -h, --help         this help\n"
            "\n%s",
            qc_datadir(), exit_codes);
@@ -554,7 +559,7 @@ static int cmd_run(int argc, char **argv)
 {
     enum { O_DSN = 256, O_WORKER_DSN, O_PROTOCOL, O_WORKERS, O_JOBS, O_DURATION, O_SEED, O_OUT, O_KEEP,
            O_NOPROGRESS, O_ALLOW_INC, O_REPEAT,
-           O_FORCE, O_ALLOW_EXISTING, O_REPLAY, O_PROGRESS };
+           O_FORCE, O_ALLOW_EXISTING, O_REPLAY, O_PROGRESS, O_SHARD };
     static const struct option opts[] = {
         {"dsn", required_argument, 0, O_DSN}, {"worker-dsn", required_argument, 0, O_WORKER_DSN},         {"protocol", required_argument, 0, O_PROTOCOL},
         {"workers", required_argument, 0, O_WORKERS}, {"jobs", required_argument, 0, O_JOBS},
@@ -567,6 +572,7 @@ static int cmd_run(int argc, char **argv)
         {"allow-existing", no_argument, 0, O_ALLOW_EXISTING},
         {"replay", required_argument, 0, O_REPLAY},
         {"progress", required_argument, 0, O_PROGRESS},
+        {"shard", required_argument, 0, O_SHARD},
         {0, 0, 0, 0}};
     if ((run_typed = calloc((size_t)argc + 1, sizeof *run_typed)) == NULL)
         return die(3, "out of memory");
@@ -576,6 +582,7 @@ static int cmd_run(int argc, char **argv)
     double progress_s = 0;
     long workers = -1, jobs = -1, repeat_n = 0;
     int keep = 0, noprogress = 0, allow_inc = 0, force = 0, allow_existing = 0, c;
+    int shard_index = 0, shard_count = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":hP:", opts, NULL)) != -1) {
         switch (c) {
@@ -612,6 +619,12 @@ static int cmd_run(int argc, char **argv)
             break;
         case O_FORCE: force = 1; break;
         case O_REPLAY: replay = optarg; break;
+        case O_SHARD: {
+            qc_err serr = {0};
+            if (qc_shard_parse(optarg, &shard_index, &shard_count, &serr) != 0)
+                return die(2, serr.msg);
+            break;
+        }
         case 'h': run_help(); return 0;
         default: return bad_option("run", opts, argc, argv, c);
         }
@@ -729,6 +742,13 @@ static int cmd_run(int argc, char **argv)
                       "setup and checks)");
     o.keep = keep;
     o.allow_existing = allow_existing;
+    o.shard_index = shard_index;
+    o.shard_count = shard_count;
+    if (shard_count > 1 && repeat_n > 0)
+        return die(2, "--shard runs one seed: it takes no --repeat");
+    if (shard_count > 1 && !dsn && qc_target_env(NULL, 0) == 0)
+        return die(2, "--shard needs the database all shards share: --dsn or the PG* variables "
+                      "(an ephemeral server is one process's)");
     o.allow_inconclusive = allow_inc;
     o.progress = !noprogress && progress_s <= 0 && isatty(2);
     o.progress_s = progress_s;
