@@ -167,7 +167,7 @@ static void report_help(void)
 static void gate_help(void)
 {
     printf("usage: qchaos gate PROTOCOL [--dsn DSN] [--seeds K] [--seed N] [--out DIR] [--groups]\n"
-           "                   [--fail-fast] [--jobs N] [--policy FILE]\n"
+           "                   [--fail-fast] [--jobs N] [--policy FILE] [--shard I/N]\n"
            "\n"
            "Runs the battery of scenarios that covers every checker of PROTOCOL's model\n"
            "(targeted stalls that send stale requests while the job's new owner holds it,\n"
@@ -186,6 +186,9 @@ static void gate_help(void)
            "                uses the database qchaos_gate_K, created on that server\n"
            "  --policy FILE lay FILE's [policy], [idle] and [sink] over every scenario\n"
            "                (gate your workers' policy: heartbeat, backoff, ...)\n"
+           "  --shard I/N   only share I of N of the battery (scenario k when k %% N == I,\n"
+           "                every seed): one CI job each; 'qchaos summary' of the N\n"
+           "                output folders merges them\n"
            "  -h, --help    this help\n"
            "\n%s",
            exit_codes);
@@ -262,7 +265,7 @@ static void shrink_help(void)
 static void mutation_help(void)
 {
     printf("usage: qchaos mutation [--seeds K] [--out DIR] [--dsn DSN] [--only NAME] [--correct FILE]\n"
-           "                       [--jobs N]\n"
+           "                       [--jobs N] [--shard I/N]\n"
            "\n"
            "The detection-power self-test: every known-broken protocol and policy goes\n"
            "through the gate battery of its model for seeds 1..K (its own scenario first,\n"
@@ -279,6 +282,9 @@ static void mutation_help(void)
            "  --correct FILE     run FILE as the correct protocol on every scenario\n"
            "  --jobs N           runs at once in the correct protocols' batteries (see\n"
            "                     'qchaos gate --help'); default 1\n"
+           "  --shard I/N        only share I of N: mutants k (name order) when k %% N == I,\n"
+           "                     and share I of each correct protocol's battery; the\n"
+           "                     matrix passes when all N shards exit 0\n"
            "  -h, --help         this help\n"
            "\n%s",
            exit_codes);
@@ -813,9 +819,11 @@ static int cmd_mutation(int argc, char **argv)
                                           {"only", required_argument, 0, 'n'},
                                           {"correct", required_argument, 0, 'c'},
                                           {"jobs", required_argument, 0, 'j'},
+                                          {"shard", required_argument, 0, 'S'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     qc_mutation_opts o = {.seeds = 3, .out_dir = "results/mutation"};
+    qc_err serr = {0};
     long k;
     int c;
     optind = 1;
@@ -832,6 +840,10 @@ static int cmd_mutation(int argc, char **argv)
         case 'j':
             if (parse_long_arg("--jobs", optarg, 1, &k)) return 2;
             o.jobs = (int)(k > 64 ? 64 : k);
+            break;
+        case 'S':
+            if (qc_shard_parse(optarg, &o.shard_index, &o.shard_count, &serr) != 0)
+                return die(2, serr.msg);
             break;
         case 'h': mutation_help(); return 0;
         default: return bad_option("mutation", opts, argc, argv, c);
@@ -857,9 +869,11 @@ static int cmd_gate(int argc, char **argv)
                                           {"fail-fast", no_argument, 0, 'f'},
                                           {"jobs", required_argument, 0, 'j'},
                                           {"policy", required_argument, 0, 'p'},
+                                          {"shard", required_argument, 0, 'S'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     qc_gate_opts o = {.seeds = 1, .first_seed = 1, .out_dir = "results/gate"};
+    qc_err serr = {0};
     long k;
     int c;
     optind = 1;
@@ -882,6 +896,10 @@ static int cmd_gate(int argc, char **argv)
             o.jobs = (int)(k > 64 ? 64 : k);
             break;
         case 'p': o.policy = optarg; break;
+        case 'S':
+            if (qc_shard_parse(optarg, &o.shard_index, &o.shard_count, &serr) != 0)
+                return die(2, serr.msg);
+            break;
         case 'h': gate_help(); return 0;
         default: return bad_option("gate", opts, argc, argv, c);
         }

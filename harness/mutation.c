@@ -255,6 +255,11 @@ static int add_policy_mutants(mutant **ms, size_t *n, const char *dir, const cha
     return rc;
 }
 
+static int cmp_mutant_name(const void *a, const void *b)
+{
+    return strcmp(((const mutant *)a)->name, ((const mutant *)b)->name);
+}
+
 /* One correct protocol's battery, for the false positives. */
 typedef struct correct_run {
     char protocol[PATH_MAX];
@@ -294,12 +299,44 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         return 2;
     }
     int K = o->seeds > 64 ? 64 : o->seeds;
+    /* The matrix in name order (readdir's order is the file system's), so
+     * that --shard I/N means the same mutants on every machine. */
+    qsort(ms, n, sizeof *ms, cmp_mutant_name);
+    /* Which correct protocols' batteries the whole matrix needs, before
+     * --shard keeps this shard's mutants: every shard runs its share of
+     * each of those batteries, whatever mutants it got. */
+    int need_lease = 0, need_txn = 0, need_groups = 0;
+    for (size_t i = 0; i < n; i++) {
+        qc_protocol *p = NULL;
+        qc_err perr = {0};
+        int txn = 0;
+        if (qc_protocol_load(ms[i].protocol, QC_PARAM_DOLLAR, &p, &perr) == 0) {
+            txn = !strcmp(p->model, "transaction");
+            qc_protocol_destroy(p);
+        }
+        int groups = strstr(ms[i].expect, "group_") != NULL;
+        need_groups |= groups;
+        need_txn |= txn;
+        need_lease |= !groups && !txn;
+    }
+    if (o->shard_count > 1) {
+        size_t kept = 0;
+        for (size_t i = 0; i < n; i++)
+            if ((int)(i % (size_t)o->shard_count) == o->shard_index) {
+                if (kept != i)
+                    memcpy(&ms[kept], &ms[i], sizeof *ms);
+                kept++;
+            }
+        fprintf(stderr, "qchaos: mutation: shard %d of %d: %zu of the %zu mutants, and share %d "
+                        "of each correct protocol's battery\n",
+                o->shard_index, o->shard_count, kept, n, o->shard_index);
+        n = kept;
+    }
     fprintf(stderr, "qchaos: mutation: %zu mutants x %d seeds, each through the gate battery "
                     "(its own scenario first, up to the first run that catches it)\n",
             n, K);
     /* Each mutant through the gate's battery of its model: caught when an
      * expected checker FAILs in a run; the battery stops there. */
-    int need_lease = 0, need_txn = 0, need_groups = 0;
     for (size_t i = 0; i < n && !qc_interrupted; i++) {
         mutant *m = &ms[i];
         int policy = !strncmp(m->name, "policy:", 7);
@@ -403,7 +440,9 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
                           .jobs = o->jobs > 0 ? o->jobs : 1,
                           .only = only,
                           .nonly = nonly,
-                          .quiet = 1};
+                          .quiet = 1,
+                          .shard_index = o->shard_index,
+                          .shard_count = o->shard_count};
         qc_err gerr = {0};
         double tg = qc_clock_ms();
         int rc = qc_gate_run(&g, NULL, &gerr);
@@ -515,6 +554,12 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
                                                            "group_fifo (as the mutants need)"));
     json_object_set_new(root, "false_positives", fps);
     json_object_set_new(root, "seconds", json_real((qc_clock_ms() - t0) / 1000.0));
+    if (o->shard_count > 1) {
+        json_t *sj = json_object();
+        json_object_set_new(sj, "index", json_integer(o->shard_index));
+        json_object_set_new(sj, "count", json_integer(o->shard_count));
+        json_object_set_new(root, "shard", sj);
+    }
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/mutation.json", o->out_dir);
     if (qc_mkdirs(o->out_dir, err) == 0 && json_dump_file(root, path, JSON_INDENT(2)) == 0)
