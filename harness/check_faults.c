@@ -18,7 +18,12 @@
  *     request cannot be told apart (no req and no invoke) is not grouped;
  *   - stale_token_rejected judges supersession by claims, never by token
  *     strings alone (its rule and innocent explanations are written above
- *     judge_stale).
+ *     judge_stale);
+ *   - several ledgers (a sharded run): supersession and "sent after" are
+ *     judged within one ledger (same_actor and the seq tests carry the
+ *     file); effects_once counts an idempotent sink's applied effect once
+ *     per op key over all ledgers (each process had its own sink in front
+ *     of one destination: applied_elsewhere).
  *
  * Cost: one sort of the relevant events, O(n log n); per job the scans are
  * linear in the job's events per request.
@@ -339,6 +344,27 @@ static size_t at_risk_jobs(const qc_history *h, int64_t *out)
     return k;
 }
 
+/* Several ledgers (a sharded run): each process has its own effect sink,
+ * so an idempotent sink (header "sink": "idempotent") dropped only the
+ * re-deliveries of its own process.  The destination it stands for is one:
+ * an applied effect whose op key an effect of another ledger already
+ * applied would have been dropped there, so it does not count again.  A
+ * plain sink applies everything anyway; an unstable op key (another key)
+ * still counts. */
+static int applied_elsewhere(const qc_history *h, const qc__jobref *eff, size_t n,
+                             const qc_event *e)
+{
+    if (h->info.sink_plain != 0 || e->op_key == NULL)
+        return 0;
+    for (size_t k = 0; k < n; k++) {
+        const qc_event *x = &h->ev[eff[k].ev];
+        if (x->applied && x->file != e->file && x->op_key != NULL &&
+            strcmp(x->op_key, e->op_key) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* Was the second applied effect e2 of a job an innocent re-run after the
  * first, e1?  Only in the lease model, when both deliveries would be
  * applied by the sink alike (a plain sink, or the same op key): the worker
@@ -428,7 +454,7 @@ int qc_check_effects_once(const qc_history *h, qc_check *out)
             if (e->type != QC_EV_EFFECT)
                 continue;
             eff[ne++] = r[b];
-            if (!e->applied)
+            if (!e->applied || applied_elsewhere(h, eff, ne - 1, e))
                 continue;
             applied++;
             if (cur != NULL) {

@@ -11,6 +11,8 @@
  *     prove is not raised: an empty claim "after" a job fell due in one
  *     ledger while the job's claim is in another ledger (the same events
  *     in one ledger are a violation: the control);
+ *   - one effect destination: an idempotent sink per process, the same op
+ *     key applied in two ledgers counts once, another op key twice;
  *   - --shard's arithmetic: I/N parsing and the round-robin share.
  * The ledgers are real files loaded with qc_history_load, as the audit does.
  */
@@ -219,6 +221,46 @@ START_TEST(test_shard_idle_pickup_one_ledger_fails)
 }
 END_TEST
 
+/* ---- effects_once: one destination behind the shards' sinks -------------- */
+
+/* Job 3's effect delivered by worker 0 (ledger A) and again by worker 1
+ * (ledger B), each applied by its own process's idempotent sink.  The same
+ * op key: the one destination drops the second, no violation.  Another op
+ * key (an unstable one): applied twice, a violation. */
+#define SINK_HEADER "{'type':'header','seed':4,'lease_ms':5000,'sink':'idempotent'}\n"
+static const char *const eff_a =
+    SINK_HEADER "{'seq':1,'type':'effect','job':3,'op_key':'3','token':'a','worker':0,'inc':0,"
+                "'applied':true}\n";
+static const char *const eff_b_same =
+    SINK_HEADER "{'seq':1,'type':'effect','job':3,'op_key':'3','token':'b','worker':1,'inc':0,"
+                "'applied':true}\n";
+static const char *const eff_b_other =
+    SINK_HEADER "{'seq':1,'type':'effect','job':3,'op_key':'3-b','token':'b','worker':1,'inc':0,"
+                "'applied':true}\n";
+
+START_TEST(test_shard_effects_once_same_op_key_in_two_ledgers_passes)
+{
+    qc_check c;
+
+    run_files(qc_check_effects_once, eff_a, eff_b_same, &c);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_int_eq(c.opportunities, 1);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_shard_effects_once_other_op_key_in_two_ledgers_fails)
+{
+    qc_check c;
+
+    run_files(qc_check_effects_once, eff_a, eff_b_other, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ck_assert_int_eq(c.v[0].job, 3);
+    free(c.v);
+}
+END_TEST
+
 /* ---- --shard arithmetic --------------------------------------------------- */
 
 START_TEST(test_shard_parse_and_share)
@@ -260,6 +302,8 @@ static Suite *shard_suite(void)
     tcase_add_test(tc, test_shard_no_early_reap_one_ledger_two_clocks_not_judged);
     tcase_add_test(tc, test_shard_idle_pickup_across_ledgers_not_raised);
     tcase_add_test(tc, test_shard_idle_pickup_one_ledger_fails);
+    tcase_add_test(tc, test_shard_effects_once_same_op_key_in_two_ledgers_passes);
+    tcase_add_test(tc, test_shard_effects_once_other_op_key_in_two_ledgers_fails);
     suite_add_tcase(s, tc);
     TCase *ta = tcase_create("arithmetic");
     tcase_set_timeout(ta, 10);
