@@ -11,7 +11,9 @@
 #     FAILs in the merged audit with a violation between two workers of
 #     different shards (worker w is shard w % 2), so the violation spans
 #     the two ledgers;
-#   - a shard's input errors: a bad --shard, --shard without --dsn.
+#   - a shard's input errors: a bad --shard, --shard without --dsn; an
+#     audit given 3 of the 4 shards' ledgers (exit 2: a missing shard's
+#     events would look like lost or foreign jobs).
 # Prints one line per check; exit 0 when all pass.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -94,6 +96,13 @@ for spec in "default 400" "kill_after_claim 400" "stall_beyond_lease 32" "lost_a
   [ "$total" = "$jobs" ] && ok "$name: the merged history holds all $jobs jobs" ||
     bad "$name: no_lost_jobs saw $total jobs, want $jobs"
 done
+
+# --- a shard's ledger missing: refused, not judged -------------------------
+if [ -f "$tmp/default-s0/ledger.jsonl" ]; then
+  "$bin" audit "$tmp/default-s0" "$tmp/default-s1" "$tmp/default-s2" >"$tmp/out" 2>&1
+  [ $? -eq 2 ] && grep -q "not all of its shards" "$tmp/out" &&
+    ok "3 of 4 shards' ledgers refused (exit 2)" || bad "3 of 4 ledgers: $(head -c 300 "$tmp/out")"
+fi
 
 # --- a known violation split across two ledgers ----------------------------
 sharded mutant 2 3 default --protocol backends/postgres/mutants/select_then_update.sql \
