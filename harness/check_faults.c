@@ -71,7 +71,13 @@ int qc__is_claim(const qc_event *e)
  *        protocol whose tokens derive from the job hands S the same token
  *        as O: it is still stale); or
  *   (ii) R carries a token of O's lease that an OK renew of A, answered
- *        before R was sent, had rotated into another one.
+ *        before R was sent, had rotated into another one; or
+ *   (iii) (several ledgers: a sharded run) an OK claim S of J in another
+ *        ledger than R's ran after O committed and R ran after S committed,
+ *        both by server time: S's "now" above O's "now" + O's own duration
+ *        (its client ms from invoke to answer, +0.1%) + the clock resolution
+ *        + 1 ms, and R's "now" above the same bound of S.  Seqs of two
+ *        ledgers order nothing, so (i) never pairs them.
  * O is A's latest OK claim of J answered before R was sent; when A never
  * claimed J (a token handed on), the latest OK claim returning R's token.
  * A stale R answered OK is an opportunity; answered with rows > 0 it is a
@@ -157,8 +163,46 @@ static void report_stale(qc_check *c, const qc_history *h, int64_t job, const qc
                         (long long)inv->seq, (long long)e->seq);
 }
 
-/* Judges the request r[k] against the job's events r[a..k). */
-static void judge_stale(qc_check *c, const qc_history *h, const qc__jobref *r, size_t a, size_t k)
+/* Server-time upper bound (ms) of when claim x committed: its "now" (read
+ * after it was sent) plus its own duration on its client clock (invoke to
+ * answer, with 0.1% drift) and the clock resolution; QC_NO_TIME unknown. */
+static double committed_by(const qc_history *h, const qc_event *x, double res)
+{
+    const qc_event *xi = qc__invoke_of(h, x);
+    if (!qc__has_time(x->now) || xi == NULL || !qc__has_time(xi->t) || !qc__has_time(x->t) ||
+        x->t < xi->t)
+        return QC_NO_TIME;
+    return x->now + (x->t - xi->t) * 1.001 + res + 1.0;
+}
+
+/* (iii) Several ledgers (a sharded run): a claim of the job in another
+ * ledger supersedes O when it provably ran after O committed and the
+ * request provably ran after it committed, both by server time: its "now"
+ * later than O's commit bound, and the request's own "now" (read in its
+ * transaction, before its update) later than its commit bound.  Seqs of
+ * two ledgers are never compared. */
+static const qc_event *superseded_elsewhere(const qc_history *h, const qc__jobref *r, size_t a,
+                                            size_t b, const qc_event *origin, const qc_event *e,
+                                            double res)
+{
+    double o_by = committed_by(h, origin, res);
+    if (!qc__has_time(o_by) || !qc__has_time(e->now))
+        return NULL;
+    for (size_t j = a; j < b; j++) {
+        const qc_event *x = &h->ev[r[j].ev];
+        if (!qc__is_claim(x) || x->file == e->file || !qc__has_time(x->now) || x->now <= o_by)
+            continue;
+        double x_by = committed_by(h, x, res);
+        if (qc__has_time(x_by) && e->now > x_by)
+            return x;
+    }
+    return NULL;
+}
+
+/* Judges the request r[k] against the job's events r[a..k) of its own
+ * ledger, and (iii) against the claims of r[a..b) in other ledgers. */
+static void judge_stale(qc_check *c, const qc_history *h, const qc__jobref *r, size_t a, size_t k,
+                        size_t b, double res)
 {
     const qc_event *e = &h->ev[r[k].ev], *inv = qc__invoke_of(h, e), *origin = NULL;
     const qc_event *sup = NULL;
@@ -204,6 +248,8 @@ static void judge_stale(qc_check *c, const qc_history *h, const qc__jobref *r, s
         }
     }
     if (sup == NULL)
+        sup = superseded_elsewhere(h, r, a, b, origin, e, res);
+    if (sup == NULL)
         return;
     c->opportunities++;
     if (e->rows > 0)
@@ -217,6 +263,7 @@ int qc_check_stale_token_rejected(const qc_history *h, qc_check *out)
 
     memset(out, 0, sizeof *out);
     out->name = "stale_token_rejected";
+    double res = qc__clock_resolution(h);
     if ((r = malloc((h->n + 1) * sizeof *r)) == NULL)
         return QC_ENOMEM;
     for (size_t i = 0; i < h->n; i++) {
@@ -233,7 +280,7 @@ int qc_check_stale_token_rejected(const qc_history *h, qc_check *out)
             ;
         for (size_t k = a; k < b; k++)
             if (is_token_request(h, &h->ev[r[k].ev]))
-                judge_stale(out, h, r, a, k);
+                judge_stale(out, h, r, a, k, b, res);
     }
     free(r);
     snprintf(out->summary, sizeof out->summary,

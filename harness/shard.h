@@ -79,7 +79,7 @@ int qc_shard_set(const qc_driver *d, qc_conn *c, int index, int stage, long jobs
  * table cannot be read (the caller retries). */
 int qc_shard_count_at(const qc_driver *d, qc_conn *c, int stage);
 
-/* Polls (every 200 ms, up to timeout_s) until count shards are at stage;
+/* Polls (every 20 ms, up to timeout_s) until count shards are at stage;
  * returns 0, or QC_ECONN naming how many were there.  The connection may be
  * reopened (dsn) when it breaks; *c is updated. */
 int qc_shard_wait(const qc_driver *d, qc_conn **c, const char *dsn, int stage, int count,

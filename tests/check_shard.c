@@ -11,6 +11,8 @@
  *     prove is not raised: an empty claim "after" a job fell due in one
  *     ledger while the job's claim is in another ledger (the same events
  *     in one ledger are a violation: the control);
+ *   - stale_token_rejected: a claim in another ledger supersedes a token
+ *     when server times prove it ran between (found), not otherwise;
  *   - one effect destination: an idempotent sink per process, the same op
  *     key applied in two ledgers counts once, another op key twice;
  *   - --shard's arithmetic: I/N parsing and the round-robin share.
@@ -66,7 +68,7 @@ static void run_files(checker_fn fn, const char *a, const char *b, qc_check *c)
         unlink(pb);
 }
 
-#define HEADER "{'type':'header','seed':4,'lease_ms':5000,'max_attempts':3,'shard':{'index':0}}\n"
+#define HEADER "{'type':'header','seed':4,'lease_ms':5000,'max_attempts':3}\n"
 
 /* ---- exclusive_claim: two ledgers, one job ------------------------------ */
 
@@ -221,6 +223,63 @@ START_TEST(test_shard_idle_pickup_one_ledger_fails)
 }
 END_TEST
 
+/* ---- stale_token_rejected: supersession across ledgers by server time ---- */
+
+/* Ledger A: worker 0 claims job 9 (server now 1000, answered 5 client ms
+ * after it was sent), stalls, and completes with its token 'a' at server
+ * now 9000: accepted (rows 1).  Ledger B: worker 1 claimed job 9 at server
+ * 7000 (token 'b', 3 ms).  B's claim ran after A's committed (7000 > 1000 +
+ * 5 ms) and A's complete after B's committed (9000 > 7000 + 3 ms): A's token
+ * was superseded, yet accepted.  B's seqs are all lower than A's complete:
+ * no seq comparison could say so. */
+static const char *const st_a_accepted =
+    HEADER "{'seq':10,'t':0,'type':'invoke','op':'claim','worker':0,'inc':0,'req':1}\n"
+           "{'seq':11,'t':5,'type':'ok','op':'claim','worker':0,'inc':0,'req':1,'rows':1,"
+           "'job':9,'token':'a','now':1000,'lease_until':3000}\n"
+           "{'seq':12,'t':7990,'type':'invoke','op':'complete','worker':0,'inc':0,'req':2,"
+           "'job':9,'token':'a'}\n"
+           "{'seq':13,'t':8000,'type':'ok','op':'complete','worker':0,'inc':0,'req':2,"
+           "'job':9,'token':'a','rows':1,'now':9000}\n";
+static const char *const st_b =
+    HEADER "{'seq':1,'t':100,'type':'invoke','op':'claim','worker':1,'inc':0,'req':1}\n"
+           "{'seq':2,'t':103,'type':'ok','op':'claim','worker':1,'inc':0,'req':1,'rows':1,"
+           "'job':9,'token':'b','now':7000,'lease_until':9000}\n";
+/* The same, but A's complete read the server clock at 7002: it may have run
+ * before B's claim committed (7000 + 3 ms + margin): not judged. */
+static const char *const st_a_unproven =
+    HEADER "{'seq':10,'t':0,'type':'invoke','op':'claim','worker':0,'inc':0,'req':1}\n"
+           "{'seq':11,'t':5,'type':'ok','op':'claim','worker':0,'inc':0,'req':1,'rows':1,"
+           "'job':9,'token':'a','now':1000,'lease_until':3000}\n"
+           "{'seq':12,'t':7990,'type':'invoke','op':'complete','worker':0,'inc':0,'req':2,"
+           "'job':9,'token':'a'}\n"
+           "{'seq':13,'t':8000,'type':'ok','op':'complete','worker':0,'inc':0,'req':2,"
+           "'job':9,'token':'a','rows':1,'now':7002}\n";
+
+START_TEST(test_shard_stale_token_superseded_in_other_ledger_fails)
+{
+    qc_check c;
+
+    run_files(qc_check_stale_token_rejected, st_a_accepted, st_b, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 1);
+    ck_assert_int_eq(c.v[0].job, 9);
+    ck_assert_msg(strstr(c.v[0].msg, "claim by worker 1") != NULL, "%s", c.v[0].msg);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_shard_stale_token_unproven_order_not_judged)
+{
+    qc_check c;
+
+    run_files(qc_check_stale_token_rejected, st_a_unproven, st_b, &c);
+    ck_assert_int_eq(c.opportunities, 0);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
 /* ---- effects_once: one destination behind the shards' sinks -------------- */
 
 /* Job 3's effect delivered by worker 0 (ledger A) and again by worker 1
@@ -258,6 +317,36 @@ START_TEST(test_shard_effects_once_other_op_key_in_two_ledgers_fails)
     ck_assert_int_eq(c.nviolations, 1);
     ck_assert_int_eq(c.v[0].job, 3);
     free(c.v);
+}
+END_TEST
+
+/* ---- the header's "shard": which shards' ledgers were loaded -------------- */
+
+START_TEST(test_shard_header_counts_ledgers_and_refuses_bad_index)
+{
+    char pa[64], pb[64];
+    const char *paths[2] = {pa, pb};
+    qc_history h;
+    qc_err err;
+
+    write_temp(pa, "{'type':'header','seed':4,'shard':{'index':0,'count':3}}\n{'seq':1,'type':'end'}\n");
+    write_temp(pb, "{'type':'header','seed':4,'shard':{'index':2,'count':3}}\n{'seq':1,'type':'end'}\n");
+    memset(&h, 0, sizeof h);
+    memset(&err, 0, sizeof err);
+    ck_assert_msg(qc_history_load(&h, paths, 2, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(h.info.shard_count, 3);
+    ck_assert_int_eq(h.info.shard_ledgers, 2); /* shard 1's is missing: the audit refuses */
+    ck_assert_int_eq(h.info.shard_dup, 0);
+    qc_history_fini(&h);
+    unlink(pb);
+    write_temp(pb, "{'type':'header','seed':4,'shard':{'index':3,'count':3}}\n{'seq':1,'type':'end'}\n");
+    memset(&h, 0, sizeof h);
+    memset(&err, 0, sizeof err);
+    ck_assert_int_eq(qc_history_load(&h, paths, 2, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":1: field \"shard\" is not an object") != NULL, "%s", err.msg);
+    qc_history_fini(&h);
+    unlink(pa);
+    unlink(pb);
 }
 END_TEST
 
@@ -302,12 +391,15 @@ static Suite *shard_suite(void)
     tcase_add_test(tc, test_shard_no_early_reap_one_ledger_two_clocks_not_judged);
     tcase_add_test(tc, test_shard_idle_pickup_across_ledgers_not_raised);
     tcase_add_test(tc, test_shard_idle_pickup_one_ledger_fails);
+    tcase_add_test(tc, test_shard_stale_token_superseded_in_other_ledger_fails);
+    tcase_add_test(tc, test_shard_stale_token_unproven_order_not_judged);
     tcase_add_test(tc, test_shard_effects_once_same_op_key_in_two_ledgers_passes);
     tcase_add_test(tc, test_shard_effects_once_other_op_key_in_two_ledgers_fails);
     suite_add_tcase(s, tc);
     TCase *ta = tcase_create("arithmetic");
     tcase_set_timeout(ta, 10);
     tcase_add_test(ta, test_shard_parse_and_share);
+    tcase_add_test(ta, test_shard_header_counts_ledgers_and_refuses_bad_index);
     suite_add_tcase(s, ta);
     return s;
 }
