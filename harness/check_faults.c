@@ -76,7 +76,9 @@ int qc__is_claim(const qc_event *e)
  *        ledger than R's ran after O committed and R ran after S committed,
  *        both by server time: S's "now" above O's "now" + O's own duration
  *        (its client ms from invoke to answer, +0.1%) + the clock resolution
- *        + 1 ms, and R's "now" above the same bound of S.  Seqs of two
+ *        + 1 ms, and a lower bound of R's server time above the same bound
+ *        of S (R's "now", or O's "now" + (R's send - O's answer) x 0.999
+ *        on A's client clock - the resolution - 1 ms).  Seqs of two
  *        ledgers order nothing, so (i) never pairs them.
  * O is A's latest OK claim of J answered before R was sent; when A never
  * claimed J (a token handed on), the latest OK claim returning R's token.
@@ -178,22 +180,34 @@ static double committed_by(const qc_history *h, const qc_event *x, double res)
 /* (iii) Several ledgers (a sharded run): a claim of the job in another
  * ledger supersedes O when it provably ran after O committed and the
  * request provably ran after it committed, both by server time: its "now"
- * later than O's commit bound, and the request's own "now" (read in its
- * transaction, before its update) later than its commit bound.  Seqs of
+ * later than O's commit bound, and a lower bound of the request's server
+ * time later than its commit bound.  That lower bound is the request's own
+ * "now" (read in its transaction, before its update), or O's "now" carried
+ * to the request's send on the sender's client clock: O's answer came
+ * after O read "now", and the server's clock ran at least (send - answer)
+ * x 0.999 since (a rejected request returns no row, so no "now").  Seqs of
  * two ledgers are never compared. */
 static const qc_event *superseded_elsewhere(const qc_history *h, const qc__jobref *r, size_t a,
-                                            size_t b, const qc_event *origin, const qc_event *e,
-                                            double res)
+                                            size_t b, const qc_event *origin, const qc_event *inv,
+                                            const qc_event *e, double res)
 {
-    double o_by = committed_by(h, origin, res);
-    if (!qc__has_time(o_by) || !qc__has_time(e->now))
+    double o_by = committed_by(h, origin, res), lo = QC_NO_TIME;
+    if (qc__has_time(e->now))
+        lo = e->now;
+    if (qc__has_time(origin->now) && qc__has_time(origin->t) && inv != NULL &&
+        inv->file == origin->file && qc__has_time(inv->t) && inv->t > origin->t) {
+        double carried = origin->now + (inv->t - origin->t) * 0.999 - res - 1.0;
+        if (!qc__has_time(lo) || carried > lo)
+            lo = carried;
+    }
+    if (!qc__has_time(o_by) || !qc__has_time(lo))
         return NULL;
     for (size_t j = a; j < b; j++) {
         const qc_event *x = &h->ev[r[j].ev];
         if (!qc__is_claim(x) || x->file == e->file || !qc__has_time(x->now) || x->now <= o_by)
             continue;
         double x_by = committed_by(h, x, res);
-        if (qc__has_time(x_by) && e->now > x_by)
+        if (qc__has_time(x_by) && lo > x_by)
             return x;
     }
     return NULL;
@@ -248,7 +262,7 @@ static void judge_stale(qc_check *c, const qc_history *h, const qc__jobref *r, s
         }
     }
     if (sup == NULL)
-        sup = superseded_elsewhere(h, r, a, b, origin, e, res);
+        sup = superseded_elsewhere(h, r, a, b, origin, inv, e, res);
     if (sup == NULL)
         return;
     c->opportunities++;

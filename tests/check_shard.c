@@ -235,25 +235,38 @@ END_TEST
 static const char *const st_a_accepted =
     HEADER "{'seq':10,'t':0,'type':'invoke','op':'claim','worker':0,'inc':0,'req':1}\n"
            "{'seq':11,'t':5,'type':'ok','op':'claim','worker':0,'inc':0,'req':1,'rows':1,"
-           "'job':9,'token':'a','now':1000,'lease_until':3000}\n"
+           "'job':9,'token':'a','now':1000.5,'lease_until':3000.5}\n"
            "{'seq':12,'t':7990,'type':'invoke','op':'complete','worker':0,'inc':0,'req':2,"
            "'job':9,'token':'a'}\n"
            "{'seq':13,'t':8000,'type':'ok','op':'complete','worker':0,'inc':0,'req':2,"
-           "'job':9,'token':'a','rows':1,'now':9000}\n";
+           "'job':9,'token':'a','rows':1,'now':9000.5}\n";
 static const char *const st_b =
     HEADER "{'seq':1,'t':100,'type':'invoke','op':'claim','worker':1,'inc':0,'req':1}\n"
            "{'seq':2,'t':103,'type':'ok','op':'claim','worker':1,'inc':0,'req':1,'rows':1,"
-           "'job':9,'token':'b','now':7000,'lease_until':9000}\n";
-/* The same, but A's complete read the server clock at 7002: it may have run
- * before B's claim committed (7000 + 3 ms + margin): not judged. */
-static const char *const st_a_unproven =
+           "'job':9,'token':'b','now':7000.5,'lease_until':9000.5}\n";
+/* Without its own "now" (a rejected complete returns no row), A's request
+ * is placed by O's "now" carried on A's client clock: sent 7985 ms after
+ * O's answer, it ran after server 1000 + 7977 - 1 = 8976 > B's commit bound
+ * (7000 + 3 + 1): a stale request refused, an opportunity. */
+static const char *const st_a_refused =
     HEADER "{'seq':10,'t':0,'type':'invoke','op':'claim','worker':0,'inc':0,'req':1}\n"
            "{'seq':11,'t':5,'type':'ok','op':'claim','worker':0,'inc':0,'req':1,'rows':1,"
-           "'job':9,'token':'a','now':1000,'lease_until':3000}\n"
+           "'job':9,'token':'a','now':1000.5,'lease_until':3000.5}\n"
            "{'seq':12,'t':7990,'type':'invoke','op':'complete','worker':0,'inc':0,'req':2,"
            "'job':9,'token':'a'}\n"
            "{'seq':13,'t':8000,'type':'ok','op':'complete','worker':0,'inc':0,'req':2,"
-           "'job':9,'token':'a','rows':1,'now':7002}\n";
+           "'job':9,'token':'a','rows':0}\n";
+/* Sent 5985 ms after O's answer (server 6978 at least) and reading the
+ * server clock at 7002: it may have run before B's claim committed (7000 +
+ * 3 ms + margin): not judged. */
+static const char *const st_a_unproven =
+    HEADER "{'seq':10,'t':0,'type':'invoke','op':'claim','worker':0,'inc':0,'req':1}\n"
+           "{'seq':11,'t':5,'type':'ok','op':'claim','worker':0,'inc':0,'req':1,'rows':1,"
+           "'job':9,'token':'a','now':1000.5,'lease_until':3000.5}\n"
+           "{'seq':12,'t':5990,'type':'invoke','op':'complete','worker':0,'inc':0,'req':2,"
+           "'job':9,'token':'a'}\n"
+           "{'seq':13,'t':6000,'type':'ok','op':'complete','worker':0,'inc':0,'req':2,"
+           "'job':9,'token':'a','rows':1,'now':7002.5}\n";
 
 START_TEST(test_shard_stale_token_superseded_in_other_ledger_fails)
 {
@@ -265,6 +278,18 @@ START_TEST(test_shard_stale_token_superseded_in_other_ledger_fails)
     ck_assert_int_eq(c.nviolations, 1);
     ck_assert_int_eq(c.v[0].job, 9);
     ck_assert_msg(strstr(c.v[0].msg, "claim by worker 1") != NULL, "%s", c.v[0].msg);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_shard_stale_token_refused_without_now_is_opportunity)
+{
+    qc_check c;
+
+    run_files(qc_check_stale_token_rejected, st_a_refused, st_b, &c);
+    ck_assert_msg(c.verdict == QC_PASS, "verdict %d", (int)c.verdict);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 0);
     free(c.v);
 }
 END_TEST
@@ -392,6 +417,7 @@ static Suite *shard_suite(void)
     tcase_add_test(tc, test_shard_idle_pickup_across_ledgers_not_raised);
     tcase_add_test(tc, test_shard_idle_pickup_one_ledger_fails);
     tcase_add_test(tc, test_shard_stale_token_superseded_in_other_ledger_fails);
+    tcase_add_test(tc, test_shard_stale_token_refused_without_now_is_opportunity);
     tcase_add_test(tc, test_shard_stale_token_unproven_order_not_judged);
     tcase_add_test(tc, test_shard_effects_once_same_op_key_in_two_ledgers_passes);
     tcase_add_test(tc, test_shard_effects_once_other_op_key_in_two_ledgers_fails);
