@@ -20,7 +20,14 @@ cd "$(dirname "$0")/.." || exit 2
 dsn=$QC_TEST_DSN
 bin=${QC_QCHAOS_BIN:-./qchaos}
 tmp=$(mktemp -d /tmp/qchaos-shard.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+# The one-process runs go to a database of their own on the same server,
+# side by side with the sharded runs of the same scenario (two runs never
+# share a queue table); dropped at the end.
+onedb=qchaos_shard_one
+psql "$dsn" -qAt -c "DROP DATABASE IF EXISTS $onedb" -c "CREATE DATABASE $onedb" >/dev/null 2>&1 ||
+  { echo "   FAILED: cannot create the database $onedb"; exit 1; }
+dsn_one="$dsn dbname=$onedb"
+trap 'rm -rf "$tmp"; psql "$dsn" -qAt -c "DROP DATABASE IF EXISTS $onedb" >/dev/null 2>&1' EXIT
 failed=0
 ok() { echo "   ok: $*"; }
 bad() { echo "   FAILED: $*"; failed=1; }
@@ -65,11 +72,13 @@ for spec in "default 300" "kill_after_claim 300" "stall_beyond_lease 16" "lost_a
   set -- $spec
   name=$1 jobs=$2
   t0=$(date +%s)
-  "$bin" run "$name" --jobs "$jobs" --seed 11 --dsn "$dsn" --out "$tmp/$name-one" \
-    --no-progress >"$tmp/$name-one.log" 2>&1
-  one=$?
+  "$bin" run "$name" --jobs "$jobs" --seed 11 --dsn "$dsn_one" --out "$tmp/$name-one" \
+    --no-progress >"$tmp/$name-one.log" 2>&1 &
+  onepid=$!
   sharded "$name" 4 11 "$name" --jobs "$jobs"
   merged=$?
+  wait $onepid
+  one=$?
   if [ $merged -eq 99 ] || [ ! -f "$tmp/$name-merged/results.json" ]; then
     bad "$name: no merged audit"
     sed 's/^/      /' "$tmp/$name-merged.log" 2>/dev/null | tail -n 5
