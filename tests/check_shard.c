@@ -345,6 +345,47 @@ START_TEST(test_shard_effects_once_other_op_key_in_two_ledgers_fails)
 }
 END_TEST
 
+/* ---- a drain cut short in one ledger of several ---------------------------- */
+
+/* Ledger A's drain timed out while its monitor saw jobs still finishing
+ * (done 10 -> 14 in its last 5 s); ledger B's end (higher seq, its own
+ * client clock) did not time out.  The run's drain was cut short: A's end
+ * and A's samples say so, whichever end comes last in seq. */
+static int cut_short_of(const char *a, const char *b)
+{
+    char pa[64], pb[64];
+    const char *paths[2] = {pa, pb};
+    qc_history h;
+    qc_err err;
+
+    write_temp(pa, a);
+    write_temp(pb, b);
+    memset(&h, 0, sizeof h);
+    memset(&err, 0, sizeof err);
+    ck_assert_msg(qc_history_load(&h, paths, 2, &err) == 0, "%s", err.msg);
+    int r = qc__drain_cut_short(&h);
+    qc_history_fini(&h);
+    unlink(pa);
+    unlink(pb);
+    return r;
+}
+
+START_TEST(test_shard_drain_cut_short_in_one_ledger_counts)
+{
+    const char *a = HEADER "{'seq':1,'t':1000,'type':'monitor','done':10,'dead':0}\n"
+                           "{'seq':2,'t':3000,'type':'monitor','done':14,'dead':0}\n"
+                           "{'seq':3,'t':3100,'type':'end','timed_out':true,'drained':false}\n";
+    const char *b_ok = HEADER "{'seq':1,'t':90000,'type':'monitor','done':20,'dead':0}\n"
+                              "{'seq':9,'t':90100,'type':'end','timed_out':false,'drained':true}\n";
+    const char *a_stuck = HEADER "{'seq':1,'t':1000,'type':'monitor','done':14,'dead':0}\n"
+                                 "{'seq':2,'t':3000,'type':'monitor','done':14,'dead':0}\n"
+                                 "{'seq':3,'t':3100,'type':'end','timed_out':true,'drained':false}\n";
+
+    ck_assert_int_eq(cut_short_of(a, b_ok), 1);
+    ck_assert_int_eq(cut_short_of(a_stuck, b_ok), 0); /* A's queue stopped: judged */
+}
+END_TEST
+
 /* ---- the header's "shard": which shards' ledgers were loaded -------------- */
 
 START_TEST(test_shard_header_counts_ledgers_and_refuses_bad_index)
@@ -419,6 +460,7 @@ static Suite *shard_suite(void)
     tcase_add_test(tc, test_shard_stale_token_superseded_in_other_ledger_fails);
     tcase_add_test(tc, test_shard_stale_token_refused_without_now_is_opportunity);
     tcase_add_test(tc, test_shard_stale_token_unproven_order_not_judged);
+    tcase_add_test(tc, test_shard_drain_cut_short_in_one_ledger_counts);
     tcase_add_test(tc, test_shard_effects_once_same_op_key_in_two_ledgers_passes);
     tcase_add_test(tc, test_shard_effects_once_other_op_key_in_two_ledgers_fails);
     suite_add_tcase(s, tc);
