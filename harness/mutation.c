@@ -319,6 +319,14 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         need_txn |= txn;
         need_lease |= !groups && !txn;
     }
+    /* --only: the correct protocols run on the chosen mutants' own
+     * scenarios, those of the whole matrix (a shard may keep none of them) */
+    char **only_all = calloc(n + 1, sizeof *only_all);
+    size_t nonly_all = 0;
+    for (size_t i = 0; o->only && only_all && i < n; i++)
+        if ((only_all[nonly_all] = strdup(!strncmp(ms[i].name, "policy:", 7) ? ms[i].baseline
+                                                                             : ms[i].scenario)))
+            nonly_all++;
     if (o->shard_count > 1) {
         size_t kept = 0;
         for (size_t i = 0; i < n; i++)
@@ -415,15 +423,18 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     size_t nfp = 0;
     if (fps_rows == NULL) {
         free(ms);
+        for (size_t i = 0; only_all && i < nonly_all; i++)
+            free(only_all[i]);
+        free(only_all);
         qc_err_set(err, QC_ENOMEM, "out of memory");
         return 3;
     }
     /* --only: the correct protocols on the chosen mutants' own scenarios
      * only (a quick check while working on one mutant) */
-    const char **only = calloc(n + 1, sizeof *only);
+    const char **only = calloc(nonly_all + 1, sizeof *only);
     size_t nonly = 0;
-    for (size_t i = 0; o->only && only && i < n; i++)
-        only[nonly++] = !strncmp(ms[i].name, "policy:", 7) ? ms[i].baseline : ms[i].scenario;
+    for (size_t i = 0; only && i < nonly_all; i++)
+        only[nonly++] = only_all[i];
     for (size_t c = 0; c < ncr && !qc_interrupted; c++) {
         char out[PATH_MAX + 64], base[64];
         const char *b = strrchr(cr[c].protocol, '/');
@@ -547,7 +558,11 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         json_object_set_new(r, "runs_failed", json_integer(fps_rows[j].failed));
         json_array_append_new(fps, r);
     }
-    if (nfp == 0 && ncr > 0 && !qc_interrupted)
+    if (nfp == 0 && ncr > 0 && !qc_interrupted && o->shard_count > 1)
+        fprintf(stderr, "qchaos: mutation: shard %d of %d: its share of the correct protocols' "
+                        "batteries is empty (the battery has fewer scenarios than shards)\n",
+                o->shard_index, o->shard_count);
+    else if (nfp == 0 && ncr > 0 && !qc_interrupted)
         code = 1; /* the correct protocols' batteries left nothing to read */
     json_object_set_new(root, "correct_protocol",
                         json_string(o->correct ? correct : "skip_locked, skip_locked_txn, "
@@ -568,6 +583,9 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     free(ms);
     free(fps_rows);
     free(only);
+    for (size_t i = 0; only_all && i < nonly_all; i++)
+        free(only_all[i]);
+    free(only_all);
     if (qc_interrupted) {
         /* the table covers the runs done so far: inconclusive, as a run */
         fprintf(stderr, "qchaos: mutation: interrupted; the table covers the runs that finished\n");

@@ -134,7 +134,14 @@ static int add_children(json_t *runs, const char *dir, qc_err *err)
 {
     size_t found = 0;
     int rc = add_children_in(runs, dir, 0, &found, err);
-    if (rc == 0 && found == 0)
+    char marker[4200];
+    /* a gate's or a mutation matrix's folder whose share (--shard) was
+     * empty holds its table and no run: nothing to add, not an error */
+    snprintf(marker, sizeof marker, "%s/gate.json", dir);
+    int table = is_file(marker);
+    snprintf(marker, sizeof marker, "%s/mutation.json", dir);
+    table |= is_file(marker);
+    if (rc == 0 && found == 0 && !table)
         rc = qc_err_set(err, QC_EINVAL, "'%s' holds no results.json, nor does any folder in it "
                         "(a run folder or a folder of run folders was expected)", dir);
     return rc;

@@ -112,6 +112,19 @@ if [ -f "$tmp/default-s0/ledger.jsonl" ]; then
     ok "3 of 4 shards' ledgers refused (exit 2)" || bad "3 of 4 ledgers: $(head -c 300 "$tmp/out")"
 fi
 
+# --- CI shards' folders merge in qchaos summary ------------------------------
+# (as gate --shard writes them: OUT/SCENARIO/seedS; a share may be empty)
+mkdir -p "$tmp/ci/out-0/default/seed11" "$tmp/ci/out-1/lost_ack/seed11" "$tmp/ci/out-2"
+cp "$tmp/default-one/results.json" "$tmp/ci/out-0/default/seed11/" 2>/dev/null
+cp "$tmp/lost_ack-one/results.json" "$tmp/ci/out-1/lost_ack/seed11/" 2>/dev/null
+echo '{"schema":"qchaos-gate/1","runs":[]}' >"$tmp/ci/out-2/gate.json"
+"$bin" summary --json "$tmp/ci/summary.json" "$tmp/ci/out-0" "$tmp/ci/out-1" "$tmp/ci/out-2" \
+  >"$tmp/out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && [ "$(jq .runs "$tmp/ci/summary.json")" = 2 ] &&
+  ok "summary merges 3 shards' folders (nested runs, one empty share): 2 runs, exit 0" ||
+  bad "summary of the shards' folders: exit $rc, $(head -c 300 "$tmp/out")"
+
 # --- a known violation split across two ledgers ----------------------------
 # one worker per shard: any two live leases of one job are held in two
 # ledgers, so every violation found spans them
