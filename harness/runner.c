@@ -1074,6 +1074,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
                           : (s->nsteps > 0 || s->explore_pct || o->replay)
                               ? "takes no schedule (a script, explore or --replay orders "
                                 "the points of one process)"
+                          : (s->faults[QC_FAULT_STALL_UNTIL_RECLAIMED].count > 0 ||
+                             s->faults[QC_FAULT_STALL_UNTIL_RECLAIMED].rate > 0)
+                              ? "takes no stall_until_reclaimed (its hold waits for a claim "
+                                "seen in its own process; split the gate with gate --shard)"
                               : NULL;
         if (why != NULL) {
             qc_err_set(err, QC_EINVAL, "%s: --shard %d/%d %s", s->path[0] ? s->path : "scenario",
