@@ -327,6 +327,19 @@ int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *
         /* a ledger that cannot be read or parsed is bad input */
         return rc == QC_EINVAL || rc == QC_EIO ? 2 : 3;
     }
+    if (h.info.shard_count > 1 &&
+        (h.info.shard_ledgers != h.info.shard_count || h.info.shard_dup)) {
+        /* A shard's events missing would look like jobs never enqueued or
+         * never done: the merged history is judged whole or not at all. */
+        qc_err_set(err, QC_EINVAL,
+                   "the run was split over %d processes (qchaos run --shard I/%d): %s; give "
+                   "every shard's ledger once",
+                   h.info.shard_count, h.info.shard_count,
+                   h.info.shard_dup ? "two of the ledgers given are the same shard's"
+                                    : "the ledgers given are not all of its shards'");
+        qc_history_fini(&h);
+        return 2;
+    }
     if (h.torn)
         fprintf(stderr, "qchaos: skipped %zu torn line(s) at the end of the ledger\n", h.torn);
     qc_check *c = NULL;

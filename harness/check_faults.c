@@ -18,7 +18,12 @@
  *     request cannot be told apart (no req and no invoke) is not grouped;
  *   - stale_token_rejected judges supersession by claims, never by token
  *     strings alone (its rule and innocent explanations are written above
- *     judge_stale).
+ *     judge_stale);
+ *   - several ledgers (a sharded run): supersession and "sent after" are
+ *     judged within one ledger (same_actor and the seq tests carry the
+ *     file); effects_once counts an idempotent sink's applied effect once
+ *     per op key over all ledgers (each process had its own sink in front
+ *     of one destination: applied_elsewhere).
  *
  * Cost: one sort of the relevant events, O(n log n); per job the scans are
  * linear in the job's events per request.
@@ -66,7 +71,15 @@ int qc__is_claim(const qc_event *e)
  *        protocol whose tokens derive from the job hands S the same token
  *        as O: it is still stale); or
  *   (ii) R carries a token of O's lease that an OK renew of A, answered
- *        before R was sent, had rotated into another one.
+ *        before R was sent, had rotated into another one; or
+ *   (iii) (several ledgers: a sharded run) an OK claim S of J in another
+ *        ledger than R's ran after O committed and R ran after S committed,
+ *        both by server time: S's "now" above O's "now" + O's own duration
+ *        (its client ms from invoke to answer, +0.1%) + the clock resolution
+ *        + 1 ms, and a lower bound of R's server time above the same bound
+ *        of S (R's "now", or O's "now" + (R's send - O's answer) x 0.999
+ *        on A's client clock - the resolution - 1 ms).  Seqs of two
+ *        ledgers order nothing, so (i) never pairs them.
  * O is A's latest OK claim of J answered before R was sent; when A never
  * claimed J (a token handed on), the latest OK claim returning R's token.
  * A stale R answered OK is an opportunity; answered with rows > 0 it is a
@@ -152,8 +165,58 @@ static void report_stale(qc_check *c, const qc_history *h, int64_t job, const qc
                         (long long)inv->seq, (long long)e->seq);
 }
 
-/* Judges the request r[k] against the job's events r[a..k). */
-static void judge_stale(qc_check *c, const qc_history *h, const qc__jobref *r, size_t a, size_t k)
+/* Server-time upper bound (ms) of when claim x committed: its "now" (read
+ * after it was sent) plus its own duration on its client clock (invoke to
+ * answer, with 0.1% drift) and the clock resolution; QC_NO_TIME unknown. */
+static double committed_by(const qc_history *h, const qc_event *x, double res)
+{
+    const qc_event *xi = qc__invoke_of(h, x);
+    if (!qc__has_time(x->now) || xi == NULL || !qc__has_time(xi->t) || !qc__has_time(x->t) ||
+        x->t < xi->t)
+        return QC_NO_TIME;
+    return x->now + (x->t - xi->t) * 1.001 + res + 1.0;
+}
+
+/* (iii) Several ledgers (a sharded run): a claim of the job in another
+ * ledger supersedes O when it provably ran after O committed and the
+ * request provably ran after it committed, both by server time: its "now"
+ * later than O's commit bound, and a lower bound of the request's server
+ * time later than its commit bound.  That lower bound is the request's own
+ * "now" (read in its transaction, before its update), or O's "now" carried
+ * to the request's send on the sender's client clock: O's answer came
+ * after O read "now", and the server's clock ran at least (send - answer)
+ * x 0.999 since (a rejected request returns no row, so no "now").  Seqs of
+ * two ledgers are never compared. */
+static const qc_event *superseded_elsewhere(const qc_history *h, const qc__jobref *r, size_t a,
+                                            size_t b, const qc_event *origin, const qc_event *inv,
+                                            const qc_event *e, double res)
+{
+    double o_by = committed_by(h, origin, res), lo = QC_NO_TIME;
+    if (qc__has_time(e->now))
+        lo = e->now;
+    if (qc__has_time(origin->now) && qc__has_time(origin->t) && inv != NULL &&
+        inv->file == origin->file && qc__has_time(inv->t) && inv->t > origin->t) {
+        double carried = origin->now + (inv->t - origin->t) * 0.999 - res - 1.0;
+        if (!qc__has_time(lo) || carried > lo)
+            lo = carried;
+    }
+    if (!qc__has_time(o_by) || !qc__has_time(lo))
+        return NULL;
+    for (size_t j = a; j < b; j++) {
+        const qc_event *x = &h->ev[r[j].ev];
+        if (!qc__is_claim(x) || x->file == e->file || !qc__has_time(x->now) || x->now <= o_by)
+            continue;
+        double x_by = committed_by(h, x, res);
+        if (qc__has_time(x_by) && lo > x_by)
+            return x;
+    }
+    return NULL;
+}
+
+/* Judges the request r[k] against the job's events r[a..k) of its own
+ * ledger, and (iii) against the claims of r[a..b) in other ledgers. */
+static void judge_stale(qc_check *c, const qc_history *h, const qc__jobref *r, size_t a, size_t k,
+                        size_t b, double res)
 {
     const qc_event *e = &h->ev[r[k].ev], *inv = qc__invoke_of(h, e), *origin = NULL;
     const qc_event *sup = NULL;
@@ -199,6 +262,8 @@ static void judge_stale(qc_check *c, const qc_history *h, const qc__jobref *r, s
         }
     }
     if (sup == NULL)
+        sup = superseded_elsewhere(h, r, a, b, origin, inv, e, res);
+    if (sup == NULL)
         return;
     c->opportunities++;
     if (e->rows > 0)
@@ -212,6 +277,7 @@ int qc_check_stale_token_rejected(const qc_history *h, qc_check *out)
 
     memset(out, 0, sizeof *out);
     out->name = "stale_token_rejected";
+    double res = qc__clock_resolution(h);
     if ((r = malloc((h->n + 1) * sizeof *r)) == NULL)
         return QC_ENOMEM;
     for (size_t i = 0; i < h->n; i++) {
@@ -228,7 +294,7 @@ int qc_check_stale_token_rejected(const qc_history *h, qc_check *out)
             ;
         for (size_t k = a; k < b; k++)
             if (is_token_request(h, &h->ev[r[k].ev]))
-                judge_stale(out, h, r, a, k);
+                judge_stale(out, h, r, a, k, b, res);
     }
     free(r);
     snprintf(out->summary, sizeof out->summary,
@@ -339,6 +405,27 @@ static size_t at_risk_jobs(const qc_history *h, int64_t *out)
     return k;
 }
 
+/* Several ledgers (a sharded run): each process has its own effect sink,
+ * so an idempotent sink (header "sink": "idempotent") dropped only the
+ * re-deliveries of its own process.  The destination it stands for is one:
+ * an applied effect whose op key an effect of another ledger already
+ * applied would have been dropped there, so it does not count again.  A
+ * plain sink applies everything anyway; an unstable op key (another key)
+ * still counts. */
+static int applied_elsewhere(const qc_history *h, const qc__jobref *eff, size_t n,
+                             const qc_event *e)
+{
+    if (h->info.sink_plain != 0 || e->op_key == NULL)
+        return 0;
+    for (size_t k = 0; k < n; k++) {
+        const qc_event *x = &h->ev[eff[k].ev];
+        if (x->applied && x->file != e->file && x->op_key != NULL &&
+            strcmp(x->op_key, e->op_key) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* Was the second applied effect e2 of a job an innocent re-run after the
  * first, e1?  Only in the lease model, when both deliveries would be
  * applied by the sink alike (a plain sink, or the same op key): the worker
@@ -428,7 +515,7 @@ int qc_check_effects_once(const qc_history *h, qc_check *out)
             if (e->type != QC_EV_EFFECT)
                 continue;
             eff[ne++] = r[b];
-            if (!e->applied)
+            if (!e->applied || applied_elsewhere(h, eff, ne - 1, e))
                 continue;
             applied++;
             if (cur != NULL) {

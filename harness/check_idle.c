@@ -209,7 +209,13 @@ static int check_streaks(const qc_history *h, qc_check *c, const bounds *b, long
  *   - coarse clocks and drift: a margin of 1 ms, the clock resolution and
  *     0.1% of the delay;
  *   - the initial backlog: the same rule holds; SKIP LOCKED races are
- *     covered above.
+ *     covered above;
+ *   - several ledgers (a sharded run, qchaos audit L1 L2 ...): seq orders
+ *     one ledger only and an empty claim carries no server time, so J is
+ *     judged only against empty claims of the ledger its enqueue is in, and
+ *     only when every claim that returned J is in that ledger too; a
+ *     failed claim or reap pass of any other ledger excuses E (it may have
+ *     held J's row lock at any time).
  * The latency from due to claim is measured for the summary only. */
 typedef struct due {
     int64_t job;
@@ -219,6 +225,10 @@ typedef struct due {
     double claimed;     /* client t of the first claim's answer, -1 never */
     int grouped;
     int file;
+    int elsewhere;      /* 1: a ledger other than file's has a claim that returned
+                           the job: its order against file's empty claims is not
+                           known (seq orders one ledger only; an empty claim has
+                           no server time), so the job is not judged */
 } due;
 
 static int cmp_job(const void *a, const void *b)
@@ -237,6 +247,7 @@ static int cmp_due(const void *a, const void *b)
  * request that may have held a row lock was in flight. */
 typedef struct span {
     int64_t from, to;
+    int file; /* seqs of one ledger: from / to compare with that ledger's seqs only */
 } span;
 
 static int cmp_span(const void *a, const void *b)
@@ -293,7 +304,7 @@ static int lock_spans(const qc_history *h, span **out, size_t *n)
             free(answered);
             return QC_ENOMEM;
         }
-        sp[(*n)++] = (span){e->seq, answered[i] ? last[i] : INT64_MAX};
+        sp[(*n)++] = (span){e->seq, answered[i] ? last[i] : INT64_MAX, e->file};
     }
     if (*n > 1)
         qsort(sp, *n, sizeof *sp, cmp_span);
@@ -303,12 +314,19 @@ static int lock_spans(const qc_history *h, span **out, size_t *n)
     return 0;
 }
 
-/* Does any lock span overlap [from, to] (seqs)? */
-static int locked_during(const span *sp, size_t n, int64_t from, int64_t to)
+/* Does any lock span overlap [from, to] (seqs of ledger file)?  A span of
+ * another ledger (a process of a sharded run) cannot be placed against
+ * file's seqs, so it may have overlapped: it counts as overlapping (the
+ * merged history never invents an order, DESIGN.md "Larger than one
+ * machine"). */
+static int locked_during(const span *sp, size_t n, int file, int64_t from, int64_t to)
 {
-    for (size_t k = 0; k < n && sp[k].from <= to; k++)
-        if (sp[k].to >= from)
+    for (size_t k = 0; k < n; k++) {
+        if (sp[k].file != file)
             return 1;
+        if (sp[k].from <= to && sp[k].to >= from)
+            return 1;
+    }
     return 0;
 }
 
@@ -335,7 +353,7 @@ static int check_pickups(const qc_history *h, qc_check *c, const bounds *b, long
         d[nd++] = (due){e->job,      e->t + delay + 1.0 + res + 1e-3 * delay,
                         e->seq,      INT64_MAX,
                         -1,          e->group != NULL,
-                        e->file};
+                        e->file,     0};
     }
     if (nd == 0)
         return 0;
@@ -352,6 +370,10 @@ static int check_pickups(const qc_history *h, qc_check *c, const bounds *b, long
          * late may have taken it before the others (a starved client) */
         const qc_event *inv = qc__invoke_of(h, e);
         int64_t sent = inv != NULL ? inv->seq : e->seq;
+        if (k && e->file != k->file) {
+            k->elsewhere = 1;
+            continue;
+        }
         if (k && sent < k->first_sent)
             k->first_sent = sent;
         if (k && k->claimed < 0)
@@ -382,7 +404,7 @@ static int check_pickups(const qc_history *h, qc_check *c, const bounds *b, long
     for (size_t k = 0; k < nd; k++) {
         if (d[k].claimed >= 0 && d[k].claimed - d[k].due > *max_pickup)
             *max_pickup = d[k].claimed - d[k].due;
-        if (d[k].grouped)
+        if (d[k].grouped || d[k].elsewhere)
             continue;
         /* the first empty claim answered after the enqueue's answer */
         size_t lo = 0, hi = ne;
@@ -399,7 +421,7 @@ static int check_pickups(const qc_history *h, qc_check *c, const bounds *b, long
                 break; /* from here on the job had been claimed */
             if (e->file != d[k].file || inv->t <= d[k].due || inv->seq <= d[k].enq_seq)
                 continue;
-            if (locked_during(sp, nsp, inv->seq, e->seq))
+            if (locked_during(sp, nsp, e->file, inv->seq, e->seq))
                 continue;
             c->opportunities++;
             (*npickups)++;

@@ -54,7 +54,13 @@
  *     anchor bound, and when the ledger's server times contradict its
  *     client times (clock_consistent) the anchor bounds are not used at all;
  *   - a reordered ledger: bounds use client times and seq order within one
- *     ledger only.
+ *     ledger only;
+ *   - several ledgers (a sharded run merged by qchaos audit): each has its
+ *     own client clock and seqs, so the clock check is made per ledger, a
+ *     lease's anchors and its owner's requests are of the claim's ledger
+ *     (owner = worker, incarnation and ledger), a renew counts for a reap
+ *     only when it provably came first (qc__before: the same ledger), and
+ *     a reap of another ledger is judged by its own server "now" alone.
  *
  * No false alarm.  A rejection is not judged once the lease may have ended
  * or changed hands legitimately: after a complete or fail of it answered
@@ -91,6 +97,8 @@ typedef struct lease {
     const char *token0; /* token the claim returned */
     const char *token;  /* current token (after rotations) */
     int worker, inc;
+    int file;           /* the claim's ledger: its owner's requests and its
+                           anchors (base, t0) are on that ledger's client clock */
     double claim_until; /* the claim's lease_until, QC_NO_TIME */
     double until;       /* lease_until after acknowledged renews */
     long until_ev;      /* renew that set until, -1 for the claim */
@@ -117,14 +125,17 @@ typedef struct job_scan {
  * drift over the run and the clock resolution, the server's clock stepped
  * (an NTP step, a VM pause) and bounds anchored on one reading cannot be
  * carried to another. */
-static int clock_consistent(const qc_history *h, double res)
+static int clock_consistent_in(const qc_history *h, double res, int file, int *more)
 {
     double lo = 0, hi = 0, t_min = 0, t_max = 0;
     int any = 0;
 
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *e = &h->ev[i], *inv;
-        if (e->type != QC_EV_OK || !qc__has_time(e->now) || !qc__has_time(e->t))
+        if (e->file > file)
+            *more = 1;
+        if (e->file != file || e->type != QC_EV_OK || !qc__has_time(e->now) ||
+            !qc__has_time(e->t))
             continue;
         if ((inv = qc__invoke_of(h, e)) == NULL || !qc__has_time(inv->t) || inv->file != e->file)
             continue;
@@ -140,6 +151,21 @@ static int clock_consistent(const qc_history *h, double res)
         any = 1;
     }
     return !any || lo <= hi + CLOCK_SLACK_MS + res + CLOCK_DRIFT * (t_max - t_min);
+}
+
+/* Per ledger: each harness process has its own client clock origin (t is
+ * ms since its own start), so one offset (server - client) is looked for
+ * in each ledger, never across two (a sharded run's ledgers would
+ * otherwise look like a stepped server clock). */
+static int clock_consistent(const qc_history *h, double res)
+{
+    int more = 1;
+    for (int f = 0; more; f++) {
+        more = 0;
+        if (!clock_consistent_in(h, res, f, &more))
+            return 0;
+    }
+    return 1;
 }
 
 static int is_request_op(qc_op op)
@@ -165,8 +191,8 @@ static void anchor(lease *l, const qc_history *h, const qc_event *e)
     const qc_event *inv = qc__invoke_of(h, e);
     double b;
 
-    if (inv == NULL || !qc__has_time(inv->t) || !qc__has_time(e->now))
-        return;
+    if (inv == NULL || !qc__has_time(inv->t) || !qc__has_time(e->now) || e->file != l->file)
+        return; /* another ledger's client clock has another origin */
     b = e->now - inv->t;
     if (!l->has_base || b < l->base)
         l->base = b;
@@ -186,6 +212,7 @@ static int add_lease(job_scan *js, const qc_history *h, size_t i)
     l->token0 = l->token = e->token;
     l->worker = e->worker;
     l->inc = e->inc;
+    l->file = e->file;
     l->claim_until = l->until = e->lease_until;
     l->until_ev = -1;
     l->t0 = inv != NULL ? inv->t : QC_NO_TIME;
@@ -205,7 +232,8 @@ static lease *find_lease(job_scan *js, const char *token, const qc_event *e)
     if (token == NULL)
         return NULL;
     for (size_t k = js->nl; k-- > 0;)
-        if (js->l[k].worker == e->worker && js->l[k].inc == e->inc && token_is(&js->l[k], token))
+        if (js->l[k].worker == e->worker && js->l[k].inc == e->inc && js->l[k].file == e->file &&
+            token_is(&js->l[k], token))
             return &js->l[k];
     for (size_t k = js->nl; k-- > 0;)
         if (token_is(&js->l[k], token))
@@ -239,7 +267,8 @@ static void judge_reap(qc_check *c, const qc_history *h, job_scan *js, lease *l,
         return;
     for (size_t k = 0; k < js->nrn && inv != NULL; k++) {
         const renewal *r = &js->rn[k];
-        if (&js->l[r->lease] == l && h->ev[r->ev].seq < inv->seq && r->lease_until > until) {
+        /* answered before the reap was sent: provable in one ledger only */
+        if (&js->l[r->lease] == l && qc__before(&h->ev[r->ev], inv) && r->lease_until > until) {
             until = r->lease_until;
             until_ev = (long)r->ev;
         }
@@ -254,7 +283,7 @@ static void judge_reap(qc_check *c, const qc_history *h, job_scan *js, lease *l,
             dur = (e->t - inv->t) * (1.0 + CLOCK_DRIFT);
         ub = e->now + res + dur;
     }
-    if (ub < 0 && l->has_base && qc__has_time(e->t) && js->clock_ok) {
+    if (ub < 0 && l->has_base && qc__has_time(e->t) && js->clock_ok && e->file == l->file) {
         /* Only without the reap's own time: a server clock that stepped
          * forward makes the reap's "now" right and the anchor wrong. */
         double b = l->base + e->t + CLOCK_SLACK_MS + res +
@@ -331,7 +360,7 @@ static void judge_request(qc_check *c, const qc_history *h, lease *l, size_t i, 
     int ns = 0;
     char tok[32];
 
-    if (e->op == QC_OP_FAIL || e->worker != l->worker || e->inc != l->inc)
+    if (e->op == QC_OP_FAIL || e->worker != l->worker || e->inc != l->inc || e->file != l->file)
         return;
     if (token == NULL || l->token == NULL || strcmp(token, l->token) != 0)
         return; /* not the current token */
@@ -369,7 +398,7 @@ static int change_lease(qc_check *c, job_scan *js, const qc_history *h, size_t i
     const qc_event *e = &h->ev[i];
     lease *l = find_lease(js, qc__event_token(h, e), e);
     int known = e->type == QC_EV_OK && e->rows >= 0;
-    int owner = l != NULL && e->worker == l->worker && e->inc == l->inc;
+    int owner = l != NULL && e->worker == l->worker && e->inc == l->inc && e->file == l->file;
 
     if (e->type == QC_EV_OK && l != NULL)
         judge_request(c, h, l, i, res, js->clock_ok);

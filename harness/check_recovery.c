@@ -52,6 +52,12 @@
  *     answered before any other request touched the job are judged;
  *   - a reordered ledger: only seqs of one ledger are compared, and each
  *     is taken at append time;
+ *   - several ledgers (a sharded run): a request or reap of the job in
+ *     another ledger may have touched it anywhere in the window (the
+ *     reaper of shard 0, a worker of another shard), so (1) and (2) are
+ *     not judged for that fault unless every such event read the server's
+ *     clock before the abandoned claim did (now + resolution + 1 ms below
+ *     the claim's now);
  *   - a run stopped before its drain (SIGINT): (3) is not judged.
  *
  * Across a switch of the primary (switch_snapshot rows, nemesis.c), each
@@ -109,6 +115,9 @@ typedef struct rec {
     int64_t end_seq; /* seq at which something else touched the job (the window's end) */
     long reap_ready; /* index of the OK reap that returned the job to ready, -1 */
     int64_t next_claim_sent; /* invoke seq of the job's next claim after that reap */
+    int elsewhere; /* another ledger (a sharded run) has a request or reap of the job not
+                      proven (by server time) to precede the abandoned claim: its place
+                      against this ledger's seqs is unknown, so the window is not judged */
     double ms;    /* REC_TIMED: recovery time */
     rec_kind kind;
 } rec;
@@ -183,7 +192,8 @@ static int64_t sent_seq(const qc_history *h, const qc_event *e)
 /* Fills the abandoned lease, its end and the judging window of x, the
  * record of fault f, from the job's events r[0..n) (seq order) where f is
  * r[k]. */
-static void find_window(const qc_history *h, const qc__jobref *r, size_t n, size_t k, rec *x)
+static void find_window(const qc_history *h, const qc__jobref *r, size_t n, size_t k, rec *x,
+                        double res)
 {
     const qc_event *f = &h->ev[r[k].ev];
 
@@ -191,6 +201,7 @@ static void find_window(const qc_history *h, const qc__jobref *r, size_t n, size
     x->until = QC_NO_TIME;
     x->end_seq = INT64_MAX;
     x->next_claim_sent = INT64_MAX;
+    x->elsewhere = 0;
     for (size_t j = k; j-- > 0;) {
         const qc_event *e = &h->ev[r[j].ev];
         if (qc__is_claim(e) && e->file == f->file && e->worker == f->worker && e->inc == f->inc) {
@@ -228,6 +239,18 @@ static void find_window(const qc_history *h, const qc__jobref *r, size_t n, size
         int64_t after = cinv != NULL ? cinv->seq : cl->seq;
         for (from = 0; from < n && h->ev[r[from].ev].seq <= after; from++)
             ;
+    }
+    for (size_t j = 0; j < n; j++) {
+        const qc_event *e = &h->ev[r[j].ev];
+        if (e->file == f->file || !(is_reap_of(e) || (is_job_request(e) && e->type != QC_EV_FAULT)))
+            continue;
+        /* provably earlier: it read the server's clock before the abandoned
+         * claim did (the claim's "now" was read after its invoke) */
+        if (cl != NULL && qc__has_time(cl->now) && qc__has_time(e->now) &&
+            e->now + res + CLOCK_SLACK_MS < cl->now)
+            continue;
+        x->elsewhere = 1;
+        break;
     }
     for (size_t j = from; j < n; j++) {
         const qc_event *e = &h->ev[r[j].ev];
@@ -274,6 +297,7 @@ static int recovery_scan(const qc_history *h, rec **out, size_t *n)
     rec *rs = NULL;
     size_t nr = 0, nf = 0;
     int rc;
+    double res = qc__clock_resolution(h);
 
     *out = NULL;
     *n = 0;
@@ -318,7 +342,7 @@ static int recovery_scan(const qc_history *h, rec **out, size_t *n)
             x->by = -1;
             x->snap = -1;
             x->ms = QC_NO_TIME;
-            find_window(h, r + a, b - a, k - a, x);
+            find_window(h, r + a, b - a, k - a, x, res);
             for (size_t j = k + 1; j < b; j++) {
                 if (recovers(h, f, &h->ev[r[j].ev])) {
                     x->by = (long)r[j].ev;
@@ -521,7 +545,7 @@ static void judge_window(qc_check *c, const qc_history *h, const rec *x, const r
     const qc_event *f = &h->ev[x->fault], *cl;
     int grouped;
 
-    if (x->lease < 0)
+    if (x->lease < 0 || x->elsewhere)
         return;
     cl = &h->ev[x->lease];
     grouped = cl->group != NULL;

@@ -454,18 +454,20 @@ int qc__lapse_excused(const qc_history *h, const qc_event *ca, const qc_event *c
     return qc__has_time(work) && work + 50.0 < x->lease_until - x->now;
 }
 
-int qc__drain_cut_short(const qc_history *h)
+/* One ledger's drain (file): its last end event and its own monitor
+ * samples, on its own client clock. */
+static int drain_cut_short_in(const qc_history *h, int file)
 {
     const qc_event *end = NULL, *last = NULL;
 
     for (size_t i = h->n; i-- > 0 && end == NULL;)
-        if (h->ev[i].type == QC_EV_END)
+        if (h->ev[i].type == QC_EV_END && h->ev[i].file == file)
             end = &h->ev[i];
     if (end == NULL || end->timed_out != 1)
         return 0;
     for (size_t i = h->n; i-- > 0;) {
         const qc_event *m = &h->ev[i];
-        if (m->type != QC_EV_MONITOR || m->done < 0 || !qc__has_time(m->t))
+        if (m->type != QC_EV_MONITOR || m->file != file || m->done < 0 || !qc__has_time(m->t))
             continue;
         if (last == NULL) {
             last = m;
@@ -480,11 +482,35 @@ int qc__drain_cut_short(const qc_history *h)
     return 0;
 }
 
+/* Several ledgers (a sharded run): cut short when any process's drain was
+ * (each judged on its own end event and monitor samples). */
+int qc__drain_cut_short(const qc_history *h)
+{
+    int nfiles = 0;
+    for (size_t i = 0; i < h->n; i++)
+        if (h->ev[i].file >= nfiles)
+            nfiles = h->ev[i].file + 1;
+    for (int f = 0; f < nfiles; f++)
+        if (drain_cut_short_in(h, f))
+            return 1;
+    return 0;
+}
+
+/* Interrupted when the last end event of any ledger says so (a sharded
+ * run: one interrupted process interrupts the run). */
 int qc__run_interrupted(const qc_history *h)
 {
-    for (size_t i = h->n; i-- > 0;)
-        if (h->ev[i].type == QC_EV_END)
-            return h->ev[i].interrupted == 1;
+    int nfiles = 0;
+    for (size_t i = 0; i < h->n; i++)
+        if (h->ev[i].file >= nfiles)
+            nfiles = h->ev[i].file + 1;
+    for (int f = 0; f < nfiles; f++)
+        for (size_t i = h->n; i-- > 0;)
+            if (h->ev[i].type == QC_EV_END && h->ev[i].file == f) {
+                if (h->ev[i].interrupted == 1)
+                    return 1;
+                break;
+            }
     return 0;
 }
 

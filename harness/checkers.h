@@ -238,7 +238,8 @@ void qc__check_model(const qc_history *h, qc_check *c);
 
 /* 1 when the run was interrupted before its drain (an end event says so):
  * liveness (jobs left unfinished, never recovered, poison not yet dead)
- * cannot be judged then, safety still can. */
+ * cannot be judged then, safety still can.  Several ledgers (a sharded
+ * run): when any ledger's last end event says so. */
 int qc__run_interrupted(const qc_history *h);
 
 /* 1 when the drain timed out (end event "timed_out") while the queue was
@@ -246,7 +247,9 @@ int qc__run_interrupted(const qc_history *h);
  * over the last 5 s before the end.  Jobs left then were slow, not lost: a
  * starved harness or server, not the queue (issue 11); no_lost_jobs and
  * recovery do not judge unfinished jobs then.  A queue that stopped making
- * progress (a stuck lease, C10) is still judged. */
+ * progress (a stuck lease, C10) is still judged.  Several ledgers: each
+ * ledger's end with its own monitor samples (client times of one process
+ * only), cut short when any is. */
 int qc__drain_cut_short(const qc_history *h);
 
 /* ---- shared by the checker files only (not for other modules) ---- */

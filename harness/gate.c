@@ -525,6 +525,18 @@ int qc_gate_run(const qc_gate_opts *o, qc_gate_result *res, qc_err *err)
             sc[nsc++] = g;
         }
     }
+    if (o->shard_count > 1) {
+        /* --shard I/N: scenario k of the battery's list to shard k % N */
+        size_t kept = 0;
+        for (size_t k = 0; k < nsc; k++) {
+            if ((int)(k % (size_t)o->shard_count) != o->shard_index)
+                continue;
+            if (kept != k)
+                memcpy(files[kept], files[k], sizeof files[k]);
+            sc[kept++] = sc[k];
+        }
+        nsc = kept;
+    }
     if (o->jobs > 64)
         jobs = 64;
     runs = calloc(nsc * (size_t)o->seeds + 1, sizeof *runs);
@@ -581,8 +593,12 @@ int qc_gate_run(const qc_gate_opts *o, qc_gate_result *res, qc_err *err)
         }
     }
     if (!o->quiet) {
-        printf("qchaos: gate: %s (%s model, %s): %zu scenarios x %d seeds, %d at a time%s%s\n",
-               o->protocol, proto->model, proto->engine, nsc, o->seeds, jobs,
+        char shard_note[64] = "";
+        if (o->shard_count > 1)
+            snprintf(shard_note, sizeof shard_note, " (shard %d of %d of the battery)",
+                     o->shard_index, o->shard_count);
+        printf("qchaos: gate: %s (%s model, %s): %zu scenarios%s x %d seeds, %d at a time%s%s\n",
+               o->protocol, proto->model, proto->engine, nsc, shard_note, o->seeds, jobs,
                o->policy ? ", policy of " : "", o->policy ? o->policy : "");
         printf("%-32s %-6s %5s %6s  %s\n", "scenario", "seed", "exit", "secs",
                "failed / judged without an opportunity");
@@ -653,6 +669,12 @@ int qc_gate_run(const qc_gate_opts *o, qc_gate_result *res, qc_err *err)
     json_object_set_new(root, "seconds", json_real(secs));
     json_object_set_new(root, "jobs", json_integer(jobs));
     json_object_set_new(root, "fail_fast", json_boolean(o->fail_fast));
+    if (o->shard_count > 1) {
+        json_t *sj = json_object();
+        json_object_set_new(sj, "index", json_integer(o->shard_index));
+        json_object_set_new(sj, "count", json_integer(o->shard_count));
+        json_object_set_new(root, "shard", sj);
+    }
     for (size_t s = 0; s < nsc; s++) {
         for (int k = 0; k < o->seeds; k++) {
             gate_run *r = &runs[s * (size_t)o->seeds + (size_t)k];

@@ -39,6 +39,10 @@ typedef struct qc_gate_opts {
     size_t nonly;
     int quiet;            /* 1: no table and no verdict line (the caller prints) */
     int timeout_s;        /* wall-clock bound of each run, s; 0: 900 */
+    int shard_index;      /* --shard I/N: only the battery's scenarios k (in battery
+                             order, after the model / --groups / --only filters) with */
+    int shard_count;      /* k % N == I, every seed of each; 0 or 1: all.  One CI job
+                             per shard; qchaos summary merges their folders */
 } qc_gate_opts;
 
 /* What a battery showed, for a caller (qchaos mutation). */

@@ -185,6 +185,7 @@ typedef struct hdr_rec {
     where w;
     int have_seed;
     uint64_t seed;
+    int shard_index;  /* header "shard".index; -1 none */
     qc_run_info info; /* documented defaults where the header is silent */
 } hdr_rec;
 
@@ -214,6 +215,7 @@ typedef struct loader {
     int have_seed;
     uint64_t seed;
     where seed_at; /* the header the seed came from */
+    unsigned char shard_seen[1024 / 8]; /* shard indexes of the headers applied */
 } loader;
 
 static int bad_field(qc_err *err, where w, const char *key, const char *what)
@@ -485,6 +487,18 @@ static int parse_header(part *pt, json_t *o, where w, qc_err *err)
             return bad_field(err, w, "model", "a short string (\"lease\" or \"transaction\")");
         snprintf(r.info.model, sizeof r.info.model, "%s", json_string_value(v));
     }
+    r.shard_index = -1;
+    v = json_object_get(o, "shard");
+    if (v != NULL && !json_is_null(v)) {
+        json_t *vi = json_object_get(v, "index"), *vn = json_object_get(v, "count");
+        if (!json_is_object(v) || !json_is_integer(vi) || !json_is_integer(vn) ||
+            json_integer_value(vn) < 1 || json_integer_value(vn) > 1024 ||
+            json_integer_value(vi) < 0 || json_integer_value(vi) >= json_integer_value(vn))
+            return bad_field(err, w, "shard",
+                             "an object {\"index\":I,\"count\":N} with 0 <= I < N <= 1024");
+        r.shard_index = (int)json_integer_value(vi);
+        r.info.shard_count = (int)json_integer_value(vn);
+    }
     v = json_object_get(o, "poison_mode");
     if (v != NULL && !json_is_null(v)) {
         if (!json_is_string(v))
@@ -557,7 +571,18 @@ static int apply_header(loader *ld, const hdr_rec *r, qc_err *err)
     ld->headers++;
     if (!ld->have_header) {
         ld->h->info = r->info;
+        ld->h->info.shard_ledgers = 0;
         ld->have_header = 1;
+    }
+    if (r->shard_index >= 0) {
+        unsigned char bit = (unsigned char)(1u << (r->shard_index % 8));
+        if (ld->shard_seen[r->shard_index / 8] & bit)
+            ld->h->info.shard_dup = 1;
+        else
+            ld->h->info.shard_ledgers++;
+        ld->shard_seen[r->shard_index / 8] |= bit;
+        if (r->info.shard_count > ld->h->info.shard_count)
+            ld->h->info.shard_count = r->info.shard_count;
     }
     if (r->have_seed && !ld->have_seed) {
         ld->have_seed = 1;

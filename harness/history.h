@@ -244,6 +244,10 @@ typedef struct qc_run_info {
     char witness_table[128];
     char missing[16];        /* header "missing": the state of a job the snapshot
                                 does not return ("done"), "" none */
+    int shard_count;         /* header "shard" {"index":I,"count":N} (qchaos run --shard):
+                                the greatest N among the loaded headers; 0 unsharded */
+    int shard_ledgers;       /* distinct shard indexes among the loaded headers */
+    int shard_dup;           /* 1: two loaded ledgers say the same shard index */
 } qc_run_info;
 
 typedef struct qc_history {

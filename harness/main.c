@@ -42,6 +42,7 @@
 #include "mutation.h"
 #include "shrink.h"
 #include "runner.h"
+#include "shard.h"
 #include "summary.h"
 #include "target.h"
 #include "../backends/driver.h"
@@ -125,6 +126,10 @@ static void run_help(void)
            "  --replay RUNDIR    run RUNDIR's run again (its scenario, protocol, seed, workers,\n"
            "                     jobs), imposing the order in which its actors passed the\n"
            "                     protocol's points (results in RUNDIR/replay-N)\n"
+           "  --shard I/N        be process I of N driving one run on one database (--dsn;\n"
+           "                     PostgreSQL): workers I, I+N, ... and every N-th job; shard 0\n"
+           "                     sets up, reaps and snapshots; then 'qchaos audit' merges\n"
+           "                     the N ledgers (README \"Sharded runs\")\n"
            "  -h, --help         this help\n"
            "\n%s",
            qc_datadir(), exit_codes);
@@ -162,7 +167,7 @@ static void report_help(void)
 static void gate_help(void)
 {
     printf("usage: qchaos gate PROTOCOL [--dsn DSN] [--seeds K] [--seed N] [--out DIR] [--groups]\n"
-           "                   [--fail-fast] [--jobs N] [--policy FILE]\n"
+           "                   [--fail-fast] [--jobs N] [--policy FILE] [--shard I/N]\n"
            "\n"
            "Runs the battery of scenarios that covers every checker of PROTOCOL's model\n"
            "(targeted stalls that send stale requests while the job's new owner holds it,\n"
@@ -181,6 +186,9 @@ static void gate_help(void)
            "                uses the database qchaos_gate_K, created on that server\n"
            "  --policy FILE lay FILE's [policy], [idle] and [sink] over every scenario\n"
            "                (gate your workers' policy: heartbeat, backoff, ...)\n"
+           "  --shard I/N   only share I of N of the battery (scenario k when k %% N == I,\n"
+           "                every seed): one CI job each; 'qchaos summary' of the N\n"
+           "                output folders merges them\n"
            "  -h, --help    this help\n"
            "\n%s",
            exit_codes);
@@ -257,7 +265,7 @@ static void shrink_help(void)
 static void mutation_help(void)
 {
     printf("usage: qchaos mutation [--seeds K] [--out DIR] [--dsn DSN] [--only NAME] [--correct FILE]\n"
-           "                       [--jobs N]\n"
+           "                       [--jobs N] [--shard I/N]\n"
            "\n"
            "The detection-power self-test: every known-broken protocol and policy goes\n"
            "through the gate battery of its model for seeds 1..K (its own scenario first,\n"
@@ -274,6 +282,9 @@ static void mutation_help(void)
            "  --correct FILE     run FILE as the correct protocol on every scenario\n"
            "  --jobs N           runs at once in the correct protocols' batteries (see\n"
            "                     'qchaos gate --help'); default 1\n"
+           "  --shard I/N        only share I of N: mutants k (name order) when k %% N == I,\n"
+           "                     and share I of each correct protocol's battery; the\n"
+           "                     matrix passes when all N shards exit 0\n"
            "  -h, --help         this help\n"
            "\n%s",
            exit_codes);
@@ -554,7 +565,7 @@ static int cmd_run(int argc, char **argv)
 {
     enum { O_DSN = 256, O_WORKER_DSN, O_PROTOCOL, O_WORKERS, O_JOBS, O_DURATION, O_SEED, O_OUT, O_KEEP,
            O_NOPROGRESS, O_ALLOW_INC, O_REPEAT,
-           O_FORCE, O_ALLOW_EXISTING, O_REPLAY, O_PROGRESS };
+           O_FORCE, O_ALLOW_EXISTING, O_REPLAY, O_PROGRESS, O_SHARD };
     static const struct option opts[] = {
         {"dsn", required_argument, 0, O_DSN}, {"worker-dsn", required_argument, 0, O_WORKER_DSN},         {"protocol", required_argument, 0, O_PROTOCOL},
         {"workers", required_argument, 0, O_WORKERS}, {"jobs", required_argument, 0, O_JOBS},
@@ -567,6 +578,7 @@ static int cmd_run(int argc, char **argv)
         {"allow-existing", no_argument, 0, O_ALLOW_EXISTING},
         {"replay", required_argument, 0, O_REPLAY},
         {"progress", required_argument, 0, O_PROGRESS},
+        {"shard", required_argument, 0, O_SHARD},
         {0, 0, 0, 0}};
     if ((run_typed = calloc((size_t)argc + 1, sizeof *run_typed)) == NULL)
         return die(3, "out of memory");
@@ -576,6 +588,7 @@ static int cmd_run(int argc, char **argv)
     double progress_s = 0;
     long workers = -1, jobs = -1, repeat_n = 0;
     int keep = 0, noprogress = 0, allow_inc = 0, force = 0, allow_existing = 0, c;
+    int shard_index = 0, shard_count = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":hP:", opts, NULL)) != -1) {
         switch (c) {
@@ -612,6 +625,12 @@ static int cmd_run(int argc, char **argv)
             break;
         case O_FORCE: force = 1; break;
         case O_REPLAY: replay = optarg; break;
+        case O_SHARD: {
+            qc_err serr = {0};
+            if (qc_shard_parse(optarg, &shard_index, &shard_count, &serr) != 0)
+                return die(2, serr.msg);
+            break;
+        }
         case 'h': run_help(); return 0;
         default: return bad_option("run", opts, argc, argv, c);
         }
@@ -729,6 +748,13 @@ static int cmd_run(int argc, char **argv)
                       "setup and checks)");
     o.keep = keep;
     o.allow_existing = allow_existing;
+    o.shard_index = shard_index;
+    o.shard_count = shard_count;
+    if (shard_count > 1 && repeat_n > 0)
+        return die(2, "--shard runs one seed: it takes no --repeat");
+    if (shard_count > 1 && !dsn && qc_target_env(NULL, 0) == 0)
+        return die(2, "--shard needs the database all shards share: --dsn or the PG* variables "
+                      "(an ephemeral server is one process's)");
     o.allow_inconclusive = allow_inc;
     o.progress = !noprogress && progress_s <= 0 && isatty(2);
     o.progress_s = progress_s;
@@ -793,9 +819,11 @@ static int cmd_mutation(int argc, char **argv)
                                           {"only", required_argument, 0, 'n'},
                                           {"correct", required_argument, 0, 'c'},
                                           {"jobs", required_argument, 0, 'j'},
+                                          {"shard", required_argument, 0, 'S'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     qc_mutation_opts o = {.seeds = 3, .out_dir = "results/mutation"};
+    qc_err serr = {0};
     long k;
     int c;
     optind = 1;
@@ -812,6 +840,10 @@ static int cmd_mutation(int argc, char **argv)
         case 'j':
             if (parse_long_arg("--jobs", optarg, 1, &k)) return 2;
             o.jobs = (int)(k > 64 ? 64 : k);
+            break;
+        case 'S':
+            if (qc_shard_parse(optarg, &o.shard_index, &o.shard_count, &serr) != 0)
+                return die(2, serr.msg);
             break;
         case 'h': mutation_help(); return 0;
         default: return bad_option("mutation", opts, argc, argv, c);
@@ -837,9 +869,11 @@ static int cmd_gate(int argc, char **argv)
                                           {"fail-fast", no_argument, 0, 'f'},
                                           {"jobs", required_argument, 0, 'j'},
                                           {"policy", required_argument, 0, 'p'},
+                                          {"shard", required_argument, 0, 'S'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     qc_gate_opts o = {.seeds = 1, .first_seed = 1, .out_dir = "results/gate"};
+    qc_err serr = {0};
     long k;
     int c;
     optind = 1;
@@ -862,6 +896,10 @@ static int cmd_gate(int argc, char **argv)
             o.jobs = (int)(k > 64 ? 64 : k);
             break;
         case 'p': o.policy = optarg; break;
+        case 'S':
+            if (qc_shard_parse(optarg, &o.shard_index, &o.shard_count, &serr) != 0)
+                return die(2, serr.msg);
+            break;
         case 'h': gate_help(); return 0;
         default: return bad_option("gate", opts, argc, argv, c);
         }

@@ -265,6 +265,11 @@ static int add_policy_mutants(mutant **ms, size_t *n, const char *dir, const cha
     return rc;
 }
 
+static int cmp_mutant_name(const void *a, const void *b)
+{
+    return strcmp(((const mutant *)a)->name, ((const mutant *)b)->name);
+}
+
 /* One correct protocol's battery, for the false positives. */
 typedef struct correct_run {
     char protocol[PATH_MAX];
@@ -304,12 +309,53 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         return 2;
     }
     int K = o->seeds > 64 ? 64 : o->seeds;
+    /* The matrix in name order (readdir's order is the file system's), so
+     * that --shard I/N means the same mutants on every machine. */
+    qsort(ms, n, sizeof *ms, cmp_mutant_name);
+    /* Which correct protocols' batteries the whole matrix needs, before
+     * --shard keeps this shard's mutants: every shard runs its share of
+     * each of those batteries, whatever mutants it got. */
+    int need_lease = 0, need_txn = 0, need_groups = 0, need_listen = 0;
+    for (size_t i = 0; i < n; i++) {
+        qc_protocol *p = NULL;
+        qc_err perr = {0};
+        int txn = 0;
+        if (qc_protocol_load(ms[i].protocol, QC_PARAM_DOLLAR, &p, &perr) == 0) {
+            txn = !strcmp(p->model, "transaction");
+            need_listen |= p->steps[QC_STEP_LISTEN].present;
+            qc_protocol_destroy(p);
+        }
+        int groups = strstr(ms[i].expect, "group_") != NULL;
+        need_groups |= groups;
+        need_txn |= txn;
+        need_lease |= !groups && !txn;
+    }
+    /* --only: the correct protocols run on the chosen mutants' own
+     * scenarios, those of the whole matrix (a shard may keep none of them) */
+    char **only_all = calloc(n + 1, sizeof *only_all);
+    size_t nonly_all = 0;
+    for (size_t i = 0; o->only && only_all && i < n; i++)
+        if ((only_all[nonly_all] = strdup(!strncmp(ms[i].name, "policy:", 7) ? ms[i].baseline
+                                                                             : ms[i].scenario)))
+            nonly_all++;
+    if (o->shard_count > 1) {
+        size_t kept = 0;
+        for (size_t i = 0; i < n; i++)
+            if ((int)(i % (size_t)o->shard_count) == o->shard_index) {
+                if (kept != i)
+                    memcpy(&ms[kept], &ms[i], sizeof *ms);
+                kept++;
+            }
+        fprintf(stderr, "qchaos: mutation: shard %d of %d: %zu of the %zu mutants, and share %d "
+                        "of each correct protocol's battery\n",
+                o->shard_index, o->shard_count, kept, n, o->shard_index);
+        n = kept;
+    }
     fprintf(stderr, "qchaos: mutation: %zu mutants x %d seeds, each through the gate battery "
                     "(its own scenario first, up to the first run that catches it)\n",
             n, K);
     /* Each mutant through the gate's battery of its model: caught when an
      * expected checker FAILs in a run; the battery stops there. */
-    int need_lease = 0, need_txn = 0, need_groups = 0, need_listen = 0;
     for (size_t i = 0; i < n && !qc_interrupted; i++) {
         mutant *m = &ms[i];
         int policy = !strncmp(m->name, "policy:", 7);
@@ -318,7 +364,6 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         const char *model = "lease";
         if (qc_protocol_load(m->protocol, QC_PARAM_DOLLAR, &p, &perr) == 0) {
             model = !strcmp(p->model, "transaction") ? "transaction" : "lease";
-            need_listen |= p->steps[QC_STEP_LISTEN].present;
             qc_protocol_destroy(p);
         }
         int groups = strstr(m->expect, "group_") != NULL;
@@ -400,15 +445,18 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     size_t nfp = 0;
     if (fps_rows == NULL) {
         free(ms);
+        for (size_t i = 0; only_all && i < nonly_all; i++)
+            free(only_all[i]);
+        free(only_all);
         qc_err_set(err, QC_ENOMEM, "out of memory");
         return 3;
     }
     /* --only: the correct protocols on the chosen mutants' own scenarios
      * only (a quick check while working on one mutant) */
-    const char **only = calloc(n + 1, sizeof *only);
+    const char **only = calloc(nonly_all + 1, sizeof *only);
     size_t nonly = 0;
-    for (size_t i = 0; o->only && only && i < n; i++)
-        only[nonly++] = !strncmp(ms[i].name, "policy:", 7) ? ms[i].baseline : ms[i].scenario;
+    for (size_t i = 0; only && i < nonly_all; i++)
+        only[nonly++] = only_all[i];
     for (size_t c = 0; c < ncr && !qc_interrupted; c++) {
         char out[PATH_MAX + 64], base[64];
         const char *b = strrchr(cr[c].protocol, '/');
@@ -425,7 +473,9 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
                           .jobs = o->jobs > 0 ? o->jobs : 1,
                           .only = only,
                           .nonly = nonly,
-                          .quiet = 1};
+                          .quiet = 1,
+                          .shard_index = o->shard_index,
+                          .shard_count = o->shard_count};
         if (!strcmp(cr[c].model, "listen") && nonly == 0) {
             g.only = listen_list;
             g.nonly = 2;
@@ -534,13 +584,23 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         json_object_set_new(r, "runs_failed", json_integer(fps_rows[j].failed));
         json_array_append_new(fps, r);
     }
-    if (nfp == 0 && ncr > 0 && !qc_interrupted)
+    if (nfp == 0 && ncr > 0 && !qc_interrupted && o->shard_count > 1)
+        fprintf(stderr, "qchaos: mutation: shard %d of %d: its share of the correct protocols' "
+                        "batteries is empty (the battery has fewer scenarios than shards)\n",
+                o->shard_index, o->shard_count);
+    else if (nfp == 0 && ncr > 0 && !qc_interrupted)
         code = 1; /* the correct protocols' batteries left nothing to read */
     json_object_set_new(root, "correct_protocol",
                         json_string(o->correct ? correct : "skip_locked, skip_locked_txn, "
                                                            "group_fifo (as the mutants need)"));
     json_object_set_new(root, "false_positives", fps);
     json_object_set_new(root, "seconds", json_real((qc_clock_ms() - t0) / 1000.0));
+    if (o->shard_count > 1) {
+        json_t *sj = json_object();
+        json_object_set_new(sj, "index", json_integer(o->shard_index));
+        json_object_set_new(sj, "count", json_integer(o->shard_count));
+        json_object_set_new(root, "shard", sj);
+    }
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/mutation.json", o->out_dir);
     if (qc_mkdirs(o->out_dir, err) == 0 && json_dump_file(root, path, JSON_INDENT(2)) == 0)
@@ -549,6 +609,9 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     free(ms);
     free(fps_rows);
     free(only);
+    for (size_t i = 0; only_all && i < nonly_all; i++)
+        free(only_all[i]);
+    free(only_all);
     if (qc_interrupted) {
         /* the table covers the runs done so far: inconclusive, as a run */
         fprintf(stderr, "qchaos: mutation: interrupted; the table covers the runs that finished\n");

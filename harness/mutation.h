@@ -21,6 +21,10 @@ typedef struct qc_mutation_opts {
                                 backends/postgres/skip_locked.sql unless this is set) */
     int jobs;                /* runs at once in the correct protocols' batteries (see
                                 qc_gate_opts.jobs); the mutants run one run at a time */
+    int shard_index;         /* --shard I/N: only the mutants k (in the matrix's name order) */
+    int shard_count;         /* with k % N == I, and share I of each correct protocol's
+                                battery (qc_gate_opts.shard_*); 0 or 1: the whole matrix.
+                                The matrix passes when every shard exits 0 */
 } qc_mutation_opts;
 
 /* Runs the matrix by starting this executable (/proc/self/exe) once per

@@ -9,6 +9,7 @@
  */
 #include "runner.h"
 #include "sessions.h"
+#include "shard.h"
 #include "sched.h"
 #include "actor.h"
 #include "adapter.h"
@@ -172,6 +173,12 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "scenario_file", json_string(s->path));
     json_object_set_new(h, "protocol", json_string(proto->path));
     json_object_set_new(h, "engine", json_string(proto->engine));
+    if (o->shard_count > 1) {
+        json_t *sj = json_object();
+        json_object_set_new(sj, "index", json_integer(o->shard_index));
+        json_object_set_new(sj, "count", json_integer(o->shard_count));
+        json_object_set_new(h, "shard", sj);
+    }
     /* an adapter's library is judged as a lease queue (docs/adapters.md) */
     json_object_set_new(h, "model", json_string(strcmp(proto->model, "adapter") ? proto->model
                                                                                  : "lease"));
@@ -930,6 +937,31 @@ static int write_snapshot(const qc_driver *d, qc_conn *c, const qc_protocol *pro
     return 0;
 }
 
+/* --shard: every job id in the queue (the snapshot step's job_id column),
+ * for the fault plan over the whole run.  *ids is malloc'ed (caller frees). */
+static int read_job_ids(const qc_driver *d, qc_conn *c, const qc_protocol *proto, int64_t **ids,
+                        size_t *n, qc_err *err)
+{
+    qc_params p = {0};
+    qc_result r = {0};
+    int rc = qc_protocol_run(d, c, proto, QC_STEP_SNAPSHOT, &p, &r, err);
+    if (rc != 0)
+        return rc;
+    *ids = malloc(sizeof **ids * (size_t)(r.nrows > 0 ? r.nrows : 1));
+    *n = 0;
+    if (*ids == NULL) {
+        qc_result_clear(&r);
+        return qc_err_set(err, QC_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < r.nrows; i++) {
+        const char *id = qc_result_get(&r, i, "job_id");
+        if (id)
+            (*ids)[(*n)++] = strtoll(id, NULL, 10);
+    }
+    qc_result_clear(&r);
+    return 0;
+}
+
 /* "host:port/dbname" of the target object (never a password), for the
  * progress line. */
 static void target_short(const json_t *t, char *buf, size_t n)
@@ -1194,6 +1226,26 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         code = 2;
         goto out;
     }
+    const int nshards = o->shard_count > 1 ? o->shard_count : 1, shard = o->shard_index;
+    if (nshards > 1) {
+        const char *why = strcmp(proto->engine, "postgres") != 0 ? "runs on PostgreSQL only"
+                          : s->adapter_command[0]             ? "does not drive adapters"
+                          : qc_witness_is_on(s)               ? "runs without the witness"
+                          : (s->nsteps > 0 || s->explore_pct || o->replay)
+                              ? "takes no schedule (a script, explore or --replay orders "
+                                "the points of one process)"
+                          : (s->faults[QC_FAULT_STALL_UNTIL_RECLAIMED].count > 0 ||
+                             s->faults[QC_FAULT_STALL_UNTIL_RECLAIMED].rate > 0)
+                              ? "takes no stall_until_reclaimed (its hold waits for a claim "
+                                "seen in its own process; split the gate with gate --shard)"
+                              : NULL;
+        if (why != NULL) {
+            qc_err_set(err, QC_EINVAL, "%s: --shard %d/%d %s", s->path[0] ? s->path : "scenario",
+                       shard, nshards, why);
+            code = 2;
+            goto out;
+        }
+    }
     /* A connection string the client library rejects is an input error
      * (exit 2), found before any server starts or anything connects. */
     const char *const given[2][2] = {{"--dsn", o->dsn}, {"--worker-dsn", o->worker_dsn}};
@@ -1291,6 +1343,15 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         qc_progress_set_target(prog, ts);
     }
 
+    /* --shard: shards 1..N-1 touch no table before shard 0 has set the run
+     * up; they join it (shard.h) and leave setup, marks and teardown to it. */
+    if (shard > 0) {
+        fprintf(stderr, "qchaos: shard %d of %d: waiting for shard 0 to set up the run\n", shard,
+                nshards);
+        if ((rc = qc_shard_join(d, ctl, s->seed, shard, nshards, 120, err)) != 0)
+            goto out;
+        goto setup_done;
+    }
     /* Nothing of the user's is touched: the protocol's teardown runs only
      * on tables qchaos created (owner.h). */
     if ((rc = qc_owner_check(d, ctl, proto->engine, o->allow_existing, &owner, err)) != 0) {
@@ -1319,6 +1380,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             goto out;
         }
         qc_result_clear(&r);
+        /* the coordination table before the mark, so it is marked too */
+        if (nshards > 1 && (rc = qc_shard_create(d, ctl, s->seed, nshards, err)) != 0)
+            goto out;
         if ((rc = qc_owner_mark(d, ctl, &owner, err)) != 0)
             goto out;
         /* after the mark: a witness refused (no such column) leaves only
@@ -1332,6 +1396,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         }
         wit_installed = wit;
     }
+setup_done:
 
     if (s->adapter_command[0]) {
         /* the library's own enqueuer sets up its schema and says hello
@@ -1382,17 +1447,34 @@ int qc_run(const qc_run_opts *o, qc_err *err)
             goto out;
         }
         atomic_store(&enqueued, (long)njob_ids);
-    } else if ((rc = enqueue_jobs(s, d, ctl, proto, lb, s->jobs, 0, 0, &job_ids, &njob_ids,
-                                  &enqueued, dsn, t0, err)) != 0) {
+    } else if ((rc = enqueue_jobs(s, d, ctl, proto, lb, qc_shard_share(s->jobs, shard, nshards),
+                                  0, 0, &job_ids, &njob_ids, &enqueued, dsn, t0, err)) != 0) {
         code = rc == QC_EINVAL ? 2 : 3;
         goto out;
     }
-    plan = qc_fault_plan_create(s->seed, s->faults, job_ids, njob_ids);
+    if (nshards > 1) {
+        /* Every shard's jobs are in before any worker starts; then the
+         * fault plan is built over all of them, as one process would. */
+        int64_t *all = NULL;
+        size_t nall = 0;
+        if ((rc = qc_shard_set(d, ctl, shard, QC_SHARD_ENQUEUED, (long)njob_ids, err)) != 0 ||
+            (rc = qc_shard_wait(d, &ctl, dsn, QC_SHARD_ENQUEUED, nshards, 300, err)) != 0 ||
+            (rc = read_job_ids(d, ctl, proto, &all, &nall, err)) != 0) {
+            qc_err_prefix(err, "shard %d of %d", shard, nshards);
+            qc_ledger_close(ledger, NULL); /* what was recorded is kept */
+            ledger = NULL;
+            goto out;
+        }
+        plan = qc_fault_plan_create(s->seed, s->faults, all, nall);
+        free(all);
+    } else {
+        plan = qc_fault_plan_create(s->seed, s->faults, job_ids, njob_ids);
+    }
     if (!plan) {
         qc_err_set(err, QC_ENOMEM, "out of memory");
         goto out;
     }
-    for (int k = 1; k < QC_FAULT_COUNT; k++) {
+    for (int k = 1; k < QC_FAULT_COUNT && shard == 0; k++) {
         if (qc_fault_plan_count(plan, (qc_fault_kind)k) > 0) {
             json_t *e = json_object();
             json_object_set_new(e, "type", json_string("note"));
@@ -1405,7 +1487,9 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     }
 
     sink = qc_sink_create(s->sink_idempotent);
-    workers = calloc((size_t)s->workers, sizeof *workers);
+    /* this process's workers: global ids shard, shard + N, ... (shard.h) */
+    const long my_workers = qc_shard_share(s->workers, shard, nshards);
+    workers = calloc((size_t)(my_workers > 0 ? my_workers : 1), sizeof *workers);
     pids = calloc((size_t)s->workers + 1, sizeof *pids);
     /* issue 17: listen session ids, then the nemesis' close requests */
     listen_slots = calloc((size_t)s->workers * 2, sizeof *listen_slots);
@@ -1454,6 +1538,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         code = rc == QC_EINVAL ? 2 : 3;
         goto out;
     }
+    sh.shards = nshards;
     if ((rc = make_schedule(o, proto, !strcmp(proto->model, "transaction"), ledger, lb, &sched,
                             err)) != 0) {
         code = rc == QC_EINVAL || rc == QC_EIO ? 2 : 3;
@@ -1468,26 +1553,28 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         qc_sched_set_lock_check(sched, lock_check_fn, &lk);
     atomic_store(&sh.chaos, 1);
     server_count count_before = {0};
-    if (!strcmp(proto->engine, "postgres"))
+    /* --shard: no server count (the server's counter is shared by every
+     * shard, whose workers start at moments this one cannot see) */
+    if (!strcmp(proto->engine, "postgres") && nshards <= 1)
         server_count_read(d, ctl, proto, &count_before);
     qc_progress_attach(prog, &sh, &enqueued);
     qc_progress_phase(prog, QC_PHASE_CHAOS);
     qc_phase phase = QC_PHASE_CHAOS;
-    for (long i = 0; i < s->workers; i++) {
-        if (actor->start(&workers[i], &sh, (int)i) != 0) {
+    for (long i = 0; i < my_workers; i++) {
+        if (actor->start(&workers[i], &sh, (int)(shard + i * nshards)) != 0) {
             qc_shared_fatal(&sh, QC_EIO, "cannot start worker threads");
             break;
         }
         nstarted++;
     }
-    if (proto->steps[QC_STEP_REAP].present && !atomic_load(&sh.fatal)) {
+    if (proto->steps[QC_STEP_REAP].present && !atomic_load(&sh.fatal) && shard == 0) {
         if (qc_worker_start(&reaper, &sh, -1) == 0)
             reaper_started = 1;
     }
     if (!reaper_started)
         qc_sched_exit(sched, QC_SCHED_REAPER); /* no reaper: nobody waits for it */
-    feed.backlog = backlog_size(s);
-    if ((s->feed_bursts > 0 && s->feed_jobs > 0) || feed.backlog > 0) {
+    feed.backlog = shard == 0 ? backlog_size(s) : 0; /* the feeder: shard 0's */
+    if (shard == 0 && ((s->feed_bursts > 0 && s->feed_jobs > 0) || feed.backlog > 0)) {
         feed.sh = &sh;
         feed.dsn = dsn;
         feed.lb = qc_ledger_buf(ledger);
@@ -1509,7 +1596,8 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     } else {
         atomic_store(&feed.done, 1);
     }
-    if (qc_nemesis_start(&nem, &sh, dsn, s->replicated ? topo_dir : eph.running ? eph.dir : NULL,
+    if (shard == 0 &&
+        qc_nemesis_start(&nem, &sh, dsn, s->replicated ? topo_dir : eph.running ? eph.dir : NULL,
                          err) != 0) {
         qc_shared_fatal(&sh, err->code, err->msg);
     }
@@ -1568,6 +1656,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
              (atomic_load(&nem.switch_state) == 0 && !atomic_load(&sh.chaos)))) {
             drained = 1;
             drained_at = el;
+            if (nshards > 1) {
+                qc_err ignore = {0};
+                qc_shard_set(d, ctl, shard, QC_SHARD_DRAINED, -1, &ignore);
+            }
             if (s->idle_tail_s > 0) {
                 json_t *e = json_object();
                 json_object_set_new(e, "type", json_string("note"));
@@ -1656,6 +1748,34 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         qc_topology_note_switch(lb); /* the claim count was read on another server */
     else if (count_before.ok)
         server_count_record(d, ctl, proto, &count_before, lb, eph.running);
+    if (nshards > 1 && !atomic_load(&sh.fatal)) {
+        /* this shard's workers are gone; shard 0 snapshots once all are */
+        qc_err serr = {0};
+        if (!ctl || !d->is_ok(ctl) ||
+            qc_shard_set(d, ctl, shard, QC_SHARD_STOPPED, -1, &serr) != 0) {
+            for (int tries = 0; tries < 50; tries++) {
+                if (ctl)
+                    d->close(ctl);
+                ctl = NULL;
+                if (d->open(dsn, &ctl, &serr) == 0 &&
+                    qc_shard_set(d, ctl, shard, QC_SHARD_STOPPED, -1, &serr) == 0)
+                    break;
+                qc_clock_sleep_ms(200);
+            }
+        }
+        if (shard == 0 &&
+            qc_shard_wait(d, &ctl, dsn, QC_SHARD_STOPPED, nshards,
+                          s->duration_s + s->drain_timeout_s + 60, &serr) != 0) {
+            char what[900];
+            snprintf(what, sizeof what, "shards: the final snapshot was taken although %s",
+                     serr.msg);
+            fprintf(stderr, "qchaos: warning: %s\n", what);
+            json_t *e = json_object();
+            json_object_set_new(e, "type", json_string("note"));
+            json_object_set_new(e, "note", json_string(what));
+            qc_ledger_append(lb, e);
+        }
+    }
     double elapsed = (qc_clock_ms() - start) / 1000.0;
 
     if (atomic_load(&sh.fatal)) {
@@ -1694,7 +1814,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         ledger = NULL;
         goto out;
     }
-    if (write_snapshot(d, ctl, proto, lb, &snap_rows, err) != 0) {
+    if (shard == 0 && write_snapshot(d, ctl, proto, lb, &snap_rows, err) != 0) {
         qc_err_prefix(err, "final snapshot");
         qc_ledger_close(ledger, NULL);
         ledger = NULL;
@@ -1723,7 +1843,13 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         goto out;
     }
     ledger = NULL;
-    if (!o->keep) {
+    if (nshards > 1 && shard == 0) {
+        qc_err ignore = {0};
+        qc_shard_set(d, ctl, 0, QC_SHARD_FINISHED, -1, &ignore);
+        if (!o->keep)
+            qc_shard_drop(d, ctl);
+    }
+    if (!o->keep && shard == 0) {
         qc_params p = {0};
         qc_result r = {0};
         qc_err ignore = {0};
@@ -1740,6 +1866,19 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     d->close(ctl);
     ctl = NULL;
     ephemeral_stop(&eph);
+    if (nshards > 1) {
+        /* One shard's ledger alone is not the run: the merged ledgers are
+         * audited (qchaos audit LEDGER...), never one of them. */
+        printf("qchaos: shard %d of %d: seed %" PRIu64 ", %ld jobs enqueued here, %ld of %ld "
+               "workers, %.1f s%s\n",
+               shard, nshards, s->seed, atomic_load(&enqueued), my_workers, s->workers, elapsed,
+               drained ? "" : (timed_out ? ", DRAIN TIMED OUT" : ", interrupted"));
+        printf("qchaos: shard %d of %d: ledger in %s; judge the run with: qchaos audit --out DIR "
+               "followed by every shard's ledger\n",
+               shard, nshards, ledger_path);
+        code = qc_interrupted ? 4 : 0;
+        goto out;
+    }
 
     json_t *metrics = json_object();
     json_object_set_new(metrics, "scenario", json_string(s->name));

@@ -20,6 +20,8 @@ typedef struct qc_run_opts {
     const char *argv_line;/* the command line, for "repeat with" */
     const char *replay;   /* --replay: the earlier run's ledger.jsonl whose order of points
                              this run imposes again (harness/sched.h), or NULL */
+    int shard_index;      /* --shard I/N: this process is shard I of N (shard.h); */
+    int shard_count;      /* 0 or 1: the whole run in this process */
 } qc_run_opts;
 
 /* Runs a scenario; returns the process exit code (0 pass, 1 violation,

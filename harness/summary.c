@@ -73,12 +73,17 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The subfolders of dir that hold a results.json, in name order. */
-static int add_children(json_t *runs, const char *dir, qc_err *err)
+/* The runs under dir, in name order: each subfolder that holds a
+ * results.json is a run; a subfolder without one is looked into in turn,
+ * down to 4 levels (a gate's or a mutation's folder: SCENARIO/seedS, so
+ * that the folders of a sharded gate or mutation matrix, one per CI job,
+ * merge into one summary: qchaos summary out-0 out-1 ...).  *found counts
+ * the runs added. */
+static int add_children_in(json_t *runs, const char *dir, int depth, size_t *found, qc_err *err)
 {
     DIR *d = opendir(dir);
     if (!d)
-        return qc_err_set(err, QC_EINVAL, "cannot read folder '%s'", dir);
+        return depth == 0 ? qc_err_set(err, QC_EINVAL, "cannot read folder '%s'", dir) : 0;
     char **names = NULL;
     size_t n = 0, cap = 0;
     struct dirent *de;
@@ -87,8 +92,8 @@ static int add_children(json_t *runs, const char *dir, qc_err *err)
         if (de->d_name[0] == '.')
             continue;
         char p[4200];
-        snprintf(p, sizeof p, "%s/%s/results.json", dir, de->d_name);
-        if (!is_file(p))
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        if (!is_dir(p))
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 16;
@@ -99,7 +104,6 @@ static int add_children(json_t *runs, const char *dir, qc_err *err)
             }
             names = g;
         }
-        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
         if ((names[n] = strdup(p)) == NULL) {
             rc = qc_err_set(err, QC_ENOMEM, "out of memory");
             break;
@@ -107,17 +111,39 @@ static int add_children(json_t *runs, const char *dir, qc_err *err)
         n++;
     }
     closedir(d);
-    if (rc == 0 && n == 0)
-        rc = qc_err_set(err, QC_EINVAL, "'%s' holds no results.json, nor does any folder in it "
-                        "(a run folder or a folder of run folders was expected)", dir);
     if (n > 1)
         qsort(names, n, sizeof *names, cmp_str);
     for (size_t i = 0; i < n; i++) {
-        if (rc == 0 && add_run(runs, names[i], err) != 0)
-            rc = QC_EINVAL;
+        char rj[4300];
+        snprintf(rj, sizeof rj, "%s/results.json", names[i]);
+        if (rc == 0 && is_file(rj)) {
+            if (add_run(runs, names[i], err) != 0)
+                rc = QC_EINVAL;
+            else
+                (*found)++;
+        } else if (rc == 0 && depth < 3) {
+            rc = add_children_in(runs, names[i], depth + 1, found, err);
+        }
         free(names[i]);
     }
     free(names);
+    return rc;
+}
+
+static int add_children(json_t *runs, const char *dir, qc_err *err)
+{
+    size_t found = 0;
+    int rc = add_children_in(runs, dir, 0, &found, err);
+    char marker[4200];
+    /* a gate's or a mutation matrix's folder whose share (--shard) was
+     * empty holds its table and no run: nothing to add, not an error */
+    snprintf(marker, sizeof marker, "%s/gate.json", dir);
+    int table = is_file(marker);
+    snprintf(marker, sizeof marker, "%s/mutation.json", dir);
+    table |= is_file(marker);
+    if (rc == 0 && found == 0 && !table)
+        rc = qc_err_set(err, QC_EINVAL, "'%s' holds no results.json, nor does any folder in it "
+                        "(a run folder or a folder of run folders was expected)", dir);
     return rc;
 }
 

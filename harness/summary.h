@@ -24,7 +24,10 @@ json_t *qc_results_load(const char *path, qc_err *err);
 
 /* The runs named by paths[0..n): each a run folder (it holds results.json),
  * a results.json file, or a folder of run folders (its subfolders that hold
- * a results.json, in name order: what --repeat writes, OUT/seed-S).  Returns
+ * a results.json, in name order: what --repeat writes, OUT/seed-S; looked
+ * into down to 4 levels: a gate's or mutation's OUT/SCENARIO/seedS, so the
+ * folders of --shard jobs merge; one holding gate.json or mutation.json and
+ * no run, an empty share, adds nothing and is no error).  Returns
  * a new JSON array of the results objects, each with "dir" added (the folder
  * as found), or NULL with err set (QC_EINVAL naming the path that holds no
  * run, or the file that does not parse; QC_ENOMEM). */

@@ -380,6 +380,7 @@ typedef struct claimed {
     char token[128];
     char op_key[128];
     double lease_until;
+    long attempt; /* the claim's attempt column; -1 when it returns none */
 } claimed;
 
 /* One claim; fills up to max jobs into out.  Returns the number claimed, or
@@ -454,6 +455,7 @@ static int do_claim(qc_worker *w, claimed *out, int max)
             snprintf(out[n].token, sizeof out[n].token, "%s", tok ? tok : "");
             snprintf(out[n].op_key, sizeof out[n].op_key, "%s", key ? key : "");
             out[n].lease_until = parse_time(qc_result_get(&r, i, "lease_until_ms"));
+            out[n].attempt = att ? strtol(att, NULL, 10) : -1;
             n++;
         }
     }
@@ -850,7 +852,7 @@ static int process(qc_worker *w, claimed *c)
     /* Poison is a property of the job and fails every attempt; the other
      * faults fire once, and only during the chaos phase. */
     int fire = f != QC_FAULT_NONE && f != QC_FAULT_POISON && atomic_load(&sh->chaos) &&
-               qc_fault_plan_take(sh->plan, c->job);
+               (sh->shards <= 1 || c->attempt <= 1) && qc_fault_plan_take(sh->plan, c->job);
 
     if (fire && f == QC_FAULT_KILL_AFTER_CLAIM) {
         record_fault(w, f, c, 0);

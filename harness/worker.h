@@ -84,6 +84,10 @@ typedef struct qc_shared {
     atomic_long reaped;
     atomic_long faults;
     atomic_int connected;    /* workers connected at start */
+    int shards;              /* > 1: one of several processes (--shard): a planned fault
+                                fires on the job's first claim (attempt 1) only, as the
+                                other processes' plans hold the same job (shard.h); a
+                                claim without an attempt column fires per process */
     atomic_int connect_failed;
     pthread_mutex_t fatal_mu; /* protects fatal_msg, fatal_code, first_error */
     char fatal_msg[1024];

@@ -135,6 +135,9 @@ group_b() {
   # graphile-worker and Minion under their process faults, one seed each.
   step "adapters: protocol errors, pg-boss, graphile-worker, Minion (tests/adapters.sh)" \
     tests/adapters.sh "$dsn_b"
+  # Sharded runs (issue 16): 4 processes merge into one process's verdicts
+  # per scenario, a mutant's violation found across two ledgers (~45 s)
+  step "sharded runs: --shard I/4 merged by qchaos audit (tests/shard.sh)" tests/shard.sh
 }
 
 echo "== groups A (test binaries, TSan, ASan+UBSan, gate) and B (fuzz, mutation) side by side"
