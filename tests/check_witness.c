@@ -679,6 +679,102 @@ START_TEST(test_e2e_pg_bad_column_exit_2)
 }
 END_TEST
 
+/* An adapter's library (pg-boss's shape): no token column, the witness's
+ * rows name the library's ids (lib_id 'u1' is qchaos's job 1), the
+ * enqueuer's session is qchaos-enq.0, and the library's own expiry runs in
+ * a worker's session (w0.0 deletes the stalled w2.0's active job and
+ * re-inserts it as retry, one transaction), declared in the library's file
+ * as library=active>NULL.  W is the session whose complete committed
+ * (qchaos-w0.0: the new owner; qchaos-w2.0: the stalled one, after its
+ * lease: a stale complete the library honoured). */
+#define LIB_HDR(lib)                                                                               \
+    "{'type':'header','seed':1,'lease_ms':2000,'model':'lease','workers':3,'jobs':1,"              \
+    "'witness':{'table':'qchaos_pgboss.job','id':'id','state':'state','token':null,"               \
+    "'owner':null" lib "}}\n"
+#define LIB_BODY(W, R0, R2)                                                                        \
+    "{'seq':1,'type':'invoke','op':'enqueue','worker':-1,'req':0}\n"                               \
+    "{'seq':2,'type':'ok','op':'enqueue','worker':-1,'req':0,'job':1,'rows':1,'lib_id':'u1'}\n"    \
+    "{'seq':3,'t':10,'type':'ok','op':'claim','worker':2,'inc':0,'req':1,'rows':1,'job':1,"        \
+    "'lib_id':'u1'}\n"                                                                             \
+    "{'seq':4,'t':3000,'type':'ok','op':'claim','worker':0,'inc':0,'req':2,'rows':1,'job':1,"      \
+    "'lib_id':'u1'}\n"                                                                             \
+    "{'seq':5,'t':3100,'type':'invoke','op':'complete','worker':0,'inc':0,'req':3,'job':1}\n"      \
+    "{'seq':6,'t':3101,'type':'ok','op':'complete','worker':0,'inc':0,'req':3,'job':1,'rows':" R0 \
+    "}\n"                                                                                          \
+    "{'seq':7,'t':3200,'type':'invoke','op':'complete','worker':2,'inc':0,'req':4,'job':1}\n"      \
+    "{'seq':8,'t':3201,'type':'ok','op':'complete','worker':2,'inc':0,'req':4,'job':1,'rows':" R2 \
+    "}\n"                                                                                          \
+    "{'seq':9,'type':'snapshot','job':1,'state':'done','attempt':2}\n"                             \
+    "{'seq':10,'type':'witness','wid':1,'session':'qchaos-enq.0','change':'insert','row':'u1',"    \
+    "'new_state':'created','txid':40}\n"                                                           \
+    "{'seq':11,'type':'witness','wid':2,'session':'qchaos-w2.0','change':'update','row':'u1',"     \
+    "'old_state':'created','new_state':'active','txid':41}\n"                                      \
+    "{'seq':12,'type':'witness','wid':3,'session':'qchaos-w0.0','change':'delete','row':'u1',"     \
+    "'old_state':'active','txid':50}\n"                                                            \
+    "{'seq':13,'type':'witness','wid':4,'session':'qchaos-w0.0','change':'insert','row':'u1',"     \
+    "'new_state':'retry','txid':50}\n"                                                             \
+    "{'seq':14,'type':'witness','wid':5,'session':'qchaos-w0.0','change':'update','row':'u1',"     \
+    "'old_state':'retry','new_state':'active','txid':51}\n"                                        \
+    "{'seq':15,'type':'witness','wid':6,'session':'" W "','change':'update','row':'u1',"           \
+    "'old_state':'active','new_state':'completed','txid':52}\n"                                    \
+    "{'seq':16,'type':'note','note':'witness','rows':6,'complete':true}\n"                         \
+    "{'seq':17,'type':'end','drained':true}\n"
+#define LIB_DECL ",'library':'active>NULL'"
+
+START_TEST(test_adapter_library_rows_by_lib_id_and_own_expiry)
+{
+    qc_history h;
+    qc_check c;
+
+    memset(&h, 0, sizeof h);
+    load(&h, LIB_HDR(LIB_DECL) LIB_BODY("qchaos-w0.0", "1", "0"));
+    ck_assert_str_eq(h.info.witness_library, "active>NULL");
+    /* the library's id names the job; the enqueuer is the control session */
+    ck_assert_int_eq(ev_seq(&h, 12)->w_job, 1);
+    ck_assert_int_eq(ev_seq(&h, 10)->w_actor, QC_ACTOR_CONTROL);
+    ck_assert_int_eq(h.ev[ev_seq(&h, 2)->w_ev].seq, 10);
+    /* w0.0's complete is its update after its claim's row, not the
+     * expiry's delete by the same session before it */
+    ck_assert_int_eq(h.ev[ev_seq(&h, 4)->w_ev].seq, 14);
+    ck_assert_int_eq(h.ev[ev_seq(&h, 6)->w_ev].seq, 15);
+    ck_assert(qc__witness_library_change(&h, ev_seq(&h, 12)));
+    ck_assert(!qc__witness_library_change(&h, ev_seq(&h, 13)));
+    ck_assert(!qc__witness_library_change(&h, ev_seq(&h, 15)));
+    qc_history_fini(&h);
+    run(qc_check_witness_agrees, LIB_HDR(LIB_DECL) LIB_BODY("qchaos-w0.0", "1", "0"), &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_msg(strstr(c.summary, "declared in its file): 1") != NULL, "%s", c.summary);
+    free(c.v);
+    run(qc_check_witness_owner, LIB_HDR(LIB_DECL) LIB_BODY("qchaos-w0.0", "1", "0"), &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    free(c.v);
+    /* undeclared, the expiry is a change no request explains (and the
+     * insert of its transaction with it) */
+    run(qc_check_witness_agrees, LIB_HDR("") LIB_BODY("qchaos-w0.0", "1", "0"), &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 2);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_adapter_stale_complete_honoured_fails_owner)
+{
+    qc_check c;
+    const int64_t seqs[] = {14, 15};
+
+    /* the stalled w2.0 completes after the expiry and w0.0's claim, and the
+     * library takes it: the witness shows the stale complete committed */
+    run(qc_check_witness_owner, LIB_HDR(LIB_DECL) LIB_BODY("qchaos-w2.0", "0", "1"), &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    assert_violation(&c, 0, 1, seqs, 2);
+    free(c.v);
+    run(qc_check_witness_agrees, LIB_HDR(LIB_DECL) LIB_BODY("qchaos-w2.0", "0", "1"), &c);
+    ck_assert_int_eq(c.verdict, QC_PASS); /* the accounts agree: the library did it */
+    free(c.v);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("witness");
@@ -698,6 +794,8 @@ static Suite *suite(void)
     TCase *o = tcase_create("owner");
     tcase_set_timeout(o, 30);
     tcase_add_test(o, test_owner_stale_session_accepted_fails);
+    tcase_add_test(o, test_adapter_library_rows_by_lib_id_and_own_expiry);
+    tcase_add_test(o, test_adapter_stale_complete_honoured_fails_owner);
     tcase_add_test(o, test_owner_owner_completes_passes);
     tcase_add_test(o, test_owner_tokenless_protocol_judged_by_session);
     tcase_add_test(o, test_double_complete_from_witness_fails_with_rows);
