@@ -319,6 +319,11 @@ int qc_check_witness_agrees(const qc_history *h, qc_check *out)
             ok[wi] = 1; /* the same request's transaction changed the row again */
             continue;
         }
+        if (qc__witness_library_change(h, w)) {
+            ok[wi] = 1; /* the library's own expiry / repair, declared in its file */
+            library++;
+            continue;
+        }
         if (w->w_actor != QC_ACTOR_OTHER && unknown_request(h, unk, nunk, w)) {
             ok[wi] = 1;
             continue;
@@ -326,11 +331,6 @@ int qc_check_witness_agrees(const qc_history *h, qc_check *out)
         if (w->w_actor == QC_ACTOR_WORKER && w->w_change == 'u' && !leaves_state(w) &&
             heartbeat_of(hb, nhb, w->w_worker, w->w_inc)) {
             ok[wi] = 1; /* the worker's heartbeat extended its lease */
-            continue;
-        }
-        if (qc__witness_library_change(h, w)) {
-            ok[wi] = 1; /* the library's own expiry / repair, declared in its file */
-            library++;
             continue;
         }
         unexplained++;

@@ -522,6 +522,16 @@ static int parse_header(part *pt, json_t *o, where w, qc_err *err)
                      json_string_value(t));
         }
     }
+    v = json_object_get(o, "adapter");
+    if (json_is_object(v)) {
+        json_t *lib = json_object_get(v, "library"), *ver = json_object_get(v, "version");
+        if (json_is_string(lib))
+            snprintf(r.info.adapter_library, sizeof r.info.adapter_library, "%s",
+                     json_string_value(lib));
+        if (json_is_string(ver))
+            snprintf(r.info.adapter_version, sizeof r.info.adapter_version, "%s",
+                     json_string_value(ver));
+    }
     v = json_object_get(o, "missing");
     if (v != NULL && !json_is_null(v)) {
         if (!json_is_string(v) || (strcmp(json_string_value(v), "done") != 0 &&

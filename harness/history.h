@@ -215,6 +215,9 @@ typedef struct qc_run_info {
     int witness_owner;       /* 1: ... an owner column */
     int witness_complete;    /* 1: every row change was read; 0 in part or no note */
     char witness_table[128];
+    char adapter_library[64];  /* header adapter "library" / "version" (an adapter's
+                                  hello): "pg-boss", "10.4.2"; "" no adapter */
+    char adapter_version[32];
     char witness_library[256]; /* header witness "library": the library's own state
                                   changes, "OLD>NEW,..." (witness.h); "" none */
     char missing[16];        /* header "missing": the state of a job the snapshot
