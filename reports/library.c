@@ -85,7 +85,7 @@ static void add(char *buf, size_t n, const char *a)
 static void stale_finding(const qc_history *h, char *out, size_t n)
 {
     long stalls = 0, honoured_taken = 0, honoured = 0, refused = 0, none = 0;
-    char ex[3][600] = {"", "", ""};
+    char ex[4][600] = {"", "", "", ""};
 
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *f = &h->ev[i];
@@ -108,6 +108,12 @@ static void stale_finding(const qc_history *h, char *out, size_t n)
         }
         if (inv == NULL) {
             none++;
+            if (!ex[3][0])
+                snprintf(ex[3], sizeof ex[3],
+                         "job %lld: the stalled worker %d.%d sent no complete or fail of it "
+                         "before the run ended%s",
+                         (long long)f->job, f->worker, f->inc,
+                         other != NULL ? " (another worker had claimed it again)" : "");
             continue;
         }
         const qc_event *w = row_of(h, ans);
@@ -166,7 +172,7 @@ static void stale_finding(const qc_history *h, char *out, size_t n)
              "claimed the job again, %ld honoured with the job not taken away, %ld refused, %ld "
              "sent none",
              stalls, honoured_taken, honoured, refused, none);
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         if (ex[k][0]) {
             add(out, n, ". ");
             add(out, n, ex[k]);
