@@ -450,6 +450,41 @@ START_TEST(test_config_sources_and_bad_names)
     ck_assert_int_ne(qc_scenario_parse(&s, "w.ini", bad, strlen(bad), &err), 0);
     ck_assert_msg(strstr(err.msg, "w.ini:2") != NULL && strstr(err.msg, "column") != NULL, "%s",
                   err.msg);
+    /* a library's file and scenario: [adapter]'s table and columns, no
+     * token, the file's declared own changes; a bad declaration refused */
+    p = NULL;
+    ck_assert_int_eq(qc_protocol_load("backends/adapters/pgboss.sql", QC_PARAM_DOLLAR, &p, &err), 0);
+    qc_scenario_defaults(&s);
+    const char *ad = "[adapter]\ncommand = node x.js\ntable = qchaos_pgboss.job\nid_column = id\n"
+                     "state_column = state\nowner_column = started_on\n[witness]\non = yes\n";
+    ck_assert_int_eq(qc_scenario_parse(&s, "a.ini", ad, strlen(ad), &err), 0);
+    ck_assert_int_eq(qc_witness_config(&s, p, &cfg, &err), 0);
+    ck_assert_str_eq(cfg.table, "qchaos_pgboss.job");
+    ck_assert_str_eq(cfg.owner, "started_on");
+    ck_assert_str_eq(cfg.token, "");
+    ck_assert_str_eq(cfg.library, "active>NULL");
+    json_t *hj = qc_witness_header_json(&cfg);
+    ck_assert_str_eq(json_string_value(json_object_get(hj, "library")), "active>NULL");
+    json_decref(hj);
+    qc_protocol_destroy(p);
+    p = NULL;
+    ck_assert_int_eq(qc_protocol_parse("y.sql",
+                                       "-- engine: postgres\n"
+                                       "-- witness: pgboss.job library=active>NULL;DROP\n"
+                                       "-- name: setup\nSELECT 1;\n-- name: teardown\nSELECT 1;\n"
+                                       "-- name: enqueue\nSELECT 1 AS job_id;\n"
+                                       "-- name: claim\nSELECT 1 AS job_id, 1 AS token, 1 AS "
+                                       "lease_until_ms, 1 AS now_ms, 1 AS attempt, 1 AS op_key, "
+                                       "1 AS payload;\n"
+                                       "-- name: complete\nSELECT 1;\n"
+                                       "-- name: snapshot\nSELECT 1 AS job_id, 1 AS state, 1 AS "
+                                       "attempt, 1 AS token;\n",
+                                       QC_PARAM_DOLLAR, &p, &err),
+                     0);
+    ck_assert_int_eq(qc_witness_config(&s, p, &cfg, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, "y.sql:2") != NULL && strstr(err.msg, "OLD>NEW") != NULL, "%s",
+                  err.msg);
+    qc_protocol_destroy(p);
 }
 END_TEST
 
