@@ -147,10 +147,10 @@ int qc_witness_config(const qc_scenario *s, const qc_protocol *p, qc_witness_cfg
         const char *from = sc[i][0] || (from_ad && adkeys[i]) ? s->path
                            : p->witness                       ? p->path
                                                               : "the default";
-        int line = sc[i][0]                ? qc_scenario_set_line(s, "witness", keys[i])
+        int line = sc[i][0]               ? qc_scenario_set_line(s, "witness", keys[i])
                    : from_ad && adkeys[i] ? qc_scenario_set_line(s, "adapter", adkeys[i])
-                   : p->witness            ? p->witness_line
-                                           : 0;
+                   : p->witness           ? p->witness_line
+                                          : 0;
         if (!strcmp(dst, "-") && i >= 3) {
             dst[0] = '\0';
             continue;

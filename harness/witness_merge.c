@@ -249,8 +249,7 @@ static long find_row(const qc_history *h, const windex *x, const qc_event *e, in
         if (tier == 2 && e->op != QC_OP_COMPLETE && e->op != QC_OP_FAIL)
             continue;
         for (size_t i = lo; i < x->n && x->r[i].job == job; i++)
-            if (x->r[i].wid > floor && !x->used[x->r[i].ev] &&
-                fits(h, &h->ev[x->r[i].ev], e, tier))
+            if (x->r[i].wid > floor && !x->used[x->r[i].ev] && fits(h, &h->ev[x->r[i].ev], e, tier))
                 return (long)x->r[i].ev;
     }
     return -1;

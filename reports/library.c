@@ -155,10 +155,10 @@ static void stale_finding(const qc_history *h, char *out, size_t n)
                          "rows %ld, and the witness has no row change of its session for it%s",
                          (long long)f->job, f->worker, f->inc, qc_op_name(inv->op),
                          (long long)inv->seq,
-                         ans == NULL                ? "never,"
-                         : ans->type == QC_EV_OK    ? "ok,"
+                         ans == NULL               ? "never,"
+                         : ans->type == QC_EV_OK   ? "ok,"
                          : ans->type == QC_EV_FAIL ? "fail,"
-                                                    : "info,",
+                                                   : "info,",
                          ans != NULL ? ans->rows : -1L, tail);
             }
         }
@@ -199,9 +199,8 @@ static void killed_finding(const qc_history *h, char *out, size_t n)
         kills++;
         const qc_event *claim = NULL;
         for (size_t k = i; k-- > 0;)
-            if (h->ev[k].type == QC_EV_OK && h->ev[k].op == QC_OP_CLAIM &&
-                h->ev[k].job == f->job && h->ev[k].worker == f->worker &&
-                h->ev[k].inc == f->inc) {
+            if (h->ev[k].type == QC_EV_OK && h->ev[k].op == QC_OP_CLAIM && h->ev[k].job == f->job &&
+                h->ev[k].worker == f->worker && h->ev[k].inc == f->inc) {
                 claim = &h->ev[k];
                 break;
             }
@@ -217,9 +216,9 @@ static void killed_finding(const qc_history *h, char *out, size_t n)
                 continue;
             int left = w->w_change == 'd' ||
                        (w->w_change == 'u' &&
-                        !(w->w_old_state == NULL ? w->w_state == NULL
-                                                 : w->w_state != NULL &&
-                                                       !strcmp(w->w_old_state, w->w_state)));
+                        !(w->w_old_state == NULL
+                              ? w->w_state == NULL
+                              : w->w_state != NULL && !strcmp(w->w_old_state, w->w_state)));
             if (gave == NULL && left && (next == NULL || w->w_id < next->w_id))
                 gave = w;
             /* the next claim: a row an OK claim of another incarnation made */
@@ -343,7 +342,8 @@ static void empty_finding(const qc_history *h, char *out, size_t n)
         wrows += h->ev[i].type == QC_EV_WITNESS;
     if (nr == 0) {
         snprintf(out, n,
-                 "%ld empty fetches, no streak of 3 or more over 1 s: no idle rate measured", polls);
+                 "%ld empty fetches, no streak of 3 or more over 1 s: no idle rate measured",
+                 polls);
     } else {
         qsort(rates, nr, sizeof *rates, cmp_double);
         snprintf(out, n,
@@ -395,11 +395,20 @@ static void esc(FILE *f, const char *s)
 {
     for (; *s; s++)
         switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        default:
+            fputc(*s, f);
         }
 }
 

@@ -453,7 +453,8 @@ START_TEST(test_config_sources_and_bad_names)
     /* a library's file and scenario: [adapter]'s table and columns, no
      * token, the file's declared own changes; a bad declaration refused */
     p = NULL;
-    ck_assert_int_eq(qc_protocol_load("backends/adapters/pgboss.sql", QC_PARAM_DOLLAR, &p, &err), 0);
+    ck_assert_int_eq(qc_protocol_load("backends/adapters/pgboss.sql", QC_PARAM_DOLLAR, &p, &err),
+                     0);
     qc_scenario_defaults(&s);
     const char *ad = "[adapter]\ncommand = node x.js\ntable = qchaos_pgboss.job\nid_column = id\n"
                      "state_column = state\nowner_column = started_on\n[witness]\non = yes\n";
@@ -735,10 +736,10 @@ END_TEST
     "{'seq':4,'t':3000,'type':'ok','op':'claim','worker':0,'inc':0,'req':2,'rows':1,'job':1,"      \
     "'lib_id':'u1'}\n"                                                                             \
     "{'seq':5,'t':3100,'type':'invoke','op':'complete','worker':0,'inc':0,'req':3,'job':1}\n"      \
-    "{'seq':6,'t':3101,'type':'ok','op':'complete','worker':0,'inc':0,'req':3,'job':1,'rows':" R0 \
+    "{'seq':6,'t':3101,'type':'ok','op':'complete','worker':0,'inc':0,'req':3,'job':1,'rows':" R0  \
     "}\n"                                                                                          \
     "{'seq':7,'t':3200,'type':'invoke','op':'complete','worker':2,'inc':0,'req':4,'job':1}\n"      \
-    "{'seq':8,'t':3201,'type':'ok','op':'complete','worker':2,'inc':0,'req':4,'job':1,'rows':" R2 \
+    "{'seq':8,'t':3201,'type':'ok','op':'complete','worker':2,'inc':0,'req':4,'job':1,'rows':" R2  \
     "}\n"                                                                                          \
     "{'seq':9,'type':'snapshot','job':1,'state':'done','attempt':2}\n"                             \
     "{'seq':10,'type':'witness','wid':1,'session':'qchaos-enq.0','change':'insert','row':'u1',"    \
@@ -820,31 +821,40 @@ START_TEST(test_library_behaviour_rows_cite_witness)
     char buf[8192];
 
     memset(&h, 0, sizeof h);
-    load(&h, "{'type':'header','seed':1,'lease_ms':2000,'model':'lease','workers':3,'jobs':1,"
-             "'adapter':{'library':'pg-boss','version':'10.4.2'},"
-             "'witness':{'table':'qchaos_pgboss.job','id':'id','state':'state','token':null,"
-             "'owner':null,'library':'active>NULL'}}\n"
-    "{'seq':1,'type':'invoke','op':'enqueue','worker':-1,'req':0}\n"
-    "{'seq':2,'type':'ok','op':'enqueue','worker':-1,'req':0,'job':1,'rows':1,'lib_id':'u1'}\n"
-    "{'seq':3,'t':10,'type':'ok','op':'claim','worker':2,'inc':0,'req':1,'rows':1,'job':1,'lib_id':'u1'}\n"
-    "{'seq':4,'t':11,'type':'fault','fault':'stall_beyond_lease','worker':2,'inc':0,'job':1}\n"
-    "{'seq':5,'t':3000,'type':'ok','op':'claim','worker':0,'inc':0,'req':2,'rows':1,'job':1,'lib_id':'u1'}\n"
-    "{'seq':6,'t':3100,'type':'invoke','op':'complete','worker':2,'inc':0,'req':3,'job':1}\n"
-    "{'seq':7,'t':3101,'type':'ok','op':'complete','worker':2,'inc':0,'req':3,'job':1,'rows':1}\n"
-    "{'seq':8,'t':3200,'type':'ok','op':'claim','worker':1,'inc':0,'req':4,'rows':0}\n"
-    "{'seq':9,'t':3700,'type':'ok','op':'claim','worker':1,'inc':0,'req':5,'rows':0}\n"
-    "{'seq':10,'t':4200,'type':'ok','op':'claim','worker':1,'inc':0,'req':6,'rows':0}\n"
-    "{'seq':11,'t':4700,'type':'ok','op':'claim','worker':1,'inc':0,'req':7,'rows':0}\n"
-    "{'seq':12,'type':'snapshot','job':1,'state':'done','attempt':2}\n"
-    "{'seq':13,'type':'witness','wid':1,'session':'qchaos-enq.0','change':'insert','row':'u1','new_state':'created','txid':40,'server_ms':1000}\n"
-    "{'seq':14,'type':'witness','wid':2,'session':'qchaos-w2.0','change':'update','row':'u1','old_state':'created','new_state':'active','txid':41,'server_ms':1010}\n"
-    "{'seq':15,'type':'witness','wid':3,'session':'qchaos-w0.0','change':'delete','row':'u1','old_state':'active','txid':50,'server_ms':2500}\n"
-    "{'seq':16,'type':'witness','wid':4,'session':'qchaos-w0.0','change':'insert','row':'u1','new_state':'retry','txid':50,'server_ms':2500}\n"
-    "{'seq':17,'type':'witness','wid':5,'session':'qchaos-w0.0','change':'update','row':'u1','old_state':'retry','new_state':'active','txid':51,'server_ms':3000}\n"
-    "{'seq':18,'type':'witness','wid':6,'session':'qchaos-w2.0','change':'update','row':'u1','old_state':'active','new_state':'completed','txid':52,'server_ms':3100}\n"
-    "{'seq':19,'type':'note','note':'witness','rows':6,'complete':true}\n"
-    "{'seq':20,'type':'end','drained':true}\n"
-    );
+    load(&h,
+         "{'type':'header','seed':1,'lease_ms':2000,'model':'lease','workers':3,'jobs':1,"
+         "'adapter':{'library':'pg-boss','version':'10.4.2'},"
+         "'witness':{'table':'qchaos_pgboss.job','id':'id','state':'state','token':null,"
+         "'owner':null,'library':'active>NULL'}}\n"
+         "{'seq':1,'type':'invoke','op':'enqueue','worker':-1,'req':0}\n"
+         "{'seq':2,'type':'ok','op':'enqueue','worker':-1,'req':0,'job':1,'rows':1,'lib_id':'u1'}\n"
+         "{'seq':3,'t':10,'type':'ok','op':'claim','worker':2,'inc':0,'req':1,'rows':1,'job':1,'"
+         "lib_id':'u1'}\n"
+         "{'seq':4,'t':11,'type':'fault','fault':'stall_beyond_lease','worker':2,'inc':0,'job':1}\n"
+         "{'seq':5,'t':3000,'type':'ok','op':'claim','worker':0,'inc':0,'req':2,'rows':1,'job':1,'"
+         "lib_id':'u1'}\n"
+         "{'seq':6,'t':3100,'type':'invoke','op':'complete','worker':2,'inc':0,'req':3,'job':1}\n"
+         "{'seq':7,'t':3101,'type':'ok','op':'complete','worker':2,'inc':0,'req':3,'job':1,'rows':"
+         "1}\n"
+         "{'seq':8,'t':3200,'type':'ok','op':'claim','worker':1,'inc':0,'req':4,'rows':0}\n"
+         "{'seq':9,'t':3700,'type':'ok','op':'claim','worker':1,'inc':0,'req':5,'rows':0}\n"
+         "{'seq':10,'t':4200,'type':'ok','op':'claim','worker':1,'inc':0,'req':6,'rows':0}\n"
+         "{'seq':11,'t':4700,'type':'ok','op':'claim','worker':1,'inc':0,'req':7,'rows':0}\n"
+         "{'seq':12,'type':'snapshot','job':1,'state':'done','attempt':2}\n"
+         "{'seq':13,'type':'witness','wid':1,'session':'qchaos-enq.0','change':'insert','row':'u1',"
+         "'new_state':'created','txid':40,'server_ms':1000}\n"
+         "{'seq':14,'type':'witness','wid':2,'session':'qchaos-w2.0','change':'update','row':'u1','"
+         "old_state':'created','new_state':'active','txid':41,'server_ms':1010}\n"
+         "{'seq':15,'type':'witness','wid':3,'session':'qchaos-w0.0','change':'delete','row':'u1','"
+         "old_state':'active','txid':50,'server_ms':2500}\n"
+         "{'seq':16,'type':'witness','wid':4,'session':'qchaos-w0.0','change':'insert','row':'u1','"
+         "new_state':'retry','txid':50,'server_ms':2500}\n"
+         "{'seq':17,'type':'witness','wid':5,'session':'qchaos-w0.0','change':'update','row':'u1','"
+         "old_state':'retry','new_state':'active','txid':51,'server_ms':3000}\n"
+         "{'seq':18,'type':'witness','wid':6,'session':'qchaos-w2.0','change':'update','row':'u1','"
+         "old_state':'active','new_state':'completed','txid':52,'server_ms':3100}\n"
+         "{'seq':19,'type':'note','note':'witness','rows':6,'complete':true}\n"
+         "{'seq':20,'type':'end','drained':true}\n");
     FILE *f = tmpfile();
     ck_assert_ptr_nonnull(f);
     qc__library_md(f, &h);
@@ -855,9 +865,10 @@ START_TEST(test_library_behaviour_rows_cite_witness)
     ck_assert_msg(strstr(buf, "## Library behaviour") != NULL, "%s", buf);
     ck_assert_msg(strstr(buf, "pg-boss 10.4.2") != NULL, "%s", buf);
     ck_assert_msg(strstr(buf, "1 stalled workers: 1 stale completes / fails honoured after "
-                              "another worker claimed the job again") != NULL, "%s", buf);
-    ck_assert_msg(strstr(buf, "witness row 6 (qchaos-w2.0: active -\\> completed)") != NULL,
+                              "another worker claimed the job again") != NULL,
                   "%s", buf);
+    ck_assert_msg(strstr(buf, "witness row 6 (qchaos-w2.0: active -\\> completed)") != NULL, "%s",
+                  buf);
     ck_assert_msg(strstr(buf, "witness row 5 (qchaos-w0.0: retry -\\> active)") != NULL, "%s", buf);
     ck_assert_msg(strstr(buf, "no kill_after_claim fault") != NULL, "%s", buf);
     ck_assert_msg(strstr(buf, "median 2.0, max 2.0 polls per second per worker") != NULL, "%s",
