@@ -201,7 +201,11 @@ static int fits(const qc_history *h, const qc_event *w, const qc_event *e, int t
     case QC_OP_CLAIM:
         if (w->w_change != 'u')
             return 0;
-        return tok ? same(w->w_token, t) && !same(w->w_old_token, t) : state_left(w);
+        /* without a token: a change of state, but not one the library
+         * declares as its own (Minion's repair fails an active job in the
+         * session of the worker that claims it next) */
+        return tok ? same(w->w_token, t) && !same(w->w_old_token, t)
+                   : state_left(w) && !qc__witness_library_change(h, w);
     case QC_OP_COMPLETE:
     case QC_OP_FAIL:
         /* with a token: any change from it that set no new token (a

@@ -885,6 +885,58 @@ START_TEST(test_library_behaviour_rows_cite_witness)
 }
 END_TEST
 
+/* Minion's shape: worker 0's session repairs the killed worker 1's job
+ * (active -> failed, failed -> inactive, declared as the library's own),
+ * then claims it (inactive -> active): the claim is that row, not the
+ * repair's. */
+START_TEST(test_adapter_claim_not_a_declared_library_change)
+{
+    qc_history h;
+    qc_check c;
+    const char *ledger =
+        "{'type':'header','seed':1,'lease_ms':4000,'model':'lease','workers':2,'jobs':1,"
+        "'witness':{'table':'m.minion_jobs','id':'id','state':'state','token':null,"
+        "'owner':'worker','library':'active>failed,failed>inactive'}}\n"
+        "{'seq':1,'type':'ok','op':'enqueue','worker':-1,'req':0,'job':1,'rows':1,'lib_id':'9'}\n"
+        "{'seq':2,'t':10,'type':'ok','op':'claim','worker':1,'inc':0,'req':1,'rows':1,'job':1,"
+        "'lib_id':'9'}\n"
+        "{'seq':3,'t':11,'type':'fault','fault':'kill_after_claim','worker':1,'inc':0,'job':1}\n"
+        "{'seq':4,'t':5000,'type':'ok','op':'claim','worker':0,'inc':0,'req':2,'rows':1,'job':1,"
+        "'lib_id':'9'}\n"
+        "{'seq':5,'t':5100,'type':'invoke','op':'complete','worker':0,'inc':0,'req':3,'job':1}\n"
+        "{'seq':6,'t':5101,'type':'ok','op':'complete','worker':0,'inc':0,'req':3,'job':1,"
+        "'rows':1}\n"
+        "{'seq':7,'type':'snapshot','job':1,'state':'done','attempt':2}\n"
+        "{'seq':8,'type':'witness','wid':1,'session':'qchaos-enq.0','change':'insert','row':'9',"
+        "'new_state':'inactive','txid':1}\n"
+        "{'seq':9,'type':'witness','wid':2,'session':'qchaos-w1.0','change':'update','row':'9',"
+        "'old_state':'inactive','new_state':'active','txid':2}\n"
+        "{'seq':10,'type':'witness','wid':3,'session':'qchaos-w0.0','change':'update','row':'9',"
+        "'old_state':'active','new_state':'failed','txid':3}\n"
+        "{'seq':11,'type':'witness','wid':4,'session':'qchaos-w0.0','change':'update','row':'9',"
+        "'old_state':'failed','new_state':'inactive','txid':4}\n"
+        "{'seq':12,'type':'witness','wid':5,'session':'qchaos-w0.0','change':'update','row':'9',"
+        "'old_state':'inactive','new_state':'active','txid':5}\n"
+        "{'seq':13,'type':'witness','wid':6,'session':'qchaos-w0.0','change':'update','row':'9',"
+        "'old_state':'active','new_state':'finished','txid':6}\n"
+        "{'seq':14,'type':'note','note':'witness','rows':6,'complete':true}\n"
+        "{'seq':15,'type':'end','drained':true}\n";
+
+    memset(&h, 0, sizeof h);
+    load(&h, ledger);
+    ck_assert_int_eq(h.ev[ev_seq(&h, 4)->w_ev].seq, 12);
+    ck_assert_int_eq(h.ev[ev_seq(&h, 6)->w_ev].seq, 13);
+    qc_history_fini(&h);
+    run(qc_check_witness_agrees, ledger, &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_msg(strstr(c.summary, "declared in its file): 2") != NULL, "%s", c.summary);
+    free(c.v);
+    run(qc_check_witness_owner, ledger, &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    free(c.v);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("witness");
@@ -907,6 +959,7 @@ static Suite *suite(void)
     tcase_add_test(o, test_adapter_library_rows_by_lib_id_and_own_expiry);
     tcase_add_test(o, test_adapter_stale_complete_honoured_fails_owner);
     tcase_add_test(o, test_library_behaviour_rows_cite_witness);
+    tcase_add_test(o, test_adapter_claim_not_a_declared_library_change);
     tcase_add_test(o, test_owner_owner_completes_passes);
     tcase_add_test(o, test_owner_tokenless_protocol_judged_by_session);
     tcase_add_test(o, test_double_complete_from_witness_fails_with_rows);
