@@ -22,6 +22,11 @@
  *       explained one (txid; without txids, the next change of the row)
  *       is the same request's.
  *   A disagreement is reported as one, never resolved for either side.
+ *   A library's file may declare the state changes the library makes on
+ *   its own in a worker's session (pg-boss's expiry, Minion's repair:
+ *   "-- witness: library=active>NULL,..."); such a change that no request
+ *   explains is the library's own reap, counted apart, not a disagreement,
+ *   and for witness_owner it ends the job's claim.
  *
  * witness_owner.  The owner of a row change is the session that made it:
  * the session whose change gave the job its current token (a claim) owns
@@ -229,7 +234,7 @@ int qc_check_witness_agrees(const qc_history *h, qc_check *out)
     actor_id *hb = NULL;
     size_t nhb = 0;
     size_t *unk = NULL, nunk = 0, *fails = NULL, nfails = 0, fcap = 0;
-    long missing = 0, unexplained = 0, skipped = 0, foreign = 0;
+    long missing = 0, unexplained = 0, skipped = 0, foreign = 0, library = 0;
 
     memset(out, 0, sizeof *out);
     out->name = "witness_agrees";
@@ -314,6 +319,11 @@ int qc_check_witness_agrees(const qc_history *h, qc_check *out)
             ok[wi] = 1; /* the same request's transaction changed the row again */
             continue;
         }
+        if (qc__witness_library_change(h, w)) {
+            ok[wi] = 1; /* the library's own expiry / repair, declared in its file */
+            library++;
+            continue;
+        }
         if (w->w_actor != QC_ACTOR_OTHER && unknown_request(h, unk, nunk, w)) {
             ok[wi] = 1;
             continue;
@@ -355,8 +365,11 @@ int qc_check_witness_agrees(const qc_history *h, qc_check *out)
     }
     snprintf(out->summary, sizeof out->summary,
              "%zu witness row changes, %ld client changes without their row, %ld row changes no "
-             "request explains (%ld by sessions qchaos did not name)%s",
+             "request explains (%ld by sessions qchaos did not name)%s%.0ld%s",
              nr, missing, unexplained, foreign,
+             library ? "; the library's own changes (its expiry / repair, declared in its file): "
+                     : "",
+             library,
              skipped ? "; client changes not judged (witness read in part, or claims of the "
                        "transaction model)"
                      : "");
@@ -406,6 +419,11 @@ int qc_check_witness_owner(const qc_history *h, qc_check *out)
                             : op == QC_OP_CLAIM;
             int release = !claim && leaves_state(w);
             int renew = !claim && !release && w->w_change == 'u';
+            if (op == QC_OP_NONE && qc__witness_library_change(h, w)) {
+                if (leaves_state(w) || w->w_change == 'i')
+                    owner = NULL; /* the library's own expiry / repair ended the claim */
+                continue;
+            }
             if (!tok && !claim && op == QC_OP_NONE)
                 continue; /* its kind cannot be told */
             if (claim) {

@@ -529,6 +529,23 @@ static int parse_header(part *pt, json_t *o, where w, qc_err *err)
         snprintf(r.info.witness_table, sizeof r.info.witness_table, "%s", json_string_value(t));
         r.info.witness_token = json_is_string(json_object_get(v, "token"));
         r.info.witness_owner = json_is_string(json_object_get(v, "owner"));
+        t = json_object_get(v, "library");
+        if (t != NULL && !json_is_null(t)) {
+            if (!json_is_string(t))
+                return bad_field(err, w, "witness", "\"library\" a string of OLD>NEW changes");
+            snprintf(r.info.witness_library, sizeof r.info.witness_library, "%s",
+                     json_string_value(t));
+        }
+    }
+    v = json_object_get(o, "adapter");
+    if (json_is_object(v)) {
+        json_t *lib = json_object_get(v, "library"), *ver = json_object_get(v, "version");
+        if (json_is_string(lib))
+            snprintf(r.info.adapter_library, sizeof r.info.adapter_library, "%s",
+                     json_string_value(lib));
+        if (json_is_string(ver))
+            snprintf(r.info.adapter_version, sizeof r.info.adapter_version, "%s",
+                     json_string_value(ver));
     }
     v = json_object_get(o, "missing");
     if (v != NULL && !json_is_null(v)) {
@@ -657,6 +674,7 @@ static const struct field {
     {"interrupted", F_BOOL, offsetof(qc_event, interrupted)},
     {"timed_out", F_BOOL, offsetof(qc_event, timed_out)},
     {"token", F_STR, offsetof(qc_event, token)},
+    {"lib_id", F_STR, offsetof(qc_event, lib_id)},
     {"new_token", F_STR, offsetof(qc_event, new_token)},
     {"op_key", F_STR, offsetof(qc_event, op_key)},
     {"state", F_STR, offsetof(qc_event, state)},

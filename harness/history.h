@@ -124,6 +124,8 @@ typedef struct qc_event {
     const char *token;    /* interned strings, owned by the history; NULL absent */
     const char *new_token;/* renew that rotated the token */
     const char *op_key;
+    const char *lib_id;   /* adapter ok enqueue / ok claim: the library's own id of
+                             the job (its table's id column, as text); NULL absent */
     const char *state;    /* snapshot: ready|inflight|done|dead */
     const char *fault;    /* fault kind */
     const char *error;    /* error text of fail/info, or kept error of snapshot */
@@ -242,6 +244,11 @@ typedef struct qc_run_info {
     int witness_owner;       /* 1: ... an owner column */
     int witness_complete;    /* 1: every row change was read; 0 in part or no note */
     char witness_table[128];
+    char adapter_library[64];  /* header adapter "library" / "version" (an adapter's
+                                  hello): "pg-boss", "10.4.2"; "" no adapter */
+    char adapter_version[32];
+    char witness_library[256]; /* header witness "library": the library's own state
+                                  changes, "OLD>NEW,..." (witness.h); "" none */
     char missing[16];        /* header "missing": the state of a job the snapshot
                                 does not return ("done"), "" none */
     int shard_count;         /* header "shard" {"index":I,"count":N} (qchaos run --shard):
@@ -295,6 +302,13 @@ void qc_history_fini(qc_history *h);
  * rows > 0 take their rows first, then info outcomes.  Returns 0 or
  * QC_ENOMEM.  (witness_merge.c) */
 int qc__witness_merge(qc_history *h);
+
+/* 1 when witness row w is one of the state changes the library's file
+ * declares as the library's own (h->info.witness_library, "OLD>NEW,...",
+ * NULL for no row): its expiry or repair, made in one of its sessions
+ * without a request an adapter can report.  0 otherwise (and always for a
+ * protocol file).  Pure; thread-safe.  (witness_merge.c) */
+int qc__witness_library_change(const qc_history *h, const qc_event *w);
 
 const char *qc_op_name(qc_op op);
 

@@ -1388,13 +1388,14 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         /* after the mark: a witness refused (no such column) leaves only
          * marked tables, which the next run's teardown may drop; the side
          * table marks itself */
-        if (wit && ((rc = qc_witness_install(d, ctl, &wcfg, err)) != 0 ||
+        if (wit && !s->adapter_command[0] &&
+            ((rc = qc_witness_install(d, ctl, &wcfg, err)) != 0 ||
                     (rc = qc_witness_name_session(d, ctl, proto->engine, "qchaos-control",
                                                   err)) != 0)) {
             code = rc == QC_EINVAL ? 2 : 3;
             goto out;
         }
-        wit_installed = wit;
+        wit_installed = wit && !s->adapter_command[0];
     }
 setup_done:
 
@@ -1407,6 +1408,16 @@ setup_done:
             code = qc_err_exit_code(rc);
             goto out;
         }
+        /* a library makes its own table (its migrations, in the enqueuer's
+         * start): the witness goes on it after the hello, before enqueue */
+        if (wit && ((rc = qc_witness_install(d, ctl, &wcfg, err)) != 0 ||
+                    (rc = qc_witness_name_session(d, ctl, proto->engine, "qchaos-control",
+                                                  err)) != 0)) {
+            qc_adapter_enqueuer_stop();
+            code = rc == QC_EINVAL ? 2 : 3;
+            goto out;
+        }
+        wit_installed = wit;
     }
     snprintf(ledger_path, sizeof ledger_path, "%s/ledger.jsonl", o->out_dir);
     json_t *hdr = header_json(o, proto, server, target);

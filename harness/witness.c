@@ -84,11 +84,21 @@ static int apply_header(const qc_protocol *p, qc_witness_cfg *cfg, qc_err *err)
                               "id, state, token, owner)",
                               p->path, p->witness_line, w);
         *eq = '\0';
+        if (!strcmp(w, "library")) {
+            for (const char *q = eq + 1; *q; q++)
+                if (!isalnum((unsigned char)*q) && *q != '_' && *q != '>' && *q != ',')
+                    return qc_err_set(err, QC_EINVAL,
+                                      "%s:%d: '-- witness:' library=%s: expected OLD>NEW state "
+                                      "changes joined by ',' (NULL: no row)",
+                                      p->path, p->witness_line, eq + 1);
+            snprintf(cfg->library, sizeof cfg->library, "%s", eq + 1);
+            continue;
+        }
         dst = field_of(cfg, w, &n);
         if (dst == NULL)
             return qc_err_set(err, QC_EINVAL,
                               "%s:%d: unknown '-- witness:' key '%s' (expected table, id, state, "
-                              "token, owner)",
+                              "token, owner, library)",
                               p->path, p->witness_line, w);
         snprintf(dst, n, "%s", eq + 1);
     }
@@ -117,15 +127,30 @@ int qc_witness_config(const qc_scenario *s, const qc_protocol *p, qc_witness_cfg
     snprintf(cfg->owner, sizeof cfg->owner, "locked_by");
     if (p->witness != NULL && (rc = apply_header(p, cfg, err)) != 0)
         return rc;
+    /* an adapter's library: its table and columns from [adapter] table,
+     * id_column, state_column, owner_column; no token column (none of the
+     * libraries has one: what an adapter reports as its token is not a
+     * column's text) unless [witness] token names one */
+    const char *ad[] = {s->adapter_table, s->adapter_id_column, s->adapter_state_column, "-",
+                        s->adapter_owner_column[0] ? s->adapter_owner_column : "-"};
+    static const char *const adkeys[] = {"table", "id_column", "state_column", NULL,
+                                         "owner_column"};
+    int adapter = s->adapter_command[0] != '\0';
     for (size_t i = 0; i < 5; i++) {
         size_t n;
         char *dst = field_of(cfg, keys[i], &n);
+        int from_ad = adapter && !sc[i][0] && ad[i][0];
         if (sc[i][0])
             snprintf(dst, n, "%s", sc[i]);
-        const char *from = sc[i][0] ? s->path : p->witness ? p->path : "the default";
-        int line = sc[i][0]     ? qc_scenario_set_line(s, "witness", keys[i])
-                   : p->witness ? p->witness_line
-                                : 0;
+        else if (from_ad)
+            snprintf(dst, n, "%s", ad[i]);
+        const char *from = sc[i][0] || (from_ad && adkeys[i]) ? s->path
+                           : p->witness                       ? p->path
+                                                              : "the default";
+        int line = sc[i][0]               ? qc_scenario_set_line(s, "witness", keys[i])
+                   : from_ad && adkeys[i] ? qc_scenario_set_line(s, "adapter", adkeys[i])
+                   : p->witness           ? p->witness_line
+                                          : 0;
         if (!strcmp(dst, "-") && i >= 3) {
             dst[0] = '\0';
             continue;
@@ -477,5 +502,7 @@ json_t *qc_witness_header_json(const qc_witness_cfg *cfg)
     json_object_set_new(o, "state", json_string(cfg->state));
     json_object_set_new(o, "token", cfg->token[0] ? json_string(cfg->token) : json_null());
     json_object_set_new(o, "owner", cfg->owner[0] ? json_string(cfg->owner) : json_null());
+    if (cfg->library[0])
+        json_object_set_new(o, "library", json_string(cfg->library));
     return o;
 }

@@ -36,7 +36,14 @@
  * scenario's [witness] keys, the protocol's "-- witness:" header
  * ("table=qchaos.jobs id=id state=state token=token owner=locked_by"; a
  * bare first word is the table), and the engine's convention (qchaos.jobs
- * or qchaos_jobs with id, state, token, locked_by).  "-" says the table has
+ * or qchaos_jobs with id, state, token, locked_by); with an [adapter], its
+ * table, id_column, state_column, owner_column come before the convention
+ * (and the token is "-").  A library file's header may add
+ * "library=active>NULL,NULL>retry": the state changes the library makes on
+ * its own, outside any request an adapter can report (pg-boss's expiry,
+ * Minion's repair, run inside a worker's process and session); the
+ * witness's checkers take such a change, when no request explains it, as
+ * the library's own reap (check_witness.c).  "-" says the table has
  * no such column (token, owner).  Names are identifiers ([A-Za-z_][A-Za-z0-9_]*,
  * the table optionally schema.table); they are checked against the
  * catalog before the trigger is made.
@@ -64,6 +71,10 @@ typedef struct qc_witness_cfg {
     char state[64];  /* the state column */
     char token[64];  /* the claim token column; "" none */
     char owner[64];  /* the owner / locked_by column; "" none */
+    char library[256]; /* a library's own row changes (its expiry / repair, run in
+                          whichever of its sessions): "OLD>NEW,..." of the state
+                          column's text ("NULL": no row, an insert / delete), from
+                          the "-- witness:" header's library= word; "" none */
 } qc_witness_cfg;
 
 /* Whether the run installs the witness: [witness] on, overridden by the

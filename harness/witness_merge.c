@@ -53,6 +53,52 @@ static int cmp_wref(const void *pa, const void *pb)
     return a->ev < b->ev ? -1 : a->ev > b->ev;
 }
 
+typedef struct {
+    const char *lib;
+    int64_t job;
+} libref;
+
+static int cmp_libref(const void *pa, const void *pb)
+{
+    const libref *a = pa, *b = pb;
+
+    return strcmp(a->lib, b->lib);
+}
+
+/* An adapter's ledger names each job's library id (ok enqueue and ok claim
+ * carry "lib_id"): the witness's row is that id, not qchaos's job id.  Sets
+ * w_job of every witness row from it (QC_NO_JOB for a row no job of the
+ * ledger has: a stranger's, which witness_agrees reports).  0 when the
+ * ledger has no lib_id (a protocol file: the row is the job id); 1 done;
+ * QC_ENOMEM. */
+static int map_lib_ids(qc_history *h)
+{
+    size_t n = 0, k = 0;
+    libref *m;
+
+    for (size_t i = 0; i < h->n; i++)
+        if (h->ev[i].lib_id != NULL && h->ev[i].job != QC_NO_JOB && h->ev[i].type != QC_EV_WITNESS)
+            n++;
+    if (n == 0)
+        return 0;
+    if ((m = malloc(n * sizeof *m)) == NULL)
+        return QC_ENOMEM;
+    for (size_t i = 0; i < h->n; i++)
+        if (h->ev[i].lib_id != NULL && h->ev[i].job != QC_NO_JOB && h->ev[i].type != QC_EV_WITNESS)
+            m[k++] = (libref){h->ev[i].lib_id, h->ev[i].job};
+    qsort(m, n, sizeof *m, cmp_libref);
+    for (size_t i = 0; i < h->n; i++) {
+        qc_event *w = &h->ev[i];
+        if (w->type != QC_EV_WITNESS)
+            continue;
+        libref key = {w->w_row, 0}, *f;
+        f = w->w_row != NULL ? bsearch(&key, m, n, sizeof *m, cmp_libref) : NULL;
+        w->w_job = f != NULL ? f->job : QC_NO_JOB;
+    }
+    free(m);
+    return 1;
+}
+
 static void name_actor(qc_event *w)
 {
     int worker, inc;
@@ -68,7 +114,9 @@ static void name_actor(qc_event *w)
         w->w_inc = inc;
     } else if (!strcmp(w->w_session, "qchaos-reaper")) {
         w->w_actor = QC_ACTOR_REAPER;
-    } else if (!strcmp(w->w_session, "qchaos-control") || !strcmp(w->w_session, "qchaos-feeder")) {
+    } else if (!strcmp(w->w_session, "qchaos-control") || !strcmp(w->w_session, "qchaos-feeder") ||
+               (sscanf(w->w_session, "qchaos-enq.%d%c", &inc, &tail) == 1 && inc >= 0)) {
+        /* an adapter's enqueuer (adapter.c) is the control session */
         w->w_actor = QC_ACTOR_CONTROL;
     }
 }
@@ -76,6 +124,31 @@ static void name_actor(qc_event *w)
 static int same(const char *a, const char *b)
 {
     return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+/* "NULL" names a missing side (an insert's old, a delete's new). */
+static int side_is(const char *v, const char *word, size_t n)
+{
+    if (v == NULL)
+        return n == 4 && !strncmp(word, "NULL", 4);
+    return strlen(v) == n && !strncmp(v, word, n);
+}
+
+int qc__witness_library_change(const qc_history *h, const qc_event *w)
+{
+    const char *p = h->info.witness_library;
+
+    if (w->type != QC_EV_WITNESS || w->w_actor != QC_ACTOR_WORKER)
+        return 0;
+    while (*p) {
+        const char *comma = strchr(p, ','), *end = comma ? comma : p + strlen(p);
+        const char *gt = memchr(p, '>', (size_t)(end - p));
+        if (gt != NULL && side_is(w->w_old_state, p, (size_t)(gt - p)) &&
+            side_is(w->w_state, gt + 1, (size_t)(end - gt - 1)))
+            return 1;
+        p = comma ? comma + 1 : end;
+    }
+    return 0;
 }
 
 static int state_left(const qc_event *w)
@@ -128,7 +201,11 @@ static int fits(const qc_history *h, const qc_event *w, const qc_event *e, int t
     case QC_OP_CLAIM:
         if (w->w_change != 'u')
             return 0;
-        return tok ? same(w->w_token, t) && !same(w->w_old_token, t) : state_left(w);
+        /* without a token: a change of state, but not one the library
+         * declares as its own (Minion's repair fails an active job in the
+         * session of the worker that claims it next) */
+        return tok ? same(w->w_token, t) && !same(w->w_old_token, t)
+                   : state_left(w) && !qc__witness_library_change(h, w);
     case QC_OP_COMPLETE:
     case QC_OP_FAIL:
         /* with a token: any change from it that set no new token (a
@@ -153,8 +230,10 @@ typedef struct {
     unsigned char *used; /* per h->ev index */
 } windex;
 
-/* The first unused row of job that fits e, as an index in h->ev; -1. */
-static long find_row(const qc_history *h, const windex *x, const qc_event *e)
+/* The first unused row of job that fits e, after row number floor (the
+ * row the request's claim made: a complete, fail or renew changes the row
+ * after its claim did; -1 none), as an index in h->ev; -1. */
+static long find_row(const qc_history *h, const windex *x, const qc_event *e, int64_t floor)
 {
     int64_t job = req_job(h, e);
     size_t lo = 0, hi = x->n;
@@ -174,10 +253,60 @@ static long find_row(const qc_history *h, const windex *x, const qc_event *e)
         if (tier == 2 && e->op != QC_OP_COMPLETE && e->op != QC_OP_FAIL)
             continue;
         for (size_t i = lo; i < x->n && x->r[i].job == job; i++)
-            if (!x->used[x->r[i].ev] && fits(h, &h->ev[x->r[i].ev], e, tier))
+            if (x->r[i].wid > floor && !x->used[x->r[i].ev] && fits(h, &h->ev[x->r[i].ev], e, tier))
                 return (long)x->r[i].ev;
     }
     return -1;
+}
+
+/* The OK claims (rows > 0) of a ledger, sorted by worker, inc, job, seq,
+ * to find the claim a complete / fail / renew belongs to. */
+typedef struct {
+    int worker, inc;
+    int64_t job, seq;
+    size_t ev;
+} cref;
+
+static int cmp_cref(const void *pa, const void *pb)
+{
+    const cref *a = pa, *b = pb;
+
+    if (a->worker != b->worker)
+        return a->worker < b->worker ? -1 : 1;
+    if (a->inc != b->inc)
+        return a->inc < b->inc ? -1 : 1;
+    if (a->job != b->job)
+        return a->job < b->job ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* The witness row number of the row made by the last OK claim of e's job
+ * by e's worker incarnation before e (linked already: claims are linked
+ * in seq order before the requests that follow them); -1 none.  Not in
+ * the transaction model, whose claim commits with its complete. */
+static int64_t claim_floor(const qc_history *h, const cref *c, size_t nc, const qc_event *e)
+{
+    cref key = {e->worker, e->inc, req_job(h, e), e->seq, 0};
+    size_t lo = 0, hi = nc;
+
+    if (e->op != QC_OP_COMPLETE && e->op != QC_OP_FAIL && e->op != QC_OP_RENEW)
+        return -1;
+    if (!strcmp(h->info.model, "transaction"))
+        return -1;
+    while (lo < hi) { /* the first claim not before key */
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_cref(&c[mid], &key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return -1;
+    const cref *p = &c[lo - 1];
+    if (p->worker != key.worker || p->inc != key.inc || p->job != key.job)
+        return -1;
+    long w = h->ev[p->ev].w_ev;
+    return w >= 0 ? h->ev[w].w_id : -1;
 }
 
 static int is_change_op(qc_op op)
@@ -210,6 +339,8 @@ int qc__witness_merge(qc_history *h)
     h->info.witness_complete = h->info.witness && complete;
     if (!h->info.witness)
         return 0;
+    if (map_lib_ids(h) == QC_ENOMEM)
+        return QC_ENOMEM;
     x.r = malloc((nw ? nw : 1) * sizeof *x.r);
     x.used = calloc(h->n ? h->n : 1, 1);
     if (x.r == NULL || x.used == NULL) {
@@ -221,6 +352,20 @@ int qc__witness_merge(qc_history *h)
         if (h->ev[i].type == QC_EV_WITNESS)
             x.r[x.n++] = (wref){h->ev[i].w_job, h->ev[i].w_id, i};
     qsort(x.r, x.n, sizeof *x.r, cmp_wref);
+    size_t nc = 0;
+    for (size_t i = 0; i < h->n; i++)
+        nc += h->ev[i].type == QC_EV_OK && h->ev[i].op == QC_OP_CLAIM && h->ev[i].job != QC_NO_JOB;
+    cref *c = malloc((nc ? nc : 1) * sizeof *c);
+    if (c == NULL) {
+        free(x.r);
+        free(x.used);
+        return QC_ENOMEM;
+    }
+    nc = 0;
+    for (size_t i = 0; i < h->n; i++)
+        if (h->ev[i].type == QC_EV_OK && h->ev[i].op == QC_OP_CLAIM && h->ev[i].job != QC_NO_JOB)
+            c[nc++] = (cref){h->ev[i].worker, h->ev[i].inc, h->ev[i].job, h->ev[i].seq, i};
+    qsort(c, nc, sizeof *c, cmp_cref);
 
     /* 1: answers proven to have changed a row */
     for (size_t i = 0; i < h->n; i++) {
@@ -229,7 +374,7 @@ int qc__witness_merge(qc_history *h)
             continue;
         if (e->op != QC_OP_REAP && e->op != QC_OP_ENQUEUE && e->rows <= 0)
             continue;
-        long w = find_row(h, &x, e);
+        long w = find_row(h, &x, e, claim_floor(h, c, nc, e));
         if (w >= 0) {
             x.used[w] = 1;
             e->w_ev = w;
@@ -241,7 +386,7 @@ int qc__witness_merge(qc_history *h)
         if (e->type != QC_EV_INFO ||
             (e->op != QC_OP_COMPLETE && e->op != QC_OP_RENEW && e->op != QC_OP_FAIL))
             continue;
-        long w = find_row(h, &x, e);
+        long w = find_row(h, &x, e, claim_floor(h, c, nc, e));
         if (w >= 0) {
             x.used[w] = 1;
             e->w_ev = w;
@@ -250,6 +395,7 @@ int qc__witness_merge(qc_history *h)
             e->w_resolved = h->info.witness_complete ? 0 : -1;
         }
     }
+    free(c);
     free(x.r);
     free(x.used);
     return 0;

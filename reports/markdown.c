@@ -273,6 +273,7 @@ int qc__markdown_write(const char *dir, const qc__results *r, const qc_history *
     qc__md_escape(f, line);
     fputs("\n", f);
     qc__tested_md(f, r);
+    qc__library_md(f, h);
     fputs("\n## Violations\n\n", f);
     if (!any_violation(r))
         fputs("None: no checker found a violation.\n", f);
@@ -622,6 +623,7 @@ int qc__html_write(const char *dir, const qc__results *r, const qc_history *hist
     esc(f, line);
     fputs("</p>\n", f);
     qc__tested_html(f, r);
+    qc__library_html(f, hist);
     fputs("\n<h2 id=\"violations\">Violations</h2>\n", f);
     if (!any_violation(r))
         fputs("<p>None: no checker found a violation.</p>\n", f);

@@ -127,6 +127,16 @@ struct qc__results;
  * r->tested, in Markdown or HTML; write errors show in ferror(f). */
 void qc__tested_md(FILE *f, const struct qc__results *r);
 void qc__tested_html(FILE *f, const struct qc__results *r);
+
+/* The "Library behaviour" section (library.c): for a run of a queue
+ * library through an adapter with the witness on, what the library did
+ * when a stalled worker completed after its lease, when a worker was
+ * killed after its claim (time to give the job back, server clock ms) and
+ * when the queue was empty (polls per second per worker), with the witness
+ * rows that show it.  Writes nothing for other runs.  Not thread-safe
+ * (writes f). */
+void qc__library_md(FILE *f, const qc_history *h);
+void qc__library_html(FILE *f, const qc_history *h);
 /* One sentence on the protocol: a mutant is called a known-broken
  * protocol with its header's description and expected checkers; any other
  * protocol gets its description and where it was tested. */

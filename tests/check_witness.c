@@ -19,6 +19,7 @@
 #include "../harness/checkers.h"
 #include "../harness/scenario.h"
 #include "../harness/witness.h"
+#include "../reports/report.h"
 #include "ledger_fixture.h"
 
 #define HDR                                                                                        \
@@ -449,6 +450,42 @@ START_TEST(test_config_sources_and_bad_names)
     ck_assert_int_ne(qc_scenario_parse(&s, "w.ini", bad, strlen(bad), &err), 0);
     ck_assert_msg(strstr(err.msg, "w.ini:2") != NULL && strstr(err.msg, "column") != NULL, "%s",
                   err.msg);
+    /* a library's file and scenario: [adapter]'s table and columns, no
+     * token, the file's declared own changes; a bad declaration refused */
+    p = NULL;
+    ck_assert_int_eq(qc_protocol_load("backends/adapters/pgboss.sql", QC_PARAM_DOLLAR, &p, &err),
+                     0);
+    qc_scenario_defaults(&s);
+    const char *ad = "[adapter]\ncommand = node x.js\ntable = qchaos_pgboss.job\nid_column = id\n"
+                     "state_column = state\nowner_column = started_on\n[witness]\non = yes\n";
+    ck_assert_int_eq(qc_scenario_parse(&s, "a.ini", ad, strlen(ad), &err), 0);
+    ck_assert_int_eq(qc_witness_config(&s, p, &cfg, &err), 0);
+    ck_assert_str_eq(cfg.table, "qchaos_pgboss.job");
+    ck_assert_str_eq(cfg.owner, "started_on");
+    ck_assert_str_eq(cfg.token, "");
+    ck_assert_str_eq(cfg.library, "active>NULL");
+    json_t *hj = qc_witness_header_json(&cfg);
+    ck_assert_str_eq(json_string_value(json_object_get(hj, "library")), "active>NULL");
+    json_decref(hj);
+    qc_protocol_destroy(p);
+    p = NULL;
+    ck_assert_int_eq(qc_protocol_parse("y.sql",
+                                       "-- engine: postgres\n"
+                                       "-- witness: pgboss.job library=active>NULL;DROP\n"
+                                       "-- name: setup\nSELECT 1;\n-- name: teardown\nSELECT 1;\n"
+                                       "-- name: enqueue\nSELECT 1 AS job_id;\n"
+                                       "-- name: claim\nSELECT 1 AS job_id, 1 AS token, 1 AS "
+                                       "lease_until_ms, 1 AS now_ms, 1 AS attempt, 1 AS op_key, "
+                                       "1 AS payload;\n"
+                                       "-- name: complete\nSELECT 1;\n"
+                                       "-- name: snapshot\nSELECT 1 AS job_id, 1 AS state, 1 AS "
+                                       "attempt, 1 AS token;\n",
+                                       QC_PARAM_DOLLAR, &p, &err),
+                     0);
+    ck_assert_int_eq(qc_witness_config(&s, p, &cfg, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, "y.sql:2") != NULL && strstr(err.msg, "OLD>NEW") != NULL, "%s",
+                  err.msg);
+    qc_protocol_destroy(p);
 }
 END_TEST
 
@@ -679,6 +716,227 @@ START_TEST(test_e2e_pg_bad_column_exit_2)
 }
 END_TEST
 
+/* An adapter's library (pg-boss's shape): no token column, the witness's
+ * rows name the library's ids (lib_id 'u1' is qchaos's job 1), the
+ * enqueuer's session is qchaos-enq.0, and the library's own expiry runs in
+ * a worker's session (w0.0 deletes the stalled w2.0's active job and
+ * re-inserts it as retry, one transaction), declared in the library's file
+ * as library=active>NULL.  W is the session whose complete committed
+ * (qchaos-w0.0: the new owner; qchaos-w2.0: the stalled one, after its
+ * lease: a stale complete the library honoured). */
+#define LIB_HDR(lib)                                                                               \
+    "{'type':'header','seed':1,'lease_ms':2000,'model':'lease','workers':3,'jobs':1,"              \
+    "'witness':{'table':'qchaos_pgboss.job','id':'id','state':'state','token':null,"               \
+    "'owner':null" lib "}}\n"
+#define LIB_BODY(W, R0, R2)                                                                        \
+    "{'seq':1,'type':'invoke','op':'enqueue','worker':-1,'req':0}\n"                               \
+    "{'seq':2,'type':'ok','op':'enqueue','worker':-1,'req':0,'job':1,'rows':1,'lib_id':'u1'}\n"    \
+    "{'seq':3,'t':10,'type':'ok','op':'claim','worker':2,'inc':0,'req':1,'rows':1,'job':1,"        \
+    "'lib_id':'u1'}\n"                                                                             \
+    "{'seq':4,'t':3000,'type':'ok','op':'claim','worker':0,'inc':0,'req':2,'rows':1,'job':1,"      \
+    "'lib_id':'u1'}\n"                                                                             \
+    "{'seq':5,'t':3100,'type':'invoke','op':'complete','worker':0,'inc':0,'req':3,'job':1}\n"      \
+    "{'seq':6,'t':3101,'type':'ok','op':'complete','worker':0,'inc':0,'req':3,'job':1,'rows':" R0  \
+    "}\n"                                                                                          \
+    "{'seq':7,'t':3200,'type':'invoke','op':'complete','worker':2,'inc':0,'req':4,'job':1}\n"      \
+    "{'seq':8,'t':3201,'type':'ok','op':'complete','worker':2,'inc':0,'req':4,'job':1,'rows':" R2  \
+    "}\n"                                                                                          \
+    "{'seq':9,'type':'snapshot','job':1,'state':'done','attempt':2}\n"                             \
+    "{'seq':10,'type':'witness','wid':1,'session':'qchaos-enq.0','change':'insert','row':'u1',"    \
+    "'new_state':'created','txid':40}\n"                                                           \
+    "{'seq':11,'type':'witness','wid':2,'session':'qchaos-w2.0','change':'update','row':'u1',"     \
+    "'old_state':'created','new_state':'active','txid':41}\n"                                      \
+    "{'seq':12,'type':'witness','wid':3,'session':'qchaos-w0.0','change':'delete','row':'u1',"     \
+    "'old_state':'active','txid':50}\n"                                                            \
+    "{'seq':13,'type':'witness','wid':4,'session':'qchaos-w0.0','change':'insert','row':'u1',"     \
+    "'new_state':'retry','txid':50}\n"                                                             \
+    "{'seq':14,'type':'witness','wid':5,'session':'qchaos-w0.0','change':'update','row':'u1',"     \
+    "'old_state':'retry','new_state':'active','txid':51}\n"                                        \
+    "{'seq':15,'type':'witness','wid':6,'session':'" W "','change':'update','row':'u1',"           \
+    "'old_state':'active','new_state':'completed','txid':52}\n"                                    \
+    "{'seq':16,'type':'note','note':'witness','rows':6,'complete':true}\n"                         \
+    "{'seq':17,'type':'end','drained':true}\n"
+#define LIB_DECL ",'library':'active>NULL'"
+
+START_TEST(test_adapter_library_rows_by_lib_id_and_own_expiry)
+{
+    qc_history h;
+    qc_check c;
+
+    memset(&h, 0, sizeof h);
+    load(&h, LIB_HDR(LIB_DECL) LIB_BODY("qchaos-w0.0", "1", "0"));
+    ck_assert_str_eq(h.info.witness_library, "active>NULL");
+    /* the library's id names the job; the enqueuer is the control session */
+    ck_assert_int_eq(ev_seq(&h, 12)->w_job, 1);
+    ck_assert_int_eq(ev_seq(&h, 10)->w_actor, QC_ACTOR_CONTROL);
+    ck_assert_int_eq(h.ev[ev_seq(&h, 2)->w_ev].seq, 10);
+    /* w0.0's complete is its update after its claim's row, not the
+     * expiry's delete by the same session before it */
+    ck_assert_int_eq(h.ev[ev_seq(&h, 4)->w_ev].seq, 14);
+    ck_assert_int_eq(h.ev[ev_seq(&h, 6)->w_ev].seq, 15);
+    ck_assert(qc__witness_library_change(&h, ev_seq(&h, 12)));
+    ck_assert(!qc__witness_library_change(&h, ev_seq(&h, 13)));
+    ck_assert(!qc__witness_library_change(&h, ev_seq(&h, 15)));
+    qc_history_fini(&h);
+    run(qc_check_witness_agrees, LIB_HDR(LIB_DECL) LIB_BODY("qchaos-w0.0", "1", "0"), &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_msg(strstr(c.summary, "declared in its file): 1") != NULL, "%s", c.summary);
+    free(c.v);
+    run(qc_check_witness_owner, LIB_HDR(LIB_DECL) LIB_BODY("qchaos-w0.0", "1", "0"), &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    free(c.v);
+    /* undeclared, the expiry is a change no request explains (and the
+     * insert of its transaction with it) */
+    run(qc_check_witness_agrees, LIB_HDR("") LIB_BODY("qchaos-w0.0", "1", "0"), &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 2);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_adapter_stale_complete_honoured_fails_owner)
+{
+    qc_check c;
+    const int64_t seqs[] = {14, 15};
+
+    /* the stalled w2.0 completes after the expiry and w0.0's claim, and the
+     * library takes it: the witness shows the stale complete committed */
+    run(qc_check_witness_owner, LIB_HDR(LIB_DECL) LIB_BODY("qchaos-w2.0", "0", "1"), &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    assert_violation(&c, 0, 1, seqs, 2);
+    free(c.v);
+    run(qc_check_witness_agrees, LIB_HDR(LIB_DECL) LIB_BODY("qchaos-w2.0", "0", "1"), &c);
+    ck_assert_int_eq(c.verdict, QC_PASS); /* the accounts agree: the library did it */
+    free(c.v);
+}
+END_TEST
+
+/* The report's "Library behaviour" rows (reports/library.c) on an adapter
+ * run: the stalled w2.0's complete committed (witness row 6) after w0.0
+ * claimed the job again (row 5); w1.0 fetched every 500 ms while idle. */
+START_TEST(test_library_behaviour_rows_cite_witness)
+{
+    qc_history h;
+    char buf[8192];
+
+    memset(&h, 0, sizeof h);
+    load(&h,
+         "{'type':'header','seed':1,'lease_ms':2000,'model':'lease','workers':3,'jobs':1,"
+         "'adapter':{'library':'pg-boss','version':'10.4.2'},"
+         "'witness':{'table':'qchaos_pgboss.job','id':'id','state':'state','token':null,"
+         "'owner':null,'library':'active>NULL'}}\n"
+         "{'seq':1,'type':'invoke','op':'enqueue','worker':-1,'req':0}\n"
+         "{'seq':2,'type':'ok','op':'enqueue','worker':-1,'req':0,'job':1,'rows':1,'lib_id':'u1'}\n"
+         "{'seq':3,'t':10,'type':'ok','op':'claim','worker':2,'inc':0,'req':1,'rows':1,'job':1,'"
+         "lib_id':'u1'}\n"
+         "{'seq':4,'t':11,'type':'fault','fault':'stall_beyond_lease','worker':2,'inc':0,'job':1}\n"
+         "{'seq':5,'t':3000,'type':'ok','op':'claim','worker':0,'inc':0,'req':2,'rows':1,'job':1,'"
+         "lib_id':'u1'}\n"
+         "{'seq':6,'t':3100,'type':'invoke','op':'complete','worker':2,'inc':0,'req':3,'job':1}\n"
+         "{'seq':7,'t':3101,'type':'ok','op':'complete','worker':2,'inc':0,'req':3,'job':1,'rows':"
+         "1}\n"
+         "{'seq':8,'t':3200,'type':'ok','op':'claim','worker':1,'inc':0,'req':4,'rows':0}\n"
+         "{'seq':9,'t':3700,'type':'ok','op':'claim','worker':1,'inc':0,'req':5,'rows':0}\n"
+         "{'seq':10,'t':4200,'type':'ok','op':'claim','worker':1,'inc':0,'req':6,'rows':0}\n"
+         "{'seq':11,'t':4700,'type':'ok','op':'claim','worker':1,'inc':0,'req':7,'rows':0}\n"
+         "{'seq':12,'type':'snapshot','job':1,'state':'done','attempt':2}\n"
+         "{'seq':13,'type':'witness','wid':1,'session':'qchaos-enq.0','change':'insert','row':'u1',"
+         "'new_state':'created','txid':40,'server_ms':1000}\n"
+         "{'seq':14,'type':'witness','wid':2,'session':'qchaos-w2.0','change':'update','row':'u1','"
+         "old_state':'created','new_state':'active','txid':41,'server_ms':1010}\n"
+         "{'seq':15,'type':'witness','wid':3,'session':'qchaos-w0.0','change':'delete','row':'u1','"
+         "old_state':'active','txid':50,'server_ms':2500}\n"
+         "{'seq':16,'type':'witness','wid':4,'session':'qchaos-w0.0','change':'insert','row':'u1','"
+         "new_state':'retry','txid':50,'server_ms':2500}\n"
+         "{'seq':17,'type':'witness','wid':5,'session':'qchaos-w0.0','change':'update','row':'u1','"
+         "old_state':'retry','new_state':'active','txid':51,'server_ms':3000}\n"
+         "{'seq':18,'type':'witness','wid':6,'session':'qchaos-w2.0','change':'update','row':'u1','"
+         "old_state':'active','new_state':'completed','txid':52,'server_ms':3100}\n"
+         "{'seq':19,'type':'note','note':'witness','rows':6,'complete':true}\n"
+         "{'seq':20,'type':'end','drained':true}\n");
+    FILE *f = tmpfile();
+    ck_assert_ptr_nonnull(f);
+    qc__library_md(f, &h);
+    rewind(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    ck_assert_msg(strstr(buf, "## Library behaviour") != NULL, "%s", buf);
+    ck_assert_msg(strstr(buf, "pg-boss 10.4.2") != NULL, "%s", buf);
+    ck_assert_msg(strstr(buf, "1 stalled workers: 1 stale completes / fails honoured after "
+                              "another worker claimed the job again") != NULL,
+                  "%s", buf);
+    ck_assert_msg(strstr(buf, "witness row 6 (qchaos-w2.0: active -\\> completed)") != NULL, "%s",
+                  buf);
+    ck_assert_msg(strstr(buf, "witness row 5 (qchaos-w0.0: retry -\\> active)") != NULL, "%s", buf);
+    ck_assert_msg(strstr(buf, "no kill_after_claim fault") != NULL, "%s", buf);
+    ck_assert_msg(strstr(buf, "median 2.0, max 2.0 polls per second per worker") != NULL, "%s",
+                  buf);
+    qc_history_fini(&h);
+    /* not an adapter run: no section */
+    memset(&h, 0, sizeof h);
+    load(&h, HDR LOST_ACK_BODY ROW_INSERT ROW_CLAIM ROW_COMPLETE NOTE_DONE END);
+    f = tmpfile();
+    qc__library_md(f, &h);
+    ck_assert_int_eq(ftell(f), 0);
+    fclose(f);
+    qc_history_fini(&h);
+}
+END_TEST
+
+/* Minion's shape: worker 0's session repairs the killed worker 1's job
+ * (active -> failed, failed -> inactive, declared as the library's own),
+ * then claims it (inactive -> active): the claim is that row, not the
+ * repair's. */
+START_TEST(test_adapter_claim_not_a_declared_library_change)
+{
+    qc_history h;
+    qc_check c;
+    const char *ledger =
+        "{'type':'header','seed':1,'lease_ms':4000,'model':'lease','workers':2,'jobs':1,"
+        "'witness':{'table':'m.minion_jobs','id':'id','state':'state','token':null,"
+        "'owner':'worker','library':'active>failed,failed>inactive'}}\n"
+        "{'seq':1,'type':'ok','op':'enqueue','worker':-1,'req':0,'job':1,'rows':1,'lib_id':'9'}\n"
+        "{'seq':2,'t':10,'type':'ok','op':'claim','worker':1,'inc':0,'req':1,'rows':1,'job':1,"
+        "'lib_id':'9'}\n"
+        "{'seq':3,'t':11,'type':'fault','fault':'kill_after_claim','worker':1,'inc':0,'job':1}\n"
+        "{'seq':4,'t':5000,'type':'ok','op':'claim','worker':0,'inc':0,'req':2,'rows':1,'job':1,"
+        "'lib_id':'9'}\n"
+        "{'seq':5,'t':5100,'type':'invoke','op':'complete','worker':0,'inc':0,'req':3,'job':1}\n"
+        "{'seq':6,'t':5101,'type':'ok','op':'complete','worker':0,'inc':0,'req':3,'job':1,"
+        "'rows':1}\n"
+        "{'seq':7,'type':'snapshot','job':1,'state':'done','attempt':2}\n"
+        "{'seq':8,'type':'witness','wid':1,'session':'qchaos-enq.0','change':'insert','row':'9',"
+        "'new_state':'inactive','txid':1}\n"
+        "{'seq':9,'type':'witness','wid':2,'session':'qchaos-w1.0','change':'update','row':'9',"
+        "'old_state':'inactive','new_state':'active','txid':2}\n"
+        "{'seq':10,'type':'witness','wid':3,'session':'qchaos-w0.0','change':'update','row':'9',"
+        "'old_state':'active','new_state':'failed','txid':3}\n"
+        "{'seq':11,'type':'witness','wid':4,'session':'qchaos-w0.0','change':'update','row':'9',"
+        "'old_state':'failed','new_state':'inactive','txid':4}\n"
+        "{'seq':12,'type':'witness','wid':5,'session':'qchaos-w0.0','change':'update','row':'9',"
+        "'old_state':'inactive','new_state':'active','txid':5}\n"
+        "{'seq':13,'type':'witness','wid':6,'session':'qchaos-w0.0','change':'update','row':'9',"
+        "'old_state':'active','new_state':'finished','txid':6}\n"
+        "{'seq':14,'type':'note','note':'witness','rows':6,'complete':true}\n"
+        "{'seq':15,'type':'end','drained':true}\n";
+
+    memset(&h, 0, sizeof h);
+    load(&h, ledger);
+    ck_assert_int_eq(h.ev[ev_seq(&h, 4)->w_ev].seq, 12);
+    ck_assert_int_eq(h.ev[ev_seq(&h, 6)->w_ev].seq, 13);
+    qc_history_fini(&h);
+    run(qc_check_witness_agrees, ledger, &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_msg(strstr(c.summary, "declared in its file): 2") != NULL, "%s", c.summary);
+    free(c.v);
+    run(qc_check_witness_owner, ledger, &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    free(c.v);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("witness");
@@ -698,6 +956,10 @@ static Suite *suite(void)
     TCase *o = tcase_create("owner");
     tcase_set_timeout(o, 30);
     tcase_add_test(o, test_owner_stale_session_accepted_fails);
+    tcase_add_test(o, test_adapter_library_rows_by_lib_id_and_own_expiry);
+    tcase_add_test(o, test_adapter_stale_complete_honoured_fails_owner);
+    tcase_add_test(o, test_library_behaviour_rows_cite_witness);
+    tcase_add_test(o, test_adapter_claim_not_a_declared_library_change);
     tcase_add_test(o, test_owner_owner_completes_passes);
     tcase_add_test(o, test_owner_tokenless_protocol_judged_by_session);
     tcase_add_test(o, test_double_complete_from_witness_fails_with_rows);

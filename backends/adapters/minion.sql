@@ -7,6 +7,12 @@
 -- qchaos's job id is args->0->>'qc_id'.
 -- Witness (shared/DESIGN.md): table qchaos_minion.minion_jobs, id id, state
 -- state, owner worker (the token is (id, retries)).
+-- Minion's own changes, in whichever worker's session runs repair
+-- (Backend/Pg.pm repair: a job of a worker without heartbeat for
+-- missing_after is failed 'Worker went away' by fail_job -> _update,
+-- active -> failed, then auto_retry_job -> retry_job, failed -> inactive,
+-- a second statement; a worker's own fail retries the same way):
+-- witness: library=active>failed,failed>inactive
 -- engine: postgres
 -- model: adapter
 -- description: Minion 10.25 (Debian libminion-perl) through its own worker (Minion::Worker->run), schema qchaos_minion

@@ -8,6 +8,11 @@
 -- Witness (shared/DESIGN.md): table qchaos_pgboss.job, id id, state state,
 -- owner started_on (pg-boss has no token and no owner column; every fetch
 -- writes started_on = now(), which the adapter reports as the claim's token).
+-- pg-boss's own expiry (boss.js expire -> plans.js failJobsByTimeout ->
+-- failJobs) runs in every worker process (supervise) and moves an expired
+-- active job by DELETE and re-INSERT (retry or failed) in one statement: the
+-- delete is the library's own change, the insert the same transaction's.
+-- witness: library=active>NULL
 -- engine: postgres
 -- model: adapter
 -- description: pg-boss 10.4.2 through its own worker loop (boss.work), schema qchaos_pgboss
