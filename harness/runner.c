@@ -32,6 +32,7 @@
 #include <stdatomic.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1619,8 +1620,9 @@ setup_done:
     double start = qc_clock_ms();
     int drained = 0, timed_out = 0;
     double drained_at = 0;
-    double sched_wait_s = 0; /* how long the schedule held its actors after the chaos phase */
-    int sched_free_at = 0;   /* the schedule was done, released or abandoned */
+    double sched_wait_s = 0; /* s: how long the schedule held its actors after the chaos
+                                phase (at most 120) */
+    int sched_done = 0;      /* the schedule was done, released or abandoned */
     monitor_sample m = {0};
     while (!atomic_load(&sh.stop)) {
         qc_clock_sleep_ms((double)s->monitor_interval_ms);
@@ -1685,14 +1687,13 @@ setup_done:
          * hold timeout abandons it first, and the drain timeout counts
          * from then on (issue 12: a two-statement claim held by a script
          * was judged a lost job). */
-        if (!drained && sched != NULL && !qc_sched_settled(sched) && !sched_free_at)
-            sched_wait_s = el - (s->duration_s > 0 ? s->duration_s : 0) > 120.0
-                               ? 120.0
-                               : el - (s->duration_s > 0 ? s->duration_s : 0);
-        else if (sched != NULL)
-            sched_free_at = 1;
-        if (!drained && chaos_over &&
-            el >= s->duration_s + (sched_wait_s > 0 ? sched_wait_s : 0) + s->drain_timeout_s) {
+        if (sched != NULL && !sched_done) {
+            if (qc_sched_settled(sched))
+                sched_done = 1;
+            else if (chaos_over)
+                sched_wait_s = fmin(120.0, el - s->duration_s);
+        }
+        if (!drained && chaos_over && el >= s->duration_s + sched_wait_s + s->drain_timeout_s) {
             timed_out = 1;
             break;
         }
