@@ -41,6 +41,7 @@
 #include "gate.h"
 #include "mutation.h"
 #include "shrink.h"
+#include "replay.h"
 #include "runner.h"
 #include "shard.h"
 #include "summary.h"
@@ -125,7 +126,11 @@ static void run_help(void)
            "                     (as 'qchaos summary'; JSON in OUT/summary.json)\n"
            "  --replay RUNDIR    run RUNDIR's run again (its scenario, protocol, seed, workers,\n"
            "                     jobs), imposing the order in which its actors passed the\n"
-           "                     protocol's points (results in RUNDIR/replay-N)\n"
+           "                     protocol's points (results in RUNDIR/replay-N); where\n"
+           "                     overlapping actions diverge, other orders they allow\n"
+           "                     are tried, a whole run each\n"
+           "  --replay-attempts N  at most N runs for one --replay (default 10; 1: the\n"
+           "                     ledger's order only)\n"
            "  --shard I/N        be process I of N driving one run on one database (--dsn;\n"
            "                     PostgreSQL): workers I, I+N, ... and every N-th job; shard 0\n"
            "                     sets up, reaps and snapshots; then 'qchaos audit' merges\n"
@@ -514,15 +519,35 @@ static int64_t first_job(json_t *root, const char *name, int *failed)
     return INT64_MIN;
 }
 
-/* Says, per checker that failed in the original run, whether the replay
- * failed it again on the same job. */
-static void replay_compare(const char *orig_dir, const char *new_dir)
+/* Whether checker name is in the comma list (NULL: every checker is). */
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p != NULL && *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        const char *e = p;
+        while (*e && *e != ',' && *e != ' ')
+            e++;
+        if ((size_t)(e - p) == n && !strncmp(p, name, n))
+            return 1;
+        p = e;
+    }
+    return list == NULL;
+}
+
+/* Says (unless quiet), per checker that failed in the original run,
+ * whether the replay failed it again on the same job.  Returns 1 when
+ * every one did (and there was one), else 0; with only (a comma list: a
+ * mutant's expected checkers), the return counts those checkers alone
+ * when the original failed any of them. */
+static int replay_compare(const char *orig_dir, const char *new_dir, int quiet, const char *only)
 {
     char p1[1300], p2[1300];
     json_t *a, *b;
     size_t i;
     json_t *c;
-    int same = 0, differ = 0;
+    int same = 0, differ = 0, same_only = 0, differ_only = 0;
 
     snprintf(p1, sizeof p1, "%s/results.json", orig_dir);
     snprintf(p2, sizeof p2, "%s/results.json", new_dir);
@@ -531,7 +556,7 @@ static void replay_compare(const char *orig_dir, const char *new_dir)
     if (a == NULL || b == NULL) {
         json_decref(a);
         json_decref(b);
-        return;
+        return 0;
     }
     json_array_foreach(json_object_get(a, "checkers"), i, c)
     {
@@ -543,11 +568,18 @@ static void replay_compare(const char *orig_dir, const char *new_dir)
         int64_t j1 = first_job(a, name, &f1), j2 = first_job(b, name, &f2);
         if (f2 && j1 == j2) {
             same++;
-            printf("qchaos: replay: %s failed again on job %lld, as in %s\n", name,
+            if (in_list(only, name))
+                same_only++;
+            if (!quiet)
+                printf("qchaos: replay: %s failed again on job %lld, as in %s\n", name,
                    (long long)j2, orig_dir);
         } else {
             differ++;
-            if (f2)
+            if (in_list(only, name))
+                differ_only++;
+            if (quiet)
+                ;
+            else if (f2)
                 printf("qchaos: replay: %s failed, but first on job %lld (the original: job "
                        "%lld)\n", name, (long long)j2, (long long)j1);
             else
@@ -555,17 +587,20 @@ static void replay_compare(const char *orig_dir, const char *new_dir)
                        "%lld)\n", name, (long long)j1);
         }
     }
-    if (same + differ == 0)
+    if (same + differ == 0 && !quiet)
         printf("qchaos: replay: the original run had no failing checker\n");
     json_decref(a);
     json_decref(b);
+    if (only != NULL && same_only + differ_only > 0)
+        return same_only > 0 && differ_only == 0;
+    return same > 0 && differ == 0;
 }
 
 static int cmd_run(int argc, char **argv)
 {
     enum { O_DSN = 256, O_WORKER_DSN, O_PROTOCOL, O_WORKERS, O_JOBS, O_DURATION, O_SEED, O_OUT, O_KEEP,
            O_NOPROGRESS, O_ALLOW_INC, O_REPEAT,
-           O_FORCE, O_ALLOW_EXISTING, O_REPLAY, O_PROGRESS, O_SHARD };
+           O_FORCE, O_ALLOW_EXISTING, O_REPLAY, O_PROGRESS, O_SHARD, O_REPLAY_ATTEMPTS };
     static const struct option opts[] = {
         {"dsn", required_argument, 0, O_DSN}, {"worker-dsn", required_argument, 0, O_WORKER_DSN},         {"protocol", required_argument, 0, O_PROTOCOL},
         {"workers", required_argument, 0, O_WORKERS}, {"jobs", required_argument, 0, O_JOBS},
@@ -577,6 +612,7 @@ static int cmd_run(int argc, char **argv)
         {"force", no_argument, 0, O_FORCE},
         {"allow-existing", no_argument, 0, O_ALLOW_EXISTING},
         {"replay", required_argument, 0, O_REPLAY},
+        {"replay-attempts", required_argument, 0, O_REPLAY_ATTEMPTS},
         {"progress", required_argument, 0, O_PROGRESS},
         {"shard", required_argument, 0, O_SHARD},
         {0, 0, 0, 0}};
@@ -585,6 +621,7 @@ static int cmd_run(int argc, char **argv)
     memcpy(run_typed, argv, (size_t)argc * sizeof *run_typed);
     const char *dsn = NULL, *worker_dsn = NULL, *protocol = NULL, *out = NULL, *seed = NULL, *duration = NULL;
     const char *replay = NULL;
+    long replay_attempts = 10;
     double progress_s = 0;
     long workers = -1, jobs = -1, repeat_n = 0;
     int keep = 0, noprogress = 0, allow_inc = 0, force = 0, allow_existing = 0, c;
@@ -625,6 +662,14 @@ static int cmd_run(int argc, char **argv)
             break;
         case O_FORCE: force = 1; break;
         case O_REPLAY: replay = optarg; break;
+        case O_REPLAY_ATTEMPTS: {
+            char *end;
+            errno = 0;
+            replay_attempts = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || replay_attempts < 1 || replay_attempts > 1000)
+                return die(2, "--replay-attempts expects a number of runs 1..1000");
+            break;
+        }
         case O_SHARD: {
             qc_err serr = {0};
             if (qc_shard_parse(optarg, &shard_index, &shard_count, &serr) != 0)
@@ -645,6 +690,8 @@ static int cmd_run(int argc, char **argv)
     char base_dir[1024] = "", scenario[4096];
     replay_src rp;
     memset(&rp, 0, sizeof rp);
+    if (replay == NULL && replay_attempts != 10)
+        return die(2, "--replay-attempts goes with --replay RUNDIR");
     if (replay != NULL) {
         if (repeat_n > 0 || workers > 0 || jobs >= 0 || duration != NULL)
             return die(2, "--replay runs the earlier run as it was: it takes no --repeat, "
@@ -778,6 +825,27 @@ static int cmd_run(int argc, char **argv)
      * not a pass, whose exact command is printed. */
     uint64_t first_seed = o.sc.seed;
     int code = 0;
+    qc_replay_search *search = NULL;
+    char expect_buf[512] = "";
+    const char *expect = NULL;
+    if (replay != NULL) {
+        qc_sched_entry *ents = NULL;
+        int nents = 0;
+        if (qc_sched_load_replay(o.replay, &ents, &nents, &err) != 0)
+            return die(2, err.msg);
+        search = qc_replay_search_new(ents, nents, replay_attempts);
+        free(ents);
+        if (search == NULL)
+            return die(3, "out of memory");
+        /* a mutant's expected checkers are what the search must reproduce
+         * (its header's expect:), any other protocol's every failing one */
+        qc_protocol *pr = NULL;
+        qc_err perr = {0};
+        if (qc_protocol_load(o.sc.protocol, QC_PARAM_DOLLAR, &pr, &perr) == 0 && pr->expect)
+            snprintf(expect_buf, sizeof expect_buf, "%s", pr->expect);
+        qc_protocol_destroy(pr);
+        expect = expect_buf[0] ? expect_buf : NULL;
+    }
     long runs = repeat_n > 0 ? repeat_n : 1;
     for (long k = 0; k < runs; k++) {
         o.sc.seed = first_seed + (uint64_t)k;
@@ -788,11 +856,33 @@ static int cmd_run(int argc, char **argv)
         repeat = qc_cli_repeat_line(prog_name, argc, run_typed, opts, o.sc.seed, o.out_dir);
         o.argv_line = repeat;
         memset(&err, 0, sizeof err);
+        if (search != NULL)
+            o.replay_entries = qc_replay_search_order(search, &o.replay_nentries);
         code = qc_run(&o, &err);
         if ((code == 2 || code == 3 || code == 5) && err.msg[0])
             fprintf(stderr, "qchaos: %s\n", err.msg);
+        if (search != NULL && (code == 0 || code == 1 || code == 4) && !qc_interrupted) {
+            /* the replay search (replay.h): another order of the actions
+             * that overlapped, while the run is not reproduced */
+            char ledger[1300], why[600];
+            snprintf(ledger, sizeof ledger, "%s/ledger.jsonl", o.out_dir);
+            int again = qc_replay_search_next(search, ledger,
+                                              replay_compare(replay, o.out_dir, 1, expect), why,
+                                              sizeof why);
+            if (again) {
+                printf("qchaos: replay search: %s\n", why);
+                k--; /* the same run again, in the new order */
+                continue;
+            }
+            if (why[0])
+                printf("qchaos: replay search: stopped after %d attempts: %s\n",
+                       qc_replay_search_attempts(search), why);
+            else if (qc_replay_search_attempts(search) > 1)
+                printf("qchaos: replay search: attempt %d reproduced the run\n",
+                       qc_replay_search_attempts(search));
+        }
         if (replay != NULL && (code == 0 || code == 1 || code == 4))
-            replay_compare(replay, o.out_dir);
+            replay_compare(replay, o.out_dir, 0, NULL);
         if (code != 0 || qc_interrupted) {
             if (repeat_n > 0 && code != 0)
                 fprintf(stderr, "qchaos: --repeat stopped at seed %" PRIu64 " (run %ld of %ld, exit %d); "
@@ -808,6 +898,7 @@ static int cmd_run(int argc, char **argv)
         repeat_summary(out, o.sc.name, first_seed, o.sc.seed);
     qc_odbc_global_fini();
     free(repeat);
+    qc_replay_search_free(search);
     return code;
 }
 

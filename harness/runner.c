@@ -491,6 +491,7 @@ typedef struct feeder {
     long backlog;        /* > 0: keep this many jobs not yet done during the chaos
                             phase (--duration) instead of the [feed] bursts */
     int started;
+    long conns;        /* connections it opened (qc_seed_session) */
     qc_conn_slot slot; /* the feeder's connection, for cancel_all */
 } feeder;
 
@@ -506,13 +507,16 @@ static int feed_jobs(feeder *f, qc_conn **c, long count, long first_index, long 
         if (!*c) {
             if (qc_open_conn(sh->drv, f->dsn, 0, sh->stmt_timeout_ms, c, &err) != 0) {
                 *c = NULL;
-            } else if (qc_witness_is_on(sh->sc) &&
-                       qc_witness_name_session(sh->drv, *c, sh->proto->engine, "qchaos-feeder",
-                                               &err) != 0) {
-                sh->drv->close(*c); /* an unnamed session's rows would be a stranger's */
-                *c = NULL;
             } else {
-                qc_slot_publish(&f->slot, *c);
+                qc_seed_session(sh->drv, *c, sh->sc->seed, -2, f->conns++);
+                if (qc_witness_is_on(sh->sc) &&
+                    qc_witness_name_session(sh->drv, *c, sh->proto->engine, "qchaos-feeder",
+                                            &err) != 0) {
+                    sh->drv->close(*c); /* an unnamed session's rows would be a stranger's */
+                    *c = NULL;
+                } else {
+                    qc_slot_publish(&f->slot, *c);
+                }
             }
         }
         if (!*c) {
@@ -1069,7 +1073,12 @@ static int make_schedule(const qc_run_opts *o, const qc_protocol *proto, int txn
     if (o->replay == NULL && s->nsteps == 0 && !s->explore_pct)
         return 0;
     if (o->replay != NULL) {
-        if ((rc = qc_sched_load_replay(o->replay, &v, &n, err)) != 0)
+        if (o->replay_entries != NULL) {
+            n = o->replay_nentries;
+            if ((v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v)) == NULL)
+                return qc_err_set(err, QC_ENOMEM, "out of memory");
+            memcpy(v, o->replay_entries, (size_t)n * sizeof *v);
+        } else if ((rc = qc_sched_load_replay(o->replay, &v, &n, err)) != 0)
             return rc;
         if (!ledger_has_end(o->replay)) {
             /* a ledger cut short (a killed harness, a truncated file): its
@@ -1449,6 +1458,9 @@ setup_done:
             s->seed, s->name, proto->path, s->workers, s->jobs);
     qc_progress_phase(prog, QC_PHASE_ENQUEUE);
     qc_progress_attach(prog, NULL, &enqueued);
+    /* the control session's random() is seeded too: an enqueue drawing on
+     * it replays (qc_seed_session) */
+    qc_seed_session(d, ctl, s->seed, -4, shard);
     if (s->adapter_command[0]) {
         rc = qc_adapter_enqueue(lb, s->jobs, 1, &job_ids, &njob_ids, err);
         qc_adapter_enqueuer_stop();

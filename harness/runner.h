@@ -20,6 +20,10 @@ typedef struct qc_run_opts {
     const char *argv_line;/* the command line, for "repeat with" */
     const char *replay;   /* --replay: the earlier run's ledger.jsonl whose order of points
                              this run imposes again (harness/sched.h), or NULL */
+    const struct qc_sched_entry *replay_entries; /* with replay: the order to impose, when
+                             not the ledger's own (the replay search, replay.h); NULL: the
+                             ledger's; borrowed for the run */
+    int replay_nentries;
     int shard_index;      /* --shard I/N: this process is shard I of N (shard.h); */
     int shard_count;      /* 0 or 1: the whole run in this process */
 } qc_run_opts;

@@ -63,6 +63,7 @@ struct qc_sched {
     char source[512];
     char why[1024];
     char released[1024];     /* why the script's race could not be set up; "" */
+    int div_entry;           /* replay: the entry at which it diverged, -1: none */
 };
 
 static const char *step_points[] = {"claim", "complete", "renew", "fail", "reap"};
@@ -234,6 +235,7 @@ qc_sched *qc_sched_new(qc_sched_mode mode, const qc_sched_entry *entries, int n,
     s->hold_ms = hold_timeout_ms > 0 ? hold_timeout_ms : 10000;
     s->lb = lb;
     s->granted = NONE;
+    s->div_entry = -1;
     s->moved = s->created = qc_clock_ms();
     snprintf(s->source, sizeof s->source, "%s", source ? source : "");
     for (int i = 0; i < n; i++) {
@@ -310,6 +312,12 @@ static void abandon(qc_sched *s, const char *why)
     json_object_set_new(e, "note", json_string("schedule abandoned"));
     json_object_set_new(e, "worker", json_integer(-3));
     json_object_set_new(e, "error", json_string(why));
+    if (s->div_entry >= 0) {
+        /* where a replay diverged, for the replay search (replay.h) */
+        json_object_set_new(e, "replay_entry", json_integer(s->div_entry));
+        json_object_set_new(e, "replay_seq", json_integer(s->e[s->div_entry].where));
+        json_object_set_new(e, "replay_consumed", json_integer(s->consumed));
+    }
     record(s, e);
     pthread_cond_broadcast(&s->cv);
 }
@@ -431,6 +439,8 @@ static void watch(qc_sched *s)
                      what, s->a[i].at);
             abandon(s, why);
         } else if (now - s->moved > (double)s->hold_ms) {
+            if (s->mode == QC_SCHED_REPLAY)
+                s->div_entry = k; /* the replay search may try another order here */
             entry_text(s, k, what, sizeof what);
             snprintf(why, sizeof why, "%s did not come within %ld ms (%s was at %s)", what,
                      s->hold_ms, s->e[k].actor == QC_SCHED_REAPER ? "the reaper" : "the worker",
@@ -610,6 +620,7 @@ void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
             else
                 snprintf(why, sizeof why, "replay diverged: %s expected, the worker passed %s%s",
                          what, point, jb);
+            s->div_entry = hit;
             abandon(s, why);
             pthread_mutex_unlock(&s->mu);
             return;
@@ -625,6 +636,11 @@ void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
         snprintf(why, sizeof why,
                  "replay diverged: %s: w%d passed %s out of turn (the ledger has it later)",
                  s->source, actor, point);
+        for (int k = s->cursor; k < s->n; k++)
+            if (s->state[k] == 0 && idx(s, s->e[k].actor) == i) {
+                s->div_entry = k; /* the entry it should have waited for */
+                break;
+            }
         abandon(s, why);
         pthread_mutex_unlock(&s->mu);
         return;

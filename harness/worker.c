@@ -176,6 +176,27 @@ int qc_open_conn(const qc_driver *d, const char *dsn, int no_prepare, long timeo
     return 0;
 }
 
+void qc_seed_session(const qc_driver *d, qc_conn *c, uint64_t seed, long who, long inc)
+{
+    char v[40];
+    const char *params[1] = {v};
+    qc_result r = {0};
+    qc_err e = {0};
+
+    if (d == NULL || c == NULL || strcmp(d->name, "pg"))
+        return;
+    /* splitmix64 of (seed, who, inc): 53 bits -> [-1, 1) */
+    uint64_t x = seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(who + 3)) ^
+                 (0xbf58476d1ce4e5b9ull * (uint64_t)(inc + 1));
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    snprintf(v, sizeof v, "%.17g", (double)(x >> 11) / 4503599627370496.0 - 1.0);
+    (void)d->exec(c, 0, 0, "SELECT setseed($1::float8)", 1, params, &r, &e);
+    qc_result_clear(&r);
+}
+
 static void drop_conn(qc_worker *w, int abrupt)
 {
     w->in_txn = 0; /* the server rolls an open transaction back */
@@ -211,6 +232,7 @@ static int ensure_conn(qc_worker *w)
                          &err) == 0 &&
             qc_witness_name_actor(sh->drv, w->conn, sh->sc, sh->proto->engine, w->id, w->inc,
                                   &err) == 0) {
+            qc_seed_session(sh->drv, w->conn, sh->sc->seed, w->id, w->inc * 1000L + w->reconnects++);
             qc_slot_publish(&w->slot, w->conn);
             return 0;
         }
@@ -1149,6 +1171,7 @@ static void *worker_main(void *arg)
         free(jobs);
         return NULL;
     }
+    qc_seed_session(sh->drv, w->conn, sc->seed, w->id, w->inc * 1000L + w->reconnects++);
     qc_slot_publish(&w->slot, w->conn);
     atomic_fetch_add(&sh->connected, 1);
     publish_pid(w);

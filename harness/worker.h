@@ -47,6 +47,17 @@ void qc_slot_cancel(qc_conn_slot *s, const qc_driver *d);
 int qc_open_conn(const qc_driver *d, const char *dsn, int no_prepare, long timeout_ms,
                  qc_conn **out, qc_err *err);
 
+/* Seeds the session's server-side random() (PostgreSQL: setseed) from the
+ * run's seed and who the session is (who: a worker id, -1 the reaper, -2
+ * the feeder; inc: its incarnation / connection count), so that a protocol
+ * drawing on random() (a sampled claim, a random retry jitter) makes the
+ * same draws when the run is replayed in the same order (issue 12).  The
+ * value is a function of (seed, who, inc) alone, in [-1, 1).  A no-op on
+ * engines without a session seed (MariaDB's RAND() takes its seed per
+ * call; ODBC drivers: nothing is sent).  Errors are ignored: an unseeded
+ * session only makes a replay less exact.  Thread-safe (c is the caller's). */
+void qc_seed_session(const qc_driver *d, qc_conn *c, uint64_t seed, long who, long inc);
+
 typedef struct qc_shared {
     /* read-only after the threads start */
     const qc_scenario *sc;
@@ -98,6 +109,7 @@ typedef struct qc_shared {
 typedef struct qc_worker {
     int id;          /* 0..workers-1; the reaper is -1 */
     int inc;         /* incarnation: bumped when the worker is "restarted" */
+    long reconnects; /* connections it opened (seeds each session's random(): qc_seed_session) */
     qc_shared *sh;
     qc_conn *conn;
     qc_rng rng;

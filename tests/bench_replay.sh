@@ -3,11 +3,13 @@
 # (the scenario of its header, seeds 1..3), then R replays of that run
 # (qchaos run --replay): how many fail the same expected checker on the
 # same first job.  Prints a line per mutant and the totals.
-#   tests/bench_replay.sh DSN [R]
+#   tests/bench_replay.sh DSN [R [NAME...]]   (NAMEs: only those mutants)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 dsn=${1:?usage: tests/bench_replay.sh DSN [R]}
 R=${2:-10}
+shift 2 2>/dev/null || shift $#
+only=" $* "
 work=${BENCH_DIR:-$(mktemp -d /tmp/qchaos-replay.XXXXXX)}
 mkdir -p "$work"
 q=./qchaos
@@ -21,6 +23,7 @@ jobs_cap() {
 }
 for m in backends/postgres/mutants/*.sql; do
   name=$(basename "$m" .sql)
+  [ "$only" = "  " ] || [[ "$only" == *" $name "* ]] || continue
   scen=$(sed -n 's/^-- scenario: *//p' "$m" | head -1)
   expect=$(sed -n 's/^-- expect: *//p' "$m" | head -1 | tr -d ' ')
   [ -n "$scen" ] || continue

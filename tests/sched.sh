@@ -105,6 +105,30 @@ for k in 1 2; do
     "replay: exclusive_claim failed again on job $first" \
     "$q" run --replay "$work/free" --dsn "$dsn" --no-progress
 done
+# replay of a protocol that draws on the server's random(): each session's
+# random() is seeded from the run's seed, so the same jobs are drawn
+# (enqueue_phantom_done stores about 1% of its jobs done at enqueue)
+run scenarios/kill_after_claim.ini --protocol $P/mutants/enqueue_phantom_done.sql --jobs 300 \
+  --seed 3 --out "$work/rand" >"$work/rand.log" 2>&1
+lost=$(jq -r '[.checkers[] | select(.name=="no_lost_jobs") | .violations[].job] | join(",")' \
+  "$work/rand/results.json")
+if [ -z "$lost" ]; then
+  bad "enqueue_phantom_done seed 3 drew no phantom job (no_lost_jobs did not fail)"
+else
+  ok "enqueue_phantom_done seed 3: phantom jobs $lost"
+  "$q" run --replay "$work/rand" --dsn "$dsn" --no-progress --out "$work/rand-r" \
+    >"$work/rand-r.log" 2>&1
+  again=$(jq -r '[.checkers[] | select(.name=="no_lost_jobs") | .violations[].job] | join(",")' \
+    "$work/rand-r/results.json" 2>/dev/null)
+  if [ "$again" = "$lost" ]; then
+    ok "replay of enqueue_phantom_done: the same phantom jobs ($again)"
+  else
+    bad "replay of enqueue_phantom_done: phantom jobs '$again', the run had '$lost'"
+    tail -n 5 "$work/rand-r.log"
+  fi
+fi
+expect "--replay-attempts without --replay is refused" 2 "goes with --replay" \
+  "$q" run scenarios/default.ini --replay-attempts 3 --dsn "$dsn" --no-progress
 expect "replay with another protocol is refused" 2 "the ledger was recorded with protocol" \
   "$q" run --replay "$work/free" --protocol $P/skip_locked.sql --dsn "$dsn" --no-progress
 expect "replay of a folder without a ledger is refused" 2 "no ledger.jsonl there" \

@@ -1,0 +1,218 @@
+/*
+ * check_replay.c - unit tests of the replay search (harness/replay.c): the
+ * orders it tries where a replay diverged, how it judges progress, and
+ * when it stops.  The attempts' ledgers are written by hand: a replay run
+ * is the e2e test's part (tests/sched.sh).
+ *
+ * The entries: w0 a (seq 1), w1 b (seq 2), w0 c (seq 3), w1 d (seq 4),
+ * w2 e (seq 5): w0's action ending at c ran while w1's ending at b ended.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../harness/replay.h"
+
+static qc_sched_entry ents[5];
+
+static void setup(void)
+{
+    static const int actor[5] = {0, 1, 0, 1, 2};
+    static const char *point[5] = {"claim.before", "claim.1", "claim.1", "claim.after",
+                                   "claim.before"};
+    memset(ents, 0, sizeof ents);
+    for (int i = 0; i < 5; i++) {
+        ents[i].actor = actor[i];
+        snprintf(ents[i].point, sizeof ents[i].point, "%s", point[i]);
+        ents[i].job = INT64_MIN;
+        ents[i].where = i + 1;
+    }
+}
+
+/* A ledger of an attempt: diverged at seq (or not at all, seq < 0). */
+static void ledger(const char *path, long seq, long consumed)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "{\"type\":\"header\",\"seed\":1}\n");
+    fprintf(f, "{\"type\":\"invoke\",\"worker\":0,\"op\":\"claim\",\"seq\":1}\n");
+    if (seq >= 0)
+        fprintf(f,
+                "{\"type\":\"note\",\"note\":\"schedule abandoned\",\"worker\":-3,\"error\":"
+                "\"replay diverged\",\"replay_entry\":2,\"replay_seq\":%ld,"
+                "\"replay_consumed\":%ld,\"seq\":9}\n",
+                seq, consumed);
+    fclose(f);
+}
+
+/* The order's seqs as a string ("1 3 2 4 5"). */
+static const char *seqs(const qc_replay_search *rs)
+{
+    static char buf[64];
+    int n;
+    const qc_sched_entry *o = qc_replay_search_order(rs, &n);
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++)
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%ld", i ? " " : "", o[i].where);
+    return buf;
+}
+
+static char path[64];
+
+static void mkpath(void)
+{
+    snprintf(path, sizeof path, "/tmp/qchaos-check-replay-%d.jsonl", (int)getpid());
+}
+
+START_TEST(test_first_attempt_is_the_ledger_order)
+{
+    qc_replay_search *rs = qc_replay_search_new(ents, 5, 10);
+    ck_assert_str_eq(seqs(rs), "1 2 3 4 5");
+    ck_assert_int_eq(qc_replay_search_attempts(rs), 0);
+    qc_replay_search_free(rs);
+}
+END_TEST
+
+START_TEST(test_moves_the_diverging_action_ahead_then_later)
+{
+    char msg[600];
+    mkpath();
+    qc_replay_search *rs = qc_replay_search_new(ents, 5, 10);
+    /* attempt 1 diverged at w0's c (seq 3): c goes right after w0's a,
+     * ahead of w1's b, which ended while c's action ran */
+    ledger(path, 3, 2);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_str_eq(seqs(rs), "1 3 2 4 5");
+    ck_assert_ptr_nonnull(strstr(msg, "w0 claim.1 (seq 3) now before w1 claim.1 (seq 2)"));
+    /* attempt 2 diverged at c again, earlier in its order: no progress;
+     * the next move of the same base: c one place later (behind d) */
+    ledger(path, 3, 1);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_str_eq(seqs(rs), "1 2 4 3 5");
+    /* attempt 3 got further (diverged at e, the last place): it is the new
+     * base; e has no earlier action of w2 and nothing after it */
+    ledger(path, 5, 4);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    /* e's only move: to the very start (w2's first action) */
+    ck_assert_str_eq(seqs(rs), "5 1 2 4 3");
+    ck_assert_int_eq(qc_replay_search_attempts(rs), 3);
+    qc_replay_search_free(rs);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_moves_an_earlier_action_of_the_same_request)
+{
+    char msg[600];
+    /* w0: a (1), x (3), c (5); w1's b (2) and d (4) ended in between */
+    ents[2].actor = 0;
+    ents[3].actor = 1;
+    ents[4].actor = 0;
+    mkpath();
+    qc_replay_search *rs = qc_replay_search_new(ents, 5, 10);
+    ledger(path, 5, 4); /* diverged at c (seq 5) */
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_str_eq(seqs(rs), "1 2 3 5 4"); /* c ahead of d */
+    ledger(path, 5, 3);                       /* no better */
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_str_eq(seqs(rs), "1 3 2 4 5"); /* x (w0's earlier action) ahead of b */
+    qc_replay_search_free(rs);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_stops_when_reproduced)
+{
+    char msg[600];
+    mkpath();
+    qc_replay_search *rs = qc_replay_search_new(ents, 5, 10);
+    ledger(path, 3, 2);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 1, msg, sizeof msg), 0);
+    ck_assert_str_eq(msg, "");
+    ck_assert_str_eq(seqs(rs), "1 2 3 4 5");
+    qc_replay_search_free(rs);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_stops_without_divergence)
+{
+    char msg[600];
+    mkpath();
+    qc_replay_search *rs = qc_replay_search_new(ents, 5, 10);
+    /* the ledger's own order ran to its end and did not reproduce: there is
+     * nothing to reorder */
+    ledger(path, -1, 0);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 0);
+    ck_assert_str_eq(msg, "");
+    qc_replay_search_free(rs);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_stops_at_max_attempts_and_when_no_move_is_left)
+{
+    char msg[600];
+    mkpath();
+    qc_replay_search *rs = qc_replay_search_new(ents, 5, 2);
+    ledger(path, 3, 2);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 0);
+    ck_assert_ptr_nonnull(strstr(msg, "2 attempts"));
+    qc_replay_search_free(rs);
+
+    rs = qc_replay_search_new(ents, 5, 10);
+    ledger(path, 3, 2);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    /* both moves of that base tried, neither got further */
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 0);
+    ck_assert_ptr_nonnull(strstr(msg, "no other order"));
+    qc_replay_search_free(rs);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_divergence_of_a_missing_or_clean_ledger)
+{
+    long seq, consumed;
+    mkpath();
+    unlink(path);
+    ck_assert_int_eq(qc_replay_divergence(path, &seq, &consumed), 0);
+    ck_assert_int_eq(seq, -1);
+    ledger(path, -1, 0);
+    ck_assert_int_eq(qc_replay_divergence(path, &seq, &consumed), 0);
+    ledger(path, 4, 3);
+    ck_assert_int_eq(qc_replay_divergence(path, &seq, &consumed), 1);
+    ck_assert_int_eq(seq, 4);
+    ck_assert_int_eq(consumed, 3);
+    unlink(path);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("replay");
+    TCase *t = tcase_create("search");
+    tcase_add_checked_fixture(t, setup, NULL);
+    tcase_add_test(t, test_first_attempt_is_the_ledger_order);
+    tcase_add_test(t, test_moves_the_diverging_action_ahead_then_later);
+    tcase_add_test(t, test_moves_an_earlier_action_of_the_same_request);
+    tcase_add_test(t, test_stops_when_reproduced);
+    tcase_add_test(t, test_stops_without_divergence);
+    tcase_add_test(t, test_stops_at_max_attempts_and_when_no_move_is_left);
+    tcase_add_test(t, test_divergence_of_a_missing_or_clean_ledger);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
