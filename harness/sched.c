@@ -64,6 +64,7 @@ struct qc_sched {
     char why[1024];
     char released[1024];     /* why the script's race could not be set up; "" */
     int div_entry;           /* replay: the entry at which it diverged, -1: none */
+    double anchor;           /* replay: ms (qc_clock_ms) the first entry was carried out, 0 */
 };
 
 static const char *step_points[] = {"claim", "complete", "renew", "fail", "reap"};
@@ -365,6 +366,8 @@ static void advance(qc_sched *s)
 static void consume(qc_sched *s, int k)
 {
     int i = idx(s, s->e[k].actor);
+    if (s->anchor == 0)
+        s->anchor = qc_clock_ms(); /* the replay's clock starts at its first point */
     s->state[k] = 1;
     s->consumed++;
     if (i != NONE)
@@ -477,7 +480,14 @@ static int may_go(qc_sched *s, int i)
          * their steps); only the reaper, which time drives, runs freely
          * when a script does not name it */
         return !s->a[i].named && i == s->nact - 1 && s->mode == QC_SCHED_SCRIPT;
-    return s->granted == NONE && s->cursor < s->n && idx(s, s->e[s->cursor].actor) == i;
+    if (s->granted != NONE || s->cursor >= s->n || idx(s, s->e[s->cursor].actor) != i)
+        return 0;
+    /* a replay does not run ahead of the earlier run's clock: an action
+     * begins no earlier (after the first point) than it began there, so
+     * a lease the earlier reaper found expired has expired, a delay has
+     * passed (decision 64) */
+    return s->mode != QC_SCHED_REPLAY || s->anchor == 0 ||
+           qc_clock_ms() - s->anchor >= s->e[s->cursor].start_ms;
 }
 
 static void wait_turn(qc_sched *s, int i)
@@ -721,6 +731,32 @@ static int by_seq(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* When the action ending at a point of actor (at t, ms of the earlier run)
+ * began: the t of the actor's previous point, as ms after the run's first
+ * point (0 for its first action, or when out of memory); then t is the
+ * actor's last point. */
+static double action_start(double **last_t, size_t *n, double *first_t, int actor, double t)
+{
+    size_t k = (size_t)(actor + 1);
+    double start = 0;
+    if (*first_t < 0)
+        *first_t = t;
+    if (k >= *n) {
+        size_t nn = k + 64;
+        double *v = realloc(*last_t, nn * sizeof *v);
+        if (v == NULL)
+            return 0;
+        for (size_t i = *n; i < nn; i++)
+            v[i] = -1;
+        *last_t = v;
+        *n = nn;
+    }
+    if ((*last_t)[k] >= 0)
+        start = (*last_t)[k] - *first_t;
+    (*last_t)[k] = t;
+    return start > 0 ? start : 0;
+}
+
 int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err *err)
 {
     FILE *f = fopen(path, "r");
@@ -773,6 +809,11 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
     free(line);
     /* lines may be out of seq order across threads */
     qsort(evs, nev, sizeof *evs, by_seq);
+    /* per actor (index actor + 1), the t of its last point: when its next
+     * action began; the first point's t is the zero */
+    double *last_t = NULL;
+    size_t nlast_t = 0;
+    double first_t = -1;
     for (size_t i = 0; i < nev; i++) {
         json_t *e = evs[i];
         const char *type = json_string_value(json_object_get(e, "type"));
@@ -800,6 +841,8 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
             v[cnt].job = INT64_MIN;
             v[cnt].nowait = 1;
             v[cnt].where = (long)json_integer_value(json_object_get(e, "seq"));
+            v[cnt].start_ms = action_start(&last_t, &nlast_t, &first_t, actor,
+                                           json_number_value(json_object_get(e, "t")));
             cnt++;
             continue;
         }
@@ -842,8 +885,11 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
         if (!strcmp(type, "ok") && json_integer_value(json_object_get(e, "rows")) > 1)
             v[cnt].job = INT64_MIN; /* a batch: the first row's job is enough to say */
         v[cnt].where = (long)json_integer_value(json_object_get(e, "seq"));
+        v[cnt].start_ms = action_start(&last_t, &nlast_t, &first_t, actor,
+                                       json_number_value(json_object_get(e, "t")));
         cnt++;
     }
+    free(last_t);
     for (size_t i = 0; i < nev; i++)
         json_decref(evs[i]);
     free(evs);

@@ -34,7 +34,9 @@
  *  - replay (--replay RUNDIR): the entries are the points of the earlier
  *    run's ledger, with the job each was passed for; an actor that reaches
  *    another point or job than the ledger says ends the replay (recorded:
- *    "replay diverged"), and everyone runs freely.
+ *    "replay diverged"), and everyone runs freely.  An entry is not granted
+ *    before its action began in the earlier run (start_ms after the first
+ *    point): the replay never runs ahead of that run's clock.
  *  - pct (explore = pct): PCT (Burckhardt et al., ASPLOS 2010): every actor
  *    gets a random priority from the seed, the highest-priority waiting actor
  *    is granted, and at depth-1 random action counts the running actor drops
@@ -76,6 +78,9 @@ typedef struct qc_sched_entry {
     int64_t job;       /* replay: the job the point was passed for; INT64_MIN: any;
                           QC_SCHED_ANY_JOB: any job, but not none (a script's "job") */
     int nowait;        /* replay of a `blocked` event: grant the action, do not wait for it */
+    double start_ms;   /* replay: when the action began in the earlier run (its actor's
+                          previous point), ms after the run's first point; it is not granted
+                          earlier in the replay (leases expire, delays pass as they did); 0 */
     long where;        /* scenario line (script) or ledger seq (replay), for messages */
 } qc_sched_entry;
 

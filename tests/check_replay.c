@@ -192,6 +192,44 @@ START_TEST(test_divergence_of_a_missing_or_clean_ledger)
 }
 END_TEST
 
+START_TEST(test_entries_carry_when_their_action_began)
+{
+    qc_sched_entry *v = NULL;
+    int n = 0;
+    qc_err err = {0};
+    mkpath();
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    /* lines out of seq order, as threads write them */
+    fputs("{\"type\":\"header\",\"seed\":1}\n"
+          "{\"type\":\"invoke\",\"worker\":1,\"op\":\"claim\",\"req\":1,\"seq\":2,\"t\":105.0}\n"
+          "{\"type\":\"invoke\",\"worker\":0,\"op\":\"claim\",\"req\":1,\"seq\":1,\"t\":100.0}\n"
+          "{\"type\":\"ok\",\"worker\":0,\"op\":\"claim\",\"req\":1,\"job\":7,\"rows\":1,"
+          "\"seq\":3,\"t\":130.5}\n"
+          "{\"type\":\"ok\",\"worker\":1,\"op\":\"claim\",\"req\":1,\"rows\":0,\"seq\":4,"
+          "\"t\":140.0}\n"
+          "{\"type\":\"effect\",\"worker\":0,\"job\":7,\"seq\":5,\"t\":150.25}\n",
+          f);
+    fclose(f);
+    ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
+    ck_assert_int_eq(n, 5);
+    /* w0 claim.before, w1 claim.before: first actions, begin at 0 */
+    ck_assert_int_eq(v[0].where, 1);
+    ck_assert(v[0].start_ms == 0 && v[1].start_ms == 0);
+    /* w0 claim.after began at its claim.before (t 100: the first point) */
+    ck_assert_str_eq(v[2].point, "claim.after");
+    ck_assert_int_eq(v[2].job, 7);
+    ck_assert(v[2].start_ms == 0);
+    /* w1 claim.after began at t 105: 5 ms after the first point */
+    ck_assert(v[3].start_ms == 5.0);
+    /* w0's effect began at its claim's answer, t 130.5 */
+    ck_assert_str_eq(v[4].point, "effect.after");
+    ck_assert(v[4].start_ms == 30.5);
+    free(v);
+    unlink(path);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("replay");
@@ -204,6 +242,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_stops_without_divergence);
     tcase_add_test(t, test_stops_at_max_attempts_and_when_no_move_is_left);
     tcase_add_test(t, test_divergence_of_a_missing_or_clean_ledger);
+    tcase_add_test(t, test_entries_carry_when_their_action_began);
     suite_add_tcase(s, t);
     return s;
 }
