@@ -16,16 +16,24 @@ typedef struct move {
 
 #define MAX_CANDS 8
 
+/* An order tried: where its attempt diverged, and the moves to try from it. */
+typedef struct state {
+    qc_sched_entry *order;
+    double rank;           /* how far it got: the place of the diverging entry (the same
+                              entry as its parent's, moved, is ranked below the parent) */
+    long seq;              /* the diverging entry's seq; -1: not diverged */
+    int place;
+    move cand[MAX_CANDS];
+    int ncand, next, expanded;
+} state;
+
 struct qc_replay_search {
-    qc_sched_entry *base;  /* the best order so far */
     qc_sched_entry *cur;   /* the order of the attempt running */
     int n;
-    long base_progress;    /* the place of the entry the base diverged at; -1: not run */
-    long base_seq;         /* and that entry's seq */
-    move cand[MAX_CANDS];
-    int ncand, next;
+    state *st;             /* every attempt's order, max_attempts at most */
+    int nst;
+    int parent;            /* the state cur was made from, -1: the ledger's order */
     int attempts, max_attempts;
-    int cur_is_base;
 };
 
 qc_replay_search *qc_replay_search_new(const qc_sched_entry *e, int n, int max_attempts)
@@ -34,19 +42,16 @@ qc_replay_search *qc_replay_search_new(const qc_sched_entry *e, int n, int max_a
     if (rs == NULL)
         return NULL;
     rs->n = n;
-    rs->base = malloc((size_t)(n > 0 ? n : 1) * sizeof *e);
+    rs->max_attempts = max_attempts > 0 ? max_attempts : 1;
     rs->cur = malloc((size_t)(n > 0 ? n : 1) * sizeof *e);
-    if (rs->base == NULL || rs->cur == NULL) {
+    rs->st = calloc((size_t)rs->max_attempts, sizeof *rs->st);
+    if (rs->cur == NULL || rs->st == NULL) {
         qc_replay_search_free(rs);
         return NULL;
     }
-    if (n > 0) {
-        memcpy(rs->base, e, (size_t)n * sizeof *e);
+    if (n > 0)
         memcpy(rs->cur, e, (size_t)n * sizeof *e);
-    }
-    rs->base_progress = -1;
-    rs->max_attempts = max_attempts > 0 ? max_attempts : 1;
-    rs->cur_is_base = 1;
+    rs->parent = -1;
     return rs;
 }
 
@@ -54,7 +59,9 @@ void qc_replay_search_free(qc_replay_search *rs)
 {
     if (rs == NULL)
         return;
-    free(rs->base);
+    for (int i = 0; rs->st != NULL && i < rs->nst; i++)
+        free(rs->st[i].order);
+    free(rs->st);
     free(rs->cur);
     free(rs);
 }
@@ -115,49 +122,63 @@ static void apply(qc_sched_entry *dst, const qc_sched_entry *src, int n, move m)
         dst[o++] = src[m.from];
 }
 
-static void describe(const qc_replay_search *rs, move m, char *buf, size_t n)
+static void describe(const qc_sched_entry *b, int n, move m, char *buf, size_t len)
 {
-    const qc_sched_entry *x = &rs->base[m.from];
+    const qc_sched_entry *x = &b[m.from];
     char who[16], other[16];
     qc_actor_name(x->actor, who, sizeof who);
     /* the entry it now comes before (to is an index without it) */
     int before = m.to < m.from ? m.to : m.to + 1;
-    if (before < rs->n) {
-        const qc_sched_entry *y = &rs->base[before];
+    if (before < n) {
+        const qc_sched_entry *y = &b[before];
         qc_actor_name(y->actor, other, sizeof other);
-        snprintf(buf, n, "%s %s (seq %ld) now before %s %s (seq %ld)", who, x->point, x->where,
+        snprintf(buf, len, "%s %s (seq %ld) now before %s %s (seq %ld)", who, x->point, x->where,
                  other, y->point, y->where);
     } else {
-        snprintf(buf, n, "%s %s (seq %ld) now last", who, x->point, x->where);
+        snprintf(buf, len, "%s %s (seq %ld) now last", who, x->point, x->where);
     }
 }
 
-/* The moves to try at the base's entry d (see replay.h). */
-static void candidates(qc_replay_search *rs, int d)
+/* The moves to try from state t, diverged at its entry d (see replay.h). */
+static void candidates(state *t, int n, int d)
 {
-    const qc_sched_entry *b = rs->base;
+    const qc_sched_entry *b = t->order;
     int actor = b[d].actor;
     int pos[5], np = 0;
 
-    rs->ncand = rs->next = 0;
+    t->ncand = t->next = 0;
+    t->expanded = 1;
     pos[np++] = d;
     for (int k = d - 1; k >= 0 && np < 5; k--)
         if (b[k].actor == actor)
             pos[np++] = k;
     /* an action ahead of what ended while it ran: entry pos[j] right after
-     * its actor's previous point pos[j+1] (the start of an actor's first
-     * action is its start: index 0) */
-    for (int j = 0; j < np && rs->ncand < MAX_CANDS - 1; j++) {
+     * its actor's previous point pos[j+1] (an actor's first action begins
+     * at its start: index 0) */
+    for (int j = 0; j < np && t->ncand < MAX_CANDS - 1; j++) {
         int from = pos[j], start = j + 1 < np ? pos[j + 1] + 1 : 0;
         if (j + 1 >= np && np == 5)
             break; /* four actions back is far enough */
         if (start < from)
-            rs->cand[rs->ncand++] = (move){from, start};
+            t->cand[t->ncand++] = (move){from, start};
     }
     /* the diverging action one place later: behind the next entry of
      * another actor */
-    if (d + 1 < rs->n && b[d + 1].actor != actor)
-        rs->cand[rs->ncand++] = (move){d, d + 1};
+    if (d + 1 < n && b[d + 1].actor != actor)
+        t->cand[t->ncand++] = (move){d, d + 1};
+}
+
+/* Whether order o is one an attempt already ran. */
+static int tried(const qc_replay_search *rs, const qc_sched_entry *o)
+{
+    for (int i = 0; i < rs->nst; i++) {
+        int same = 1;
+        for (int k = 0; k < rs->n && same; k++)
+            same = rs->st[i].order[k].where == o[k].where;
+        if (same)
+            return 1;
+    }
+    return 0;
 }
 
 int qc_replay_search_next(qc_replay_search *rs, const char *ledger, int reproduced, char *msg,
@@ -170,15 +191,14 @@ int qc_replay_search_next(qc_replay_search *rs, const char *ledger, int reproduc
     rs->attempts++;
     if (reproduced)
         return 0;
-    int diverged = qc_replay_divergence(ledger, &seq, &consumed);
-    if (!diverged) {
-        if (!rs->cur_is_base)
+    if (!qc_replay_divergence(ledger, &seq, &consumed)) {
+        if (rs->parent >= 0)
             snprintf(msg, msgn, "the replay did not diverge, and it did not fail the same way");
         return 0;
     }
     /* how far the attempt got: the place of the diverging entry in its
-     * order (a move shifts entries by a place or so; the count of entries
-     * consumed varies with blocked actions, the place does not) */
+     * order (the count of entries carried out varies with blocked actions,
+     * the place does not) */
     int d = -1;
     for (int i = 0; i < rs->n; i++)
         if (rs->cur[i].where == seq) {
@@ -189,28 +209,58 @@ int qc_replay_search_next(qc_replay_search *rs, const char *ledger, int reproduc
         snprintf(msg, msgn, "the diverging entry (seq %ld) is not in the order", seq);
         return 0;
     }
-    /* further: another entry diverged, at a later place (the same entry
-     * moved one place later is no progress) */
-    if (rs->cur_is_base || (seq != rs->base_seq && d > rs->base_progress)) {
-        if (!rs->cur_is_base)
-            memcpy(rs->base, rs->cur, (size_t)rs->n * sizeof *rs->cur);
-        rs->base_progress = d;
-        rs->base_seq = seq;
-        candidates(rs, d);
-    }
-    if (rs->next >= rs->ncand) {
-        snprintf(msg, msgn, "no other order of the overlapping actions is left to try");
-        return 0;
+    if (rs->nst < rs->max_attempts) {
+        state *t = &rs->st[rs->nst];
+        t->order = malloc((size_t)(rs->n > 0 ? rs->n : 1) * sizeof *t->order);
+        if (t->order == NULL) {
+            snprintf(msg, msgn, "out of memory");
+            return 0;
+        }
+        memcpy(t->order, rs->cur, (size_t)rs->n * sizeof *t->order);
+        t->seq = seq;
+        t->place = d;
+        t->rank = d;
+        if (rs->parent >= 0 && rs->st[rs->parent].seq == seq)
+            t->rank = rs->st[rs->parent].rank - 0.5; /* the same entry moved: not further */
+        rs->nst++;
     }
     if (rs->attempts >= rs->max_attempts) {
         snprintf(msg, msgn, "%d attempts made", rs->attempts);
         return 0;
     }
-    move m = rs->cand[rs->next++];
-    apply(rs->cur, rs->base, rs->n, m);
-    rs->cur_is_base = 0;
-    describe(rs, m, what, sizeof what);
-    snprintf(msg, msgn, "diverged at seq %ld (entry %d of %d, %ld carried out); attempt %d: %s",
-             seq, d + 1, rs->n, consumed, rs->attempts + 1, what);
-    return 1;
+    /* best first: the state that got furthest with a move left (the
+     * latest among equals), its next move not tried yet */
+    for (;;) {
+        int best = -1;
+        for (int i = 0; i < rs->nst; i++) {
+            state *t = &rs->st[i];
+            if (t->expanded && t->next >= t->ncand)
+                continue;
+            if (best < 0 || t->rank >= rs->st[best].rank)
+                best = i;
+        }
+        if (best < 0) {
+            snprintf(msg, msgn, "no other order of the overlapping actions is left to try");
+            return 0;
+        }
+        state *t = &rs->st[best];
+        if (!t->expanded)
+            candidates(t, rs->n, t->place);
+        if (t->next >= t->ncand)
+            continue;
+        move m = t->cand[t->next++];
+        apply(rs->cur, t->order, rs->n, m);
+        if (tried(rs, rs->cur))
+            continue;
+        rs->parent = best;
+        describe(t->order, rs->n, m, what, sizeof what);
+        char from[48] = "";
+        if (best != rs->nst - 1)
+            snprintf(from, sizeof from, " (from attempt %d's order)", best + 1);
+        snprintf(msg, msgn,
+                 "attempt %d diverged at seq %ld (entry %d of %d, %ld carried out); attempt "
+                 "%d%s: %s", rs->attempts, seq, d + 1, rs->n, consumed, rs->attempts + 1, from,
+                 what);
+        return 1;
+    }
 }
