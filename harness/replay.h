@@ -12,15 +12,17 @@
  * point for another job than the ledger says).
  *
  * The search tries the other orders those overlaps allow, one attempt (a
- * whole replay run) at a time, greedily: at the entry where an attempt
+ * whole replay run) at a time: at the entry where an attempt
  * diverged (actor X), it moves X's diverging action, or one of X's up to
  * three actions before it in the same request, to just after X's previous
  * point (ahead of every action that ended while it was in flight), or the
- * diverging action one place later; an attempt that gets further than the
- * best so far (more entries consumed before it diverged) becomes the base
- * for the next divergence.  It stops at the first attempt that fails the
- * original's failing checkers on the same first jobs, when no move is
- * left, or after max_attempts.  Every order it tries is a linearisation
+ * diverging action one place later.  Best first: each move is taken from
+ * the attempted order that got furthest (the latest place of its diverging
+ * entry; the same entry moved later is not further) among those with a
+ * move left, and an order already run is not run again.  It stops at the
+ * first attempt that fails the original's failing checkers (a mutant's
+ * expected ones) on the same first jobs, when no move is left, or after
+ * max_attempts.  Every order it tries is a linearisation
  * the earlier ledger allows (each moved action overlapped the actions it
  * passes), and every attempt is itself a scheduled run: its own ledger
  * replays exactly.

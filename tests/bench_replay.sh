@@ -12,7 +12,7 @@ shift 2 2>/dev/null || shift $#
 only=" $* "
 work=${BENCH_DIR:-$(mktemp -d /tmp/qchaos-replay.XXXXXX)}
 mkdir -p "$work"
-q=./qchaos
+q=${QC_QCHAOS_BIN:-./qchaos}
 total=0 good=0
 # a replay runs one action at a time: keep the runs small (at most JOBS jobs)
 JOBS=${JOBS:-200}
