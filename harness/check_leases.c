@@ -35,6 +35,17 @@
  *       the client's monotonic clock may be slewed apart) must be below
  *       lease_until.
  *
+ *   (c) a lease granted short: an OK claim whose lease_until is less than
+ *       half the lease it asked for (`:lease_ms`, the header's lease_ms,
+ *       judged only when the header says the claim reads it) after its own
+ *       server "now".  The lease began at a clock reading taken while the
+ *       claim ran, so it is at most lease_until - now + the claim's own
+ *       duration (client ms, invoke to answer) + the clock resolution; when
+ *       even that is below lease_ms / 2 the lease is short (a unit slip,
+ *       integer division: 600 ms -> 0 s).  Half, not all of it: a lease
+ *       rounded to the server's clock resolution or to whole seconds up to
+ *       a second short of a long lease is a protocol's choice.
+ *
  * Innocent explanations, and why they cannot raise this alarm:
  *   - a starved client: answers logged late only raise the upper bounds
  *     (both are taken at the answer), so fewer requests and reaps are
@@ -78,6 +89,7 @@
  * O(k * leases) in its k events.
  */
 #include "checkers.h"
+#include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -441,6 +453,34 @@ static int change_lease(qc_check *c, job_scan *js, const qc_history *h, size_t i
     return 0;
 }
 
+/* (c): an OK claim event i granted less than half its :lease_ms. */
+static void judge_grant(qc_check *c, const qc_history *h, size_t i, double res)
+{
+    const qc_event *e = &h->ev[i], *inv = qc__invoke_of(h, e);
+    int64_t seqs[2];
+    int ns = 0;
+
+    if (h->info.claim_reads_lease_ms != 1 || h->info.lease_ms <= 0 || !qc__has_time(e->now) ||
+        !qc__has_time(e->lease_until))
+        return;
+    double dur = 0;
+    if (inv != NULL && qc__has_time(inv->t) && qc__has_time(e->t) && e->t > inv->t)
+        dur = (e->t - inv->t) * (1.0 + CLOCK_DRIFT);
+    double most = e->lease_until - e->now + dur + res;
+    c->opportunities++;
+    if (most >= (double)h->info.lease_ms / 2.0)
+        return;
+    if (inv != NULL)
+        seqs[ns++] = inv->seq;
+    seqs[ns++] = e->seq;
+    qc__check_violation(c, e->job, seqs, ns,
+                        "job %lld: claim by worker %d (seq %lld) was granted a lease of %.0f ms "
+                        "(lease_until - its now; at most %.0f ms counting its %.0f ms in flight) "
+                        "where it asked for :lease_ms = %ld ms: the lease is short",
+                        (long long)e->job, e->worker, (long long)e->seq,
+                        (double)lround(e->lease_until - e->now), most, dur, h->info.lease_ms);
+}
+
 int qc_check_no_early_reap(const qc_history *h, qc_check *out)
 {
     qc__jobref *r = NULL;
@@ -475,6 +515,7 @@ int qc_check_no_early_reap(const qc_history *h, qc_check *out)
             const qc_event *e = &h->ev[r[b].ev];
             if (qc__is_claim(e)) {
                 rc = add_lease(&js, h, r[b].ev);
+                judge_grant(out, h, r[b].ev, res);
             } else if (e->op == QC_OP_REAP) {
                 size_t end = b + 1;
                 while (end < n && r[end].job == r[a].job)

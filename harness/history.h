@@ -226,6 +226,8 @@ typedef struct qc_run_info {
     double max_idle_polls_per_s;    /* bounded_idle_polling bounds; 0 unknown */
     long max_idle_pause_ms, max_pickup_ms;
     long max_wedged_ms;      /* worker_progress's bound (header "max_wedged_ms"); 0 unknown */
+    int claim_reads_lease_ms; /* header "claim_reads_lease_ms": 1 the claim step binds
+                                 :lease_ms, 0 not, -1 unknown (an older ledger) */
     int heartbeat;           /* header "heartbeat": 1 workers renew every lease/3
                                 while working, 0 not; -1 unknown */
     int sink_plain;          /* header "sink": 1 "plain" (every delivery applied),

@@ -193,6 +193,9 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "jobs", json_integer(s->jobs));
     json_object_set_new(h, "batch", json_integer(s->batch));
     json_object_set_new(h, "lease_ms", json_integer(s->lease_ms));
+    json_object_set_new(h, "claim_reads_lease_ms",
+                        json_boolean(proto->steps[QC_STEP_CLAIM].present &&
+                                     qc_protocol_reads(proto, QC_STEP_CLAIM, "lease_ms")));
     json_object_set_new(h, "max_attempts", json_integer(s->max_attempts));
     json_object_set_new(h, "reaper_interval_ms", json_integer(s->reaper_interval_ms));
     json_object_set_new(h, "statement_timeout_ms",

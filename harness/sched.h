@@ -78,10 +78,10 @@ typedef struct qc_sched_entry {
     int64_t job;       /* replay: the job the point was passed for; INT64_MIN: any;
                           QC_SCHED_ANY_JOB: any job, but not none (a script's "job") */
     int nowait;        /* replay of a `blocked` event: grant the action, do not wait for it */
+    long where;        /* scenario line (script) or ledger seq (replay), for messages */
     double start_ms;   /* replay: when the action began in the earlier run (its actor's
                           previous point), ms after the run's first point; it is not granted
                           earlier in the replay (leases expire, delays pass as they did); 0 */
-    long where;        /* scenario line (script) or ledger seq (replay), for messages */
 } qc_sched_entry;
 
 /* Checks a point name's grammar (see above).  Returns 0 when it is one,

@@ -1157,6 +1157,59 @@ START_TEST(test_no_early_reap_reap_before_renewed_lease_end_fails)
 }
 END_TEST
 
+/* Rule (c): a claim that reads :lease_ms (header) and grants less than
+ * half of it.  Job 17: asked 800 ms, granted 0 (lease_ms / 1000 in integer
+ * seconds); job 18: granted 300 of 800 but 150 ms in flight, so it may
+ * have been up to 451 ms long (not short); job 19: granted 5000. */
+#define GRANT_HEADER(reads)                                                                        \
+    "{'type':'header','seed':7,'lease_ms':800,'max_attempts':3,'reaper_interval_ms':500,"          \
+    "'recovery_slack_ms':2000,'batch':1,'claim_reads_lease_ms':" reads "}\n"
+#define GRANTS                                                                                     \
+    "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"                    \
+    "{'seq':2,'t':2,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,'job':17,"        \
+    "'token':'a','now':1000.25,'lease_until':1000.25}\n"                                           \
+    "{'seq':3,'t':10,'type':'invoke','op':'claim','worker':4,'inc':0,'req':1}\n"                   \
+    "{'seq':4,'t':160,'type':'ok','op':'claim','worker':4,'inc':0,'req':1,'rows':1,'job':18,"      \
+    "'token':'b','now':1160.5,'lease_until':1460.5}\n"                                             \
+    "{'seq':5,'t':170,'type':'invoke','op':'claim','worker':5,'inc':0,'req':1}\n"                  \
+    "{'seq':6,'t':171,'type':'ok','op':'claim','worker':5,'inc':0,'req':1,'rows':1,'job':19,"      \
+    "'token':'c','now':1171.5,'lease_until':6171.5}\n"
+
+START_TEST(test_no_early_reap_short_lease_grant_fails)
+{
+    qc_check c;
+
+    run(qc_check_no_early_reap, GRANT_HEADER("true") GRANTS, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 3);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 1, 2);
+    ck_assert_str_eq(c.v[0].msg, "job 17: claim by worker 3 (seq 2) was granted a lease of 0 ms "
+                                 "(lease_until - its now; at most 2 ms counting its 2 ms in "
+                                 "flight) where it asked for :lease_ms = 800 ms: the lease is "
+                                 "short");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_early_reap_short_lease_not_asked_is_not_judged)
+{
+    qc_check c;
+
+    /* a claim that does not read :lease_ms picks its own lease; an older
+     * ledger does not say */
+    run(qc_check_no_early_reap, GRANT_HEADER("false") GRANTS, &c);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_int_eq(c.opportunities, 0);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    free(c.v);
+    run(qc_check_no_early_reap, HEADER GRANTS, &c);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_int_eq(c.opportunities, 0);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_no_early_reap_reap_at_lease_end_passes)
 {
     qc_check c;
@@ -1628,6 +1681,8 @@ static Suite *faults_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_no_early_reap_reap_before_renewed_lease_end_fails);
     tcase_add_test(tc, test_no_early_reap_reap_at_lease_end_passes);
+    tcase_add_test(tc, test_no_early_reap_short_lease_grant_fails);
+    tcase_add_test(tc, test_no_early_reap_short_lease_not_asked_is_not_judged);
     tcase_add_test(tc, test_no_early_reap_complete_refused_before_lease_end_fails);
     tcase_add_test(tc, test_no_early_reap_renew_refused_then_complete_one_violation);
     tcase_add_test(tc, test_no_early_reap_lost_ack_retry_refused_passes);

@@ -198,10 +198,10 @@ START_TEST(test_script_order_is_enforced)
 {
     /* w0 starts slowly; without the schedule w1 would read and write
      * first.  The script: both read (claim.1), then both write. */
-    qc_sched_entry e[] = {{0, "claim.1", INT64_MIN, 0, 4},
-                          {1, "claim.1", INT64_MIN, 0, 5},
-                          {0, "claim.after", INT64_MIN, 0, 6},
-                          {1, "claim.after", INT64_MIN, 0, 7}};
+    qc_sched_entry e[] = {{0, "claim.1", INT64_MIN, 0, 4, 0},
+                          {1, "claim.1", INT64_MIN, 0, 5, 0},
+                          {0, "claim.after", INT64_MIN, 0, 6, 0},
+                          {1, "claim.after", INT64_MIN, 0, 7, 0}};
     qc_sched *s = qc_sched_new(QC_SCHED_SCRIPT, e, 4, 2, 1, 3, 200, 5000, NULL, "race.ini");
     actor_run a = {s, 0, claim_points, 100000, 0, 0}, b = {s, 1, claim_points, 0, 0, 0};
     run_two(&a, &b);
@@ -224,8 +224,8 @@ START_TEST(test_blocked_statement_lets_the_next_step_go)
 {
     /* w0's second statement gets no answer for 600 ms (a row lock); the
      * script's next step is w1's: it must not wait for w0's answer. */
-    qc_sched_entry e[] = {{0, "claim.after", INT64_MIN, 0, 4},
-                          {1, "claim.after", INT64_MIN, 0, 5}};
+    qc_sched_entry e[] = {{0, "claim.after", INT64_MIN, 0, 4, 0},
+                          {1, "claim.after", INT64_MIN, 0, 5, 0}};
     qc_sched *s = qc_sched_new(QC_SCHED_SCRIPT, e, 2, 2, 1, 3, 100, 5000, NULL, "lock.ini");
     actor_run a = {s, 0, claim_points, 0, 600000, 0}, b = {s, 1, claim_points, 0, 0, 0};
     run_two(&a, &b);
@@ -245,9 +245,9 @@ START_TEST(test_hold_that_never_comes_is_abandoned)
     /* w1 stops after its first point: the script's w1 claim.after can
      * never come.  The schedule gives up (naming the step's line) and w0
      * goes on: no hang. */
-    qc_sched_entry e[] = {{1, "claim.before", INT64_MIN, 0, 3},
-                          {1, "claim.after", INT64_MIN, 0, 9},
-                          {0, "claim.after", INT64_MIN, 0, 10}};
+    qc_sched_entry e[] = {{1, "claim.before", INT64_MIN, 0, 3, 0},
+                          {1, "claim.after", INT64_MIN, 0, 9, 0},
+                          {0, "claim.after", INT64_MIN, 0, 10, 0}};
     qc_sched *s = qc_sched_new(QC_SCHED_SCRIPT, e, 3, 2, 1, 3, 100, 300, NULL, "hold.ini");
     actor_run a = {s, 0, claim_points, 0, 0, 0}, b = {s, 1, claim_points, 0, 0, 1};
     run_two(&a, &b);
@@ -259,8 +259,8 @@ START_TEST(test_hold_that_never_comes_is_abandoned)
     qc_sched_free(s);
 
     /* the same with an actor that is alive but never gets there in time */
-    qc_sched_entry f[] = {{0, "claim.after", INT64_MIN, 0, 4},
-                          {1, "claim.after", INT64_MIN, 0, 5}};
+    qc_sched_entry f[] = {{0, "claim.after", INT64_MIN, 0, 4, 0},
+                          {1, "claim.after", INT64_MIN, 0, 5, 0}};
     s = qc_sched_new(QC_SCHED_SCRIPT, f, 2, 2, 1, 3, 100, 200, NULL, "slow.ini");
     actor_run c = {s, 0, claim_points, 700000, 0, 0}, d = {s, 1, claim_points, 0, 0, 0};
     run_two(&c, &d);
