@@ -452,11 +452,19 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         return 3;
     }
     /* --only: the correct protocols on the chosen mutants' own scenarios
-     * only (a quick check while working on one mutant) */
-    const char **only = calloc(nonly_all + 1, sizeof *only);
+     * and the battery scenarios that caught them (a policy mutant's own
+     * baseline need not be in the battery) only: a quick check while
+     * working on one mutant */
+    const char **only = calloc(2 * nonly_all + 1, sizeof *only);
+    char (*caught_paths)[PATH_MAX] = o->only ? calloc(n + 1, sizeof *caught_paths) : NULL;
     size_t nonly = 0;
     for (size_t i = 0; only && i < nonly_all; i++)
         only[nonly++] = only_all[i];
+    for (size_t i = 0; only && caught_paths && i < n && nonly < 2 * nonly_all; i++)
+        if (ms[i].caught_by[0]) {
+            snprintf(caught_paths[i], PATH_MAX, "%s/scenarios/%s", qc_datadir(), ms[i].caught_by);
+            only[nonly++] = caught_paths[i];
+        }
     for (size_t c = 0; c < ncr && !qc_interrupted; c++) {
         char out[PATH_MAX + 64], base[64];
         const char *b = strrchr(cr[c].protocol, '/');
@@ -609,6 +617,7 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     free(ms);
     free(fps_rows);
     free(only);
+    free(caught_paths);
     for (size_t i = 0; only_all && i < nonly_all; i++)
         free(only_all[i]);
     free(only_all);
