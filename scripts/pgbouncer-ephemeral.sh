@@ -66,6 +66,9 @@ pool_mode = transaction
 default_pool_size = $pool
 max_client_conn = $clients
 server_reset_query =
+; SHOW POOLS / SHOW SERVERS on the admin console (dbname=pgbouncer), for
+; benchmarks counting the server connections in use
+admin_users = $pguser
 ignore_startup_parameters = extra_float_digits,application_name,options
 logfile = $dir/pgbouncer.log
 pidfile = $dir/pgbouncer.pid
