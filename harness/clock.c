@@ -2,7 +2,7 @@
  * clock.c - monotonic time and interruptible sleeps for the harness.
  * Invariant: a flag set by qc_clock_stop wakes every sleeper watching it
  * at once (the stop bell below); a sleeping thread is never woken
- * otherwise, except every 100 ms to re-check its flag.
+ * otherwise, except once a second to re-check its flag.
  */
 #include "clock.h"
 
@@ -60,8 +60,10 @@ static void bell_init(void)
 }
 
 /* The most one wait on the bell lasts: a flag set without qc_clock_stop
- * is seen this late at worst. */
-#define BELL_SLICE_MS 100.0
+ * is seen this late at worst.  Not shorter: 1,000 idle workers sleeping
+ * up to their idle cap in 100 ms slices woke 10,000 times a second, which
+ * cost the harness about 0.2 of a core (issue 16, docs/decisions.md). */
+#define BELL_SLICE_MS 1000.0
 
 int qc_clock_sleep_until_stop(double ms, atomic_int *stop)
 {

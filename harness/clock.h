@@ -21,7 +21,7 @@ double qc_clock_epoch_ms(void);
 void qc_clock_sleep_ms(double ms);
 
 /* Sleeps up to ms, waking early once *stop becomes non-zero: at once when
- * it was set with qc_clock_stop, within 100 ms when set otherwise.  The
+ * it was set with qc_clock_stop, within a second when set otherwise.  The
  * sleeper waits on one process-wide condition variable (CLOCK_MONOTONIC)
  * that only qc_clock_stop signals, so a sleeping thread costs no wake-ups
  * (issue 16: 1,000 idle workers polling a flag every 10 ms woke 100,000

@@ -2,7 +2,7 @@
  * check_usage.c - the harness's own resources (issue 16, 1,000 workers):
  *   - the stop bell (clock.h): a thread in qc_clock_sleep_until_stop is
  *     woken by qc_clock_stop long before its sleep would end, sees a flag
- *     stored without the bell within its 100 ms slice, and sleeps its full
+ *     stored without the bell within its 1 s slice, and sleeps its full
  *     time (returning 0) when nobody stops it;
  *   - qc_usage_reserve_fds raises the soft open-files limit up to the hard
  *     one and refuses a need above the hard limit with both numbers named;
@@ -59,7 +59,7 @@ START_TEST(test_clock_stop_wakes_every_sleeper)
 }
 END_TEST
 
-/* A flag stored without the bell is still seen (the 100 ms slices). */
+/* A flag stored without the bell is still seen (the 1 s slices). */
 START_TEST(test_clock_plain_store_seen_within_slices)
 {
     atomic_int flag = 0;
