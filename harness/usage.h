@@ -9,8 +9,8 @@
 #ifndef QC_USAGE_H
 #define QC_USAGE_H
 
-#include <jansson.h>
 #include "err.h"
+#include <jansson.h>
 
 /* One reading.  user_s / sys_s: CPU seconds this process has used since it
  * started (all threads); wall_ms: qc_clock_ms() (monotonic ms) when read;
