@@ -23,7 +23,7 @@ HDRS := $(wildcard harness/*.h backends/*.h reports/*.h)
 TEST_SRC := $(wildcard tests/check_*.c)
 TEST_BIN := $(TEST_SRC:.c=)
 
-.PHONY: all check test unit asan tsan clean install format mutation fuzz fuzz-run bench-witness bench-proxy bench
+.PHONY: all check test unit asan tsan clean install format mutation fuzz fuzz-run bench-witness bench-proxy bench-pool bench
 
 all: qchaos
 
@@ -62,6 +62,11 @@ bench-witness: all
 # with no toxic (tests/bench_proxy.sh --help for its options).
 bench-proxy: all
 	tests/bench_proxy.sh
+# 1,000 workers through PgBouncer (issue 16): the harness's CPU, cores, CPU
+# per 1,000 jobs, peak RSS, idle polls and server connections used
+# (tests/bench_pool1000.sh says the rest; --workers N for another count).
+bench-pool: all
+	tests/bench_pool1000.sh
 # A benchmark, not a test (issue 16): pgbench against qchaos on one ephemeral
 # PostgreSQL, then the audit of generated ledgers; prints numbers and writes
 # results/bench/bench.json.  BENCH_FULL=1 for 128 and 256 workers and a

@@ -18,6 +18,7 @@
 #include "lint.h"
 #include "nemesis.h"
 #include "topology.h"
+#include "usage.h"
 #include "owner.h"
 #include "figures.h"
 #include "progress.h"
@@ -247,6 +248,8 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "sink", json_string(s->sink_idempotent ? "idempotent" : "plain"));
     json_object_set_new(h, "heartbeat", json_boolean(s->heartbeat));
     json_object_set_new(h, "pooler", json_string(s->pooler));
+    if (strcmp(s->pooler, "none"))
+        json_object_set_new(h, "pool_size", json_integer(s->pool_size));
     json_t *faults = json_object();
     for (int k = 1; k < QC_FAULT_COUNT; k++) {
         const qc_fault_spec *f = &s->faults[k];
@@ -624,12 +627,15 @@ static void cancel_all(qc_shared *sh, qc_worker *workers, int nworkers, qc_worke
 }
 
 /* Starts scripts/pgbouncer-ephemeral.sh in transaction pooling mode in
- * front of the server at dsn; its last stdout line is the pooler's conninfo. */
-static int pooler_start(const char *dir, const char *dsn, char *out, size_t n, qc_err *err)
+ * front of the server at dsn, accepting `clients` client connections over
+ * `pool` server connections; its last stdout line is the pooler's
+ * conninfo. */
+static int pooler_start(const char *dir, const char *dsn, long clients, long pool, char *out,
+                        size_t n, qc_err *err)
 {
     char cmd[3000];
-    snprintf(cmd, sizeof cmd, "'%s/scripts/pgbouncer-ephemeral.sh' start '%s' '%s'", qc_datadir(),
-             dir, dsn);
+    snprintf(cmd, sizeof cmd, "'%s/scripts/pgbouncer-ephemeral.sh' start '%s' '%s' %ld %ld",
+             qc_datadir(), dir, dsn, clients, pool);
     FILE *p = popen(cmd, "r");
     if (!p)
         return qc_err_set(err, QC_ECONN, "cannot run %s", cmd);
@@ -1292,6 +1298,18 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         code = 2;
         goto out;
     }
+    /* A descriptor per connection: each worker's (and its listen and
+     * proxy sockets), the reaper's, monitor, feeder, nemesis, ledger; the
+     * soft limit is raised, a hard limit too low is refused before
+     * anything starts. */
+    if ((rc = qc_usage_reserve_fds(qc_shard_share(s->workers, shard, nshards) *
+                                           (1 + proto->steps[QC_STEP_LISTEN].present +
+                                            3 * s->network.proxy) +
+                                       64,
+                                   NULL, err)) != 0) {
+        code = rc == QC_EINVAL ? 2 : 3;
+        goto out;
+    }
     qc_lint_print(stderr, s, proto); /* what the run will be blind to */
     if ((rc = qc_mkdirs(o->out_dir, err)) != 0) {
         code = 2;
@@ -1537,7 +1555,12 @@ setup_done:
             goto out;
         }
         snprintf(pooler_dir, sizeof pooler_dir, "%s/pgbouncer", eph.dir);
-        if (pooler_start(pooler_dir, dsn, pooler_dsn, sizeof pooler_dsn, err) != 0)
+        /* every worker's connection (and its listen connection), the
+         * reaper's, and room for incarnations whose old socket the pooler
+         * has not seen close yet */
+        long clients = s->workers * (proto->steps[QC_STEP_LISTEN].present ? 2 : 1) + 64;
+        if (pooler_start(pooler_dir, dsn, clients, s->pool_size, pooler_dsn, sizeof pooler_dsn,
+                         err) != 0)
             goto out;
         pooler_running = 1;
         app_dsn = pooler_dsn;
@@ -1587,6 +1610,10 @@ setup_done:
     qc_progress_attach(prog, &sh, &enqueued);
     qc_progress_phase(prog, QC_PHASE_CHAOS);
     qc_phase phase = QC_PHASE_CHAOS;
+    /* the harness's own CPU and memory from here (workers connecting
+     * included) to the workers' join: metrics.harness (usage.h) */
+    qc_usage use_start, use_drained = {0}, use_end;
+    qc_usage_now(&use_start);
     for (long i = 0; i < my_workers; i++) {
         if (actor->start(&workers[i], &sh, (int)(shard + i * nshards)) != 0) {
             qc_shared_fatal(&sh, QC_EIO, "cannot start worker threads");
@@ -1689,6 +1716,7 @@ setup_done:
                 qc_shard_set(d, ctl, shard, QC_SHARD_DRAINED, -1, &ignore);
             }
             if (s->idle_tail_s > 0) {
+                qc_usage_now(&use_drained); /* the idle tail's own cost */
                 json_t *e = json_object();
                 json_object_set_new(e, "type", json_string("note"));
                 json_object_set_new(e, "note", json_string("drained: idle tail begins"));
@@ -1714,7 +1742,7 @@ setup_done:
         }
     }
     atomic_store(&sh.chaos, 0);
-    atomic_store(&sh.stop, 1);
+    qc_clock_stop(&sh.stop);
     qc_sched_release(sched); /* nobody waits at a point once the run stops */
     if (sched != NULL) {
         int done_n, total_n, blocked_n;
@@ -1804,6 +1832,7 @@ setup_done:
         }
     }
     double elapsed = (qc_clock_ms() - start) / 1000.0;
+    qc_usage_now(&use_end);
 
     if (atomic_load(&sh.fatal)) {
         code = qc_err_exit_code(sh.fatal_code);
@@ -1937,6 +1966,9 @@ setup_done:
     json_object_set_new(mm, "reaped", json_integer(atomic_load(&sh.reaped)));
     json_object_set_new(mm, "drained", json_boolean(drained));
     json_object_set_new(mm, "interrupted", json_boolean(qc_interrupted != 0));
+    json_object_set_new(mm, "harness", qc_usage_json(&use_start, &use_end, atomic_load(&enqueued)));
+    if (use_drained.wall_ms > 0)
+        json_object_set_new(mm, "harness_idle_tail", qc_usage_json(&use_drained, &use_end, 0));
     json_object_set_new(metrics, "metrics", mm); /* the audit adds work_s and jobs_per_s */
     json_object_set_new(metrics, "description", json_string(s->description));
     json_t *planned = json_object();
@@ -1999,14 +2031,14 @@ out:
     qc_progress_stop(prog);
     free(table);
     if (workers && atomic_load(&sh.stop) == 0) {
-        atomic_store(&sh.stop, 1);
+        qc_clock_stop(&sh.stop);
         for (int i = 0; i < nstarted; i++)
             actor->join(&workers[i]);
         if (reaper_started)
             qc_worker_join(&reaper);
     }
     if (feed.started) {
-        atomic_store(&sh.stop, 1);
+        qc_clock_stop(&sh.stop);
         pthread_join(feed.thread, NULL);
     }
     qc_nemesis_join(&nem);

@@ -87,6 +87,7 @@ void qc_scenario_defaults(qc_scenario *s)
     s->pause_ms = 3000;
     s->pause_command[0] = '\0';
     snprintf(s->pooler, sizeof s->pooler, "none");
+    s->pool_size = 4;
     s->failover_at_s = s->switchover_at_s = s->unfenced_primary_at_s = 0;
     s->unfenced_ms = 2000;
     s->replica_lag_ms = 0;
@@ -459,10 +460,13 @@ static int handler(void *user, const char *section, const char *name, const char
             snprintf(s->pooler, sizeof s->pooler, "%s", value);
             return 1;
         }
+        LONGKEY("topology", "pool_size", pool_size, 1)
         CHOICEKEY("kind", replicated, "single", "replicated")
         CHOICEKEY("replication", replication_sync, "async", "sync")
         STRKEY("dir", topology_dir)
-        return fail(c, "unknown key '%s' in [%s] (expected pooler, kind, replication, dir)",
+        return fail(c,
+                    "unknown key '%s' in [%s] (expected pooler, pool_size, kind, replication, "
+                    "dir)",
                     name, section);
     }
     if (!strcmp(section, "network")) {
@@ -938,6 +942,13 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err)
         return qc_err_set(err, QC_EINVAL,
                           "%s: [nemesis] a run switches the primary once: give one of "
                           "failover_at_s, switchover_at_s, unfenced_primary_at_s",
+                          src);
+    if (strcmp(s->pooler, "none") && s->terminate_every_ms > 0)
+        return qc_err_set(err, QC_EINVAL,
+                          "%s: [nemesis] terminate_every_ms cannot run behind [topology] pooler: "
+                          "a worker's server session is not its own there (the pooler hands it "
+                          "to whichever client's transaction comes next), so ending it would "
+                          "end another worker's transaction",
                           src);
     if (s->replicated && (strcmp(s->pooler, "none") || s->restart_at_s > 0 || s->pause_at_s > 0))
         return qc_err_set(err, QC_EINVAL,

@@ -27,7 +27,7 @@
  *              pause_ms, pause_command, failover_at_s, switchover_at_s,
  *              unfenced_primary_at_s, unfenced_ms, replica_lag_ms,
  *              listen_close_every_ms, listen_terminate_every_ms
- *   [topology] pooler (none|pgbouncer), kind (single|replicated),
+ *   [topology] pooler (none|pgbouncer), pool_size, kind (single|replicated),
  *              replication (async|sync), dir
  *   [network]  proxy (on|off), latency_ms, jitter_ms, bandwidth, targets, lost_ack
  *              (client|proxy), partition, partition_at_ms,
@@ -117,6 +117,7 @@ typedef struct qc_scenario {
     long replica_lag_ms;     /* failover: the primary's walsender frozen this long first */
     /* [topology] */
     char pooler[32];         /* "none" or "pgbouncer" (transaction pooling) */
+    long pool_size;          /* the pooler's server connections (default_pool_size; 4) */
     int replicated;          /* kind = replicated: primary + streaming replica */
     int replication_sync;    /* replication = sync (only when qchaos starts the topology) */
     char topology_dir[512];  /* dir: a scripts/pg-replicated.sh folder; "" = the variable

@@ -11,6 +11,7 @@
 #include "worker.h"
 #include "witness.h"
 #include "clock.h"
+#include "usage.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,7 +27,7 @@ void qc_shared_fatal(qc_shared *sh, int code, const char *msg)
         atomic_store(&sh->fatal, 1);
     }
     pthread_mutex_unlock(&sh->fatal_mu);
-    atomic_store(&sh->stop, 1);
+    qc_clock_stop(&sh->stop);
 }
 
 static json_t *event(qc_worker *w, const char *type, const char *op, int64_t req)
@@ -1286,7 +1287,15 @@ int qc_worker_start(qc_worker *w, qc_shared *sh, int id)
     w->lb = qc_ledger_buf(sh->ledger);
     if (!w->lb)
         return QC_ENOMEM;
-    if (pthread_create(&w->thread, NULL, thread_main, w) != 0) {
+    /* a small stack: 1,000 workers must not reserve 8 GB (usage.h) */
+    pthread_attr_t attr;
+    int rc = pthread_attr_init(&attr);
+    if (rc == 0) {
+        if ((rc = pthread_attr_setstacksize(&attr, QC_WORKER_STACK_BYTES)) == 0)
+            rc = pthread_create(&w->thread, &attr, thread_main, w);
+        pthread_attr_destroy(&attr);
+    }
+    if (rc != 0) {
         atomic_store(&w->exited, 1);
         return QC_EIO;
     }

@@ -217,6 +217,33 @@ START_TEST(test_scenario_replicated_topology_keys)
 }
 END_TEST
 
+/* [topology] pool_size (issue 16): default 4, parsed, at least 1; the
+ * nemesis' session kills are refused behind a pooler (a worker's server
+ * session is not its own there), allowed without one. */
+START_TEST(test_scenario_pooler_pool_size_and_terminate_refused)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    qc_scenario_defaults(&s);
+    ck_assert_int_eq(s.pool_size, 4);
+    ck_assert_int_eq(load("[topology]\npooler = pgbouncer\npool_size = 8\n", &s, &err), 0);
+    ck_assert_str_eq(s.pooler, "pgbouncer");
+    ck_assert_int_eq(s.pool_size, 8);
+    ck_assert_int_eq(qc_scenario_validate(&s, &err), 0);
+    ck_assert_int_eq(load("[topology]\npool_size = 0\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":2: pool_size must be an integer >= 1, got '0'"), "got '%s'",
+                  err.msg);
+    ck_assert_int_eq(load("[topology]\npooler = pgbouncer\n[nemesis]\nterminate_every_ms = 500\n",
+                          &s, &err),
+                     0);
+    ck_assert_int_eq(qc_scenario_validate(&s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, "terminate_every_ms cannot run behind [topology] pooler"),
+                  "got '%s'", err.msg);
+    ck_assert_int_eq(load("[nemesis]\nterminate_every_ms = 500\n", &s, &err), 0);
+    ck_assert_int_eq(qc_scenario_validate(&s, &err), 0);
+}
+END_TEST
+
 /* Two-word and yes/no keys set their field both ways. */
 START_TEST(test_scenario_choice_and_bool_keys)
 {
@@ -586,6 +613,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_scenario_unknown_section_and_syntax_error_rejected);
     tcase_add_test(tc, test_scenario_nemesis_pause_keys);
     tcase_add_test(tc, test_scenario_replicated_topology_keys);
+    tcase_add_test(tc, test_scenario_pooler_pool_size_and_terminate_refused);
     tcase_add_test(tc, test_scenario_listen_keys_and_notify_faults);
     tcase_add_test(tc, test_scenario_choice_and_bool_keys);
     tcase_add_test(tc, test_scenario_missing_file_is_input_error);

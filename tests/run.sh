@@ -138,6 +138,10 @@ group_b() {
   # Sharded runs (issue 16): 4 processes merge into one process's verdicts
   # per scenario, a mutant's violation found across two ledgers (~45 s)
   step "sharded runs: --shard I/4 merged by qchaos audit (tests/shard.sh)" tests/shard.sh
+  # issue 16: 250 workers through PgBouncer (8 server sessions) with
+  # faults, the correct protocol PASSes; limits refused (~30 s)
+  step "250 workers through PgBouncer in transaction mode (tests/pooler_many.sh)" \
+    tests/pooler_many.sh
 }
 
 echo "== groups A (test binaries, TSan, ASan+UBSan, gate) and B (fuzz, mutation) side by side"
