@@ -79,6 +79,10 @@ static const gate_scenario battery[] = {
     {"stall_in_work.ini", "lease",
      "a worker frozen mid-work whose renew is refused carries on (exclusive_run)", 0, 0},
     {"grouped.ini", "lease", "a group run twice at once or out of order (group_*)", 0, 1},
+    {"scripts/group_head_race.ini", "lease",
+     "scripted: a claim past a group's head locked by a claim held before its commit "
+     "(group_exclusive, group_order)",
+     0, 1},
     {"network_lost_ack_fail.ini", "lease",
      "the proxy drops a committed complete's answer, the worker fails the job (effects_once)",
      1, 0},

@@ -1115,7 +1115,7 @@ static int make_schedule(const qc_run_opts *o, const qc_protocol *proto, int txn
             int actor;
             if (qc_actor_parse(s->steps[i].actor, &actor) != 0)
                 continue; /* checked at load */
-            if (!qc_point_in_protocol(s->steps[i].point, proto, txn_model)) {
+            if (!qc_point_in_protocol(s->steps[i].point, proto, txn_model, s->hold_claim_commit)) {
                 char msg[1400];
                 snprintf(msg, sizeof msg,
                          "%s:%d: step '%s %s' dropped: protocol %s has no such point (a step "

@@ -540,9 +540,10 @@ static int handler(void *user, const char *section, const char *name, const char
         LONGKEY("schedule", "pct_depth", pct_depth, 1)
         LONGKEY("schedule", "block_ms", block_ms, 10)
         LONGKEY("schedule", "hold_timeout_ms", hold_timeout_ms, 100)
+        BOOLKEY("hold_claim_commit", hold_claim_commit)
         return fail(c,
                     "unknown key '%s' in [%s] (expected step, explore, pct_depth, block_ms, "
-                    "hold_timeout_ms)",
+                    "hold_timeout_ms, hold_claim_commit)",
                     name, section);
     }
     if (!strcmp(section, "adapter")) {

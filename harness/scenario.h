@@ -146,6 +146,9 @@ typedef struct qc_scenario {
     long pct_depth;          /* priority changes + 1 (PCT's d); default 3 */
     long block_ms;           /* a statement without an answer this long is blocked; 300 */
     long hold_timeout_ms;    /* 0: derived (qc_scenario_hold_timeout_ms) */
+    int hold_claim_commit;   /* hold_claim_commit = yes: a claim of one statement runs in an
+                                explicit transaction with a "claim.commit" point before its
+                                COMMIT (sched.h, qc_claim_commit_held) */
     int worker_name_kept;    /* [policy] worker_name = kept: :worker is "w3" in every
                                 incarnation (pod and host names), not "w3.1" */
     /* [adapter] (docs/adapters.md): "" command = thread workers on the protocol file */

@@ -121,7 +121,14 @@ static qc_step_id step_of(const char *point, size_t len)
     return QC_STEP_COUNT;
 }
 
-int qc_point_in_protocol(const char *point, const qc_protocol *p, int txn_model)
+int qc_claim_commit_held(const qc_protocol *p, int txn_model, int hold_claim_commit)
+{
+    const qc_step *st = &p->steps[QC_STEP_CLAIM];
+    return hold_claim_commit && !txn_model && st->present && st->nstmts == 1;
+}
+
+int qc_point_in_protocol(const char *point, const qc_protocol *p, int txn_model,
+                         int hold_claim_commit)
 {
     const char *dot = strchr(point, '.');
     qc_step_id id;
@@ -139,6 +146,7 @@ int qc_point_in_protocol(const char *point, const qc_protocol *p, int txn_model)
         return 1;
     if (!strcmp(dot, "commit"))
         return (st->nstmts > 1 && !st->autocommit) ||
+               (id == QC_STEP_CLAIM && qc_claim_commit_held(p, txn_model, hold_claim_commit)) ||
                (txn_model && (id == QC_STEP_COMPLETE || id == QC_STEP_FAIL));
     return atoi(dot) >= 1 && atoi(dot) < st->nstmts;
 }

@@ -89,11 +89,26 @@ typedef struct qc_sched_entry {
 int qc_point_check(const char *point, char *msg, size_t n);
 
 /* Whether protocol p has point (its step present, its statement number
- * below the step's count, a commit point on a step that has one).  A
- * script naming a point the protocol lacks drops that entry (a step of
- * one statement has no "claim.1"), so one script serves a protocol and
- * its mutants. */
-int qc_point_in_protocol(const char *point, const qc_protocol *p, int txn_model);
+ * below the step's count, a commit point on a step that has one, or
+ * "claim.commit" on a claim qc_claim_commit_held wraps).  A script naming
+ * a point the protocol lacks drops that entry (a step of one statement
+ * has no "claim.1"), so one script serves a protocol and its mutants.
+ * hold_claim_commit: the scenario's [schedule] hold_claim_commit. */
+int qc_point_in_protocol(const char *point, const qc_protocol *p, int txn_model,
+                         int hold_claim_commit);
+
+/* Whether the worker runs p's claim in an explicit transaction of its own
+ * (driver begin, the statement, point "claim.commit", driver commit), so
+ * that a schedule can hold a claim between its row locks and its commit:
+ * 1 when hold_claim_commit (the scenario's [schedule] key) is set, the
+ * protocol is not of the transaction model (whose claim transaction stays
+ * open until complete / fail) and its claim is one statement (a claim of
+ * several has its own claim.commit, or is autocommit by design and must
+ * stay so: wrapping its statements in one transaction would hold a lock
+ * the protocol lets go).  One statement under autocommit is its own
+ * transaction, so the wrap changes no lock, snapshot or visibility, only
+ * how long the commit may wait (docs/decisions.md).  Pure; thread-safe. */
+int qc_claim_commit_held(const qc_protocol *p, int txn_model, int hold_claim_commit);
 
 /* Parses "w3", "reaper" into *actor.  Returns 0, or -1. */
 int qc_actor_parse(const char *name, int *actor);

@@ -431,8 +431,53 @@ static int do_claim(qc_worker *w, claimed *out, int max)
         }
         w->in_txn = 1;
     }
-    if (request(w, QC_STEP_CLAIM, &p, INT64_MIN, NULL, &r, &req) != 0)
+    /* [schedule] hold_claim_commit: the claim's one statement in a
+     * transaction of the worker's own, with a "claim.commit" point before
+     * its COMMIT where a script can hold it (sched.h qc_claim_commit_held;
+     * docs/decisions.md: the same transaction autocommit gives it) */
+    int held = qc_claim_commit_held(sh->proto, sh->txn_model, sh->sc->hold_claim_commit);
+    if (held) {
+        qc_err err = {0};
+        if ((!w->conn || !sh->drv->is_ok(w->conn)) && ensure_conn(w) != 0)
+            return -1;
+        if (sh->drv->begin(w->conn, &err) != 0) {
+            drop_conn(w, 1);
+            return -1;
+        }
+        w->in_txn = 1;
+    }
+    if (request(w, QC_STEP_CLAIM, &p, INT64_MIN, NULL, &r, &req) != 0) {
+        if (held && w->in_txn) {
+            qc_err ignore = {0};
+            sh->drv->rollback(w->conn, &ignore);
+            w->in_txn = 0;
+        }
         return -1;
+    }
+    if (held && w->in_txn) {
+        /* after the statement, before its COMMIT: the claim's rows are
+         * locked and its new state is not yet visible to anyone else */
+        qc_err cerr = {0};
+        w->cur_req = req;
+        w->cur_job = INT64_MIN;
+        hook_point(w, "claim.commit");
+        qc_sched_request(sh->sched, w->id, 1);
+        int crc = sh->drv->commit(w->conn, &cerr);
+        qc_sched_request(sh->sched, w->id, 0);
+        w->in_txn = 0;
+        if (crc != 0) {
+            /* the claim did not take effect (QC_EDB: rolled back) or may
+             * have (a lost connection: unknown) */
+            json_t *f = event(w, crc == QC_EDB ? "fail" : "info", "claim", req);
+            json_object_set_new(f, "error", json_string(cerr.msg));
+            emit(w, f, INT64_MIN);
+            atomic_fetch_add(&sh->errors, 1);
+            if (crc != QC_EDB)
+                drop_conn(w, 1);
+            qc_result_clear(&r);
+            return -1;
+        }
+    }
     if (w->in_txn && r.nrows == 0) {
         qc_err ignore = {0};
         sh->drv->rollback(w->conn, &ignore);

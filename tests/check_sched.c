@@ -73,15 +73,67 @@ START_TEST(test_points_a_protocol_has)
     qc_protocol *p = NULL;
     qc_err err = {0};
     ck_assert_int_eq(qc_protocol_parse("two.sql", two_step_claim, QC_PARAM_DOLLAR, &p, &err), 0);
-    ck_assert_int_eq(qc_point_in_protocol("claim.1", p, 0), 1);
-    ck_assert_int_eq(qc_point_in_protocol("claim.commit", p, 0), 1);
-    ck_assert_int_eq(qc_point_in_protocol("claim.2", p, 0), 0);   /* the last statement */
-    ck_assert_int_eq(qc_point_in_protocol("complete.1", p, 0), 0); /* one statement */
-    ck_assert_int_eq(qc_point_in_protocol("complete.commit", p, 0), 0);
-    ck_assert_int_eq(qc_point_in_protocol("complete.commit", p, 1), 1); /* transaction model */
-    ck_assert_int_eq(qc_point_in_protocol("reap.after", p, 0), 0); /* no reap step */
-    ck_assert_int_eq(qc_point_in_protocol("effect.after", p, 0), 1);
+    ck_assert_int_eq(qc_point_in_protocol("claim.1", p, 0, 0), 1);
+    ck_assert_int_eq(qc_point_in_protocol("claim.commit", p, 0, 0), 1);
+    ck_assert_int_eq(qc_point_in_protocol("claim.2", p, 0, 0), 0);   /* the last statement */
+    ck_assert_int_eq(qc_point_in_protocol("complete.1", p, 0, 0), 0); /* one statement */
+    ck_assert_int_eq(qc_point_in_protocol("complete.commit", p, 0, 0), 0);
+    ck_assert_int_eq(qc_point_in_protocol("complete.commit", p, 1, 0), 1); /* transaction model */
+    ck_assert_int_eq(qc_point_in_protocol("reap.after", p, 0, 0), 0); /* no reap step */
+    ck_assert_int_eq(qc_point_in_protocol("effect.after", p, 0, 0), 1);
+    /* a claim of several statements is never wrapped: it has its own commit */
+    ck_assert_int_eq(qc_claim_commit_held(p, 0, 1), 0);
     qc_protocol_destroy(p);
+}
+END_TEST
+
+static const char *one_step_claim =
+    "-- engine: postgres\n"
+    "-- name: setup\nSELECT 1;\n"
+    "-- name: teardown\nSELECT 1;\n"
+    "-- name: enqueue\nSELECT 1 AS job_id;\n"
+    "-- name: claim\n"
+    "UPDATE t SET x = 1 WHERE id = 1 RETURNING id AS job_id, 't' AS token, "
+    "1 AS lease_until_ms, 1 AS now_ms, 1 AS attempt, 'k' AS op_key, '' AS payload;\n"
+    "-- name: complete\nUPDATE t SET x = 2 WHERE id = :job_id;\n"
+    "-- name: snapshot\nSELECT 1 AS job_id, 'done' AS state, 1 AS attempt, 't' AS token;\n";
+
+static const char *autocommit_claim =
+    "-- engine: postgres\n"
+    "-- name: setup\nSELECT 1;\n"
+    "-- name: teardown\nSELECT 1;\n"
+    "-- name: enqueue\nSELECT 1 AS job_id;\n"
+    "-- name: claim\n"
+    "-- autocommit: yes\n"
+    "SELECT 1 AS job_id;\n"
+    "UPDATE t SET x = 1 WHERE id = :job_id RETURNING id AS job_id, 't' AS token, "
+    "1 AS lease_until_ms, 1 AS now_ms, 1 AS attempt, 'k' AS op_key, '' AS payload;\n"
+    "-- name: complete\nUPDATE t SET x = 2 WHERE id = :job_id;\n"
+    "-- name: snapshot\nSELECT 1 AS job_id, 'done' AS state, 1 AS attempt, 't' AS token;\n";
+
+/* [schedule] hold_claim_commit: a claim of one statement gets claim.commit;
+ * not under the transaction model, not without the key, never an
+ * autocommit claim of several statements (its locks must go between them). */
+START_TEST(test_hold_claim_commit_point)
+{
+    qc_protocol *p = NULL, *a = NULL;
+    qc_err err = {0};
+    ck_assert_int_eq(qc_protocol_parse("one.sql", one_step_claim, QC_PARAM_DOLLAR, &p, &err), 0);
+    ck_assert_int_eq(qc_point_in_protocol("claim.commit", p, 0, 0), 0);
+    ck_assert_int_eq(qc_point_in_protocol("claim.commit", p, 0, 1), 1);
+    ck_assert_int_eq(qc_point_in_protocol("claim.commit", p, 1, 1), 0); /* transaction model */
+    ck_assert_int_eq(qc_point_in_protocol("claim.1", p, 0, 1), 0);
+    ck_assert_int_eq(qc_point_in_protocol("complete.commit", p, 0, 1), 0);
+    ck_assert_int_eq(qc_claim_commit_held(p, 0, 1), 1);
+    ck_assert_int_eq(qc_claim_commit_held(p, 0, 0), 0);
+    ck_assert_int_eq(qc_claim_commit_held(p, 1, 1), 0);
+    ck_assert_int_eq(
+        qc_protocol_parse("auto.sql", autocommit_claim, QC_PARAM_DOLLAR, &a, &err), 0);
+    ck_assert_int_eq(qc_point_in_protocol("claim.1", a, 0, 1), 1);
+    ck_assert_int_eq(qc_point_in_protocol("claim.commit", a, 0, 1), 0);
+    ck_assert_int_eq(qc_claim_commit_held(a, 0, 1), 0);
+    qc_protocol_destroy(p);
+    qc_protocol_destroy(a);
 }
 END_TEST
 
@@ -115,6 +167,13 @@ START_TEST(test_schedule_section_errors_name_the_line)
     ck_assert_ptr_nonnull(strstr(err.msg, "ACTOR POINT"));
     ck_assert_int_ne(parse("[schedule]\nexplore = random\n", &s, &err), 0);
     ck_assert_ptr_nonnull(strstr(err.msg, "pct"));
+    ck_assert_int_eq(parse("[schedule]\nhold_claim_commit = yes\n", &s, &err), 0);
+    ck_assert_int_eq(s.hold_claim_commit, 1);
+    ck_assert_int_eq(parse("[schedule]\n", &s, &err), 0);
+    ck_assert_int_eq(s.hold_claim_commit, 0);
+    ck_assert_int_ne(parse("[schedule]\nhold_claim_commit = maybe\n", &s, &err), 0);
+    ck_assert_ptr_nonnull(strstr(err.msg, "race.ini:2"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "yes or no"));
     /* a worker the run does not have: the step's line */
     ck_assert_int_eq(parse("[workload]\nworkers = 2\n[schedule]\nstep = w0 claim.1\n"
                            "step = w2 claim.1\n",
@@ -357,6 +416,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_point_grammar);
     tcase_add_test(tc, test_point_of_event_names_what_the_worker_passes);
     tcase_add_test(tc, test_points_a_protocol_has);
+    tcase_add_test(tc, test_hold_claim_commit_point);
     tcase_add_test(tc, test_schedule_section_errors_name_the_line);
     tcase_add_test(tc, test_script_order_is_enforced);
     tcase_add_test(tc, test_blocked_statement_lets_the_next_step_go);

@@ -65,6 +65,32 @@ if jq -e '.checkers[] | select(.name == "retry_delay" and .verdict == "PASS" and
 else
   bad "retry_delay not PASS with opportunities in $work/c04-c/results.json"
 fi
+# hold_claim_commit: the one-statement group claim held between its lock
+# and its commit while another worker claims (breaker B20)
+expect "group head race on group_claims_past_locked_head: group_exclusive and group_order on g0" 1 \
+  "group_exclusive: group 'g0': job 1 claimed by worker 0 .* and job 3 by worker 2" \
+  run scenarios/scripts/group_head_race.ini \
+  --protocol $P/mutants/group_claims_past_locked_head.sql --seed 1 --out "$work/ghr-m"
+if jq -e '[.checkers[] | select(.name == "group_order" and .verdict == "FAIL")] | length == 1' \
+  "$work/ghr-m/results.json" >/dev/null 2>&1; then
+  ok "group_order FAILs on the mutant"
+else
+  bad "group_order not FAIL in $work/ghr-m/results.json"
+fi
+if grep -q '"type":"point","point":"claim.commit","worker":0' "$work/ghr-m/ledger.jsonl"; then
+  ok "the held claim's claim.commit point is in the ledger"
+else
+  bad "no claim.commit point of worker 0 in $work/ghr-m/ledger.jsonl"
+fi
+expect "group head race on group_fifo: pass, the schedule released at w2's empty claim" 0 \
+  "schedule released after 2 of 7 steps.*met an empty claim" \
+  run scenarios/scripts/group_head_race.ini --seed 1 --out "$work/ghr-c"
+if jq -e '[.checkers[] | select((.name == "group_exclusive" or .name == "group_order") and
+    .verdict == "PASS" and .opportunities > 0)] | length == 2' "$work/ghr-c/results.json" >/dev/null 2>&1; then
+  ok "group_exclusive and group_order PASS with opportunities on group_fifo"
+else
+  bad "group_exclusive / group_order not PASS with opportunities in $work/ghr-c/results.json"
+fi
 expect "a step waiting for a row lock is recorded as blocked and the next step goes" 1 \
   "5 of 5 steps carried out, 1 blocked" \
   run scenarios/scripts/lock_wait.ini --protocol $P/mutants/select_then_update.sql --seed 1 \
