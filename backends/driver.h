@@ -144,6 +144,23 @@ typedef struct qc_driver {
      * NULL for drivers whose engines have no LISTEN (ODBC: MariaDB, SQL
      * Server).  Owner thread only; never prints. */
     int (*wait_notify)(qc_conn *c, long timeout_ms, int *count, qc_err *err);
+    /* Runs one prepared statement n times (n >= 1) with n parameter sets,
+     * params[i * nparams + k] the k-th value of the i-th run, in one round
+     * trip: pg sends them all in libpq pipeline mode (PQenterPipelineMode,
+     * PostgreSQL 14+ libpq; any server of protocol 3) followed by one
+     * Sync, then reads the n answers in order.  Call it inside a
+     * transaction the caller opened (begin): without one, the server runs
+     * the n statements as one implicit transaction.  outs[0..n) get each
+     * run's rows (cleared first; the caller clears them).  Errors as exec,
+     * for the first run that failed (its index in *failed, else -1): after
+     * QC_EDB the later runs were not executed and the transaction is
+     * aborted (roll it back); QC_ECONN: outcome unknown.  NULL for drivers
+     * without pipelining (ODBC: the caller runs exec n times); pg with
+     * "prepare" off (a transaction-mode pooler) runs them one at a time
+     * too, so nothing depends on the pooler's handling of pipelines.
+     * Owner thread only; never prints. */
+    int (*exec_batch)(qc_conn *c, int stmt_id, const char *sql, int nparams, int n,
+                      const char *const *params, qc_result *outs, int *failed, qc_err *err);
 } qc_driver;
 
 extern const qc_driver qc_driver_pg;

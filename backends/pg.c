@@ -7,6 +7,8 @@
  * them) and then run with PQexecPrepared; parameters always travel as text,
  * never pasted into SQL.  Unprepared statements (setup, teardown, DDL) use
  * PQexecParams, i.e. the extended protocol, so one call is one command.
+ * exec_batch sends one prepared statement many times in pipeline mode
+ * (the enqueue of a chunk of jobs in one round trip, issue 16).
  *
  * Invariants:
  *   - a table entry exists only for a statement the server has confirmed
@@ -330,6 +332,88 @@ static int pg_exec(qc_conn *c, int stmt_id, int prepare, const char *sql, int np
     }
 }
 
+/* One statement n times in pipeline mode (driver.h exec_batch).  The
+ * statement is prepared first, outside the pipeline (ensure_prepared is a
+ * round trip of its own, once per connection); then n Bind/Execute pairs
+ * and one Sync go out (libpq flushes as its buffer fills and, when the
+ * socket would block, reads the server's answers meanwhile, so a long
+ * pipeline does not deadlock on full socket buffers), and the n answers
+ * are read in order.  After the first error the server skips to the Sync:
+ * the later runs answer PGRES_PIPELINE_ABORTED. */
+static int pg_exec_batch(qc_conn *c, int stmt_id, const char *sql, int nparams, int n,
+                         const char *const *params, qc_result *outs, int *failed, qc_err *err)
+{
+    const char *name = NULL;
+    int rc = 0, i, sent = 0, synced = 0;
+
+    *failed = -1;
+    for (i = 0; i < n; i++)
+        qc_result_clear(&outs[i]);
+    if (c->no_prepare || stmt_id < 0) {
+        for (i = 0; i < n && rc == 0; i++)
+            if ((rc = pg_exec(c, stmt_id, 1, sql, nparams, params + (size_t)i * (size_t)nparams,
+                              &outs[i], err)) != 0)
+                *failed = i;
+        return rc;
+    }
+    if ((rc = ensure_prepared(c, stmt_id, sql, nparams, &name, err)) != 0) {
+        *failed = 0;
+        return rc;
+    }
+    if (PQenterPipelineMode(c->pg) != 1) {
+        *failed = 0;
+        return map_error(c, NULL, err);
+    }
+    for (i = 0; i < n; i++) {
+        if (PQsendQueryPrepared(c->pg, name, nparams, params + (size_t)i * (size_t)nparams, NULL,
+                                NULL, 0) != 1)
+            break;
+        sent++;
+    }
+    synced = PQpipelineSync(c->pg) == 1;
+    for (i = 0; i < sent; i++) {
+        PGresult *res = PQgetResult(c->pg);
+        PGresult *extra;
+        ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+
+        if (res == NULL && PQstatus(c->pg) != CONNECTION_OK) {
+            if (rc == 0) {
+                rc = map_error(c, NULL, err);
+                *failed = i;
+            }
+            break;
+        }
+        /* each query's results end with a NULL */
+        while ((extra = PQgetResult(c->pg)) != NULL)
+            PQclear(extra);
+        if (rc != 0 || st == PGRES_PIPELINE_ABORTED) {
+            PQclear(res);
+            continue;
+        }
+        if ((rc = finish(c, res, &outs[i], err)) != 0)
+            *failed = i;
+    }
+    if (rc == 0 && sent < n) {
+        rc = map_error(c, NULL, err);
+        *failed = sent;
+    }
+    if (synced && PQstatus(c->pg) == CONNECTION_OK) {
+        /* the Sync's own result, then out of pipeline mode */
+        PGresult *res;
+        while ((res = PQgetResult(c->pg)) != NULL) {
+            ExecStatusType st = PQresultStatus(res);
+            PQclear(res);
+            if (st == PGRES_PIPELINE_SYNC)
+                break;
+        }
+    }
+    if (PQexitPipelineMode(c->pg) != 1 && rc == 0) {
+        rc = map_error(c, NULL, err);
+        *failed = n - 1;
+    }
+    return rc;
+}
+
 /* Runs a transaction-control command; COMMIT that the server turned into a
  * ROLLBACK (the transaction had failed) is reported as QC_EDB. */
 static int simple(qc_conn *c, const char *cmd, qc_err *err)
@@ -569,4 +653,5 @@ const qc_driver qc_driver_pg = {
     .check_conninfo = pg_check_conninfo,
     .describe = pg_describe,
     .wait_notify = pg_wait_notify,
+    .exec_batch = pg_exec_batch,
 };

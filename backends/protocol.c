@@ -32,14 +32,15 @@
 static const char *const step_names[QC_STEP_COUNT] = {
     "setup", "teardown", "enqueue",  "claim",   "complete",   "renew",
     "fail",  "reap",     "snapshot", "monitor", "server_pid", "kill_session", "heartbeat",
-    "listen", "notify"};
+    "listen", "notify", "monitor_live"};
 
 /* Columns the last statement of a step must mention, space separated. */
 static const char *const required_cols[QC_STEP_COUNT] = {
     [QC_STEP_CLAIM] = "job_id token lease_until_ms now_ms attempt op_key payload",
     [QC_STEP_ENQUEUE] = "job_id",
     [QC_STEP_SNAPSHOT] = "job_id state attempt token",
-    [QC_STEP_MONITOR] = "ready inflight"};
+    [QC_STEP_MONITOR] = "ready inflight",
+    [QC_STEP_MONITOR_LIVE] = "ready inflight"};
 
 /* Every column the harness reads from a step's result, space separated:
  * the required ones and the optional ones (README "Protocol files"). */
@@ -52,6 +53,7 @@ static const char *const known_cols[QC_STEP_COUNT] = {
     [QC_STEP_REAP] = "job_id token state now_ms",
     [QC_STEP_SNAPSHOT] = "job_id state attempt token error",
     [QC_STEP_MONITOR] = "ready inflight expired dead done oldest_ready_age_ms",
+    [QC_STEP_MONITOR_LIVE] = "ready inflight expired dead oldest_ready_age_ms",
     [QC_STEP_SERVER_PID] = "pid",
     [QC_STEP_HEARTBEAT] = "rows lease_until_ms now_ms"};
 
@@ -545,7 +547,8 @@ static int directive(parser *ps, const char *key, const char *val)
         if (i == QC_STEP_COUNT)
             return fail(ps, ps->line,
                         "unknown step '%s' (expected setup, teardown, enqueue, claim, complete, "
-                        "renew, fail, reap, snapshot, monitor, server_pid, kill_session, heartbeat)",
+                        "renew, fail, reap, snapshot, monitor, monitor_live, server_pid, kill_session, "
+                        "heartbeat, listen, notify)",
                         val);
         if (ps->p->steps[i].present)
             return fail(ps, ps->line, "duplicate step '%s' (first at line %d)", val,
@@ -1179,6 +1182,42 @@ int qc_protocol_run_in_txn(const qc_driver *d, qc_conn *c, const qc_protocol *p,
                            const qc_params *in, qc_result *out, qc_err *err)
 {
     return run_step(d, c, p, step, in, out, err, 0, NULL);
+}
+
+int qc_protocol_run_batch(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
+                          const qc_params *in, int n, qc_result *outs, qc_err *err)
+{
+    const qc_step *st;
+    const qc_stmt *s;
+    const char **vals;
+    int rc = 0, i, k, failed = -1;
+
+    if ((int)step < 0 || step >= QC_STEP_COUNT || !p->steps[step].present)
+        return qc_err_set(err, QC_EINVAL, "step '%s' is not in protocol %s", qc_step_name(step),
+                          p->path);
+    st = &p->steps[step];
+    if (d->exec_batch == NULL || st->nstmts != 1 || n <= 1) {
+        for (i = 0; i < n && rc == 0; i++)
+            rc = run_step(d, c, p, step, &in[i], &outs[i], err, 0, NULL);
+        return rc;
+    }
+    s = &st->stmts[0];
+    vals = calloc((size_t)n * (size_t)(s->nparams > 0 ? s->nparams : 1), sizeof *vals);
+    if (vals == NULL)
+        return qc_err_set(err, QC_ENOMEM, "%s: out of memory", step_names[step]);
+    for (i = 0; i < n; i++)
+        for (k = 0; k < s->nparams; k++)
+            if (!lookup(NULL, 0, &in[i], s->params[k], &vals[(size_t)i * (size_t)s->nparams + k])) {
+                free(vals);
+                return qc_err_set(err, QC_ESTATE,
+                                  "step '%s' statement 1 (line %d): no value for parameter :%s",
+                                  step_names[step], s->line, s->params[k]);
+            }
+    rc = d->exec_batch(c, s->id, s->sql, s->nparams, n, vals, outs, &failed, err);
+    if (rc == QC_EDB || rc == QC_ECONN)
+        qc_err_prefix(err, "%s", step_names[step]);
+    free(vals);
+    return rc;
 }
 
 #define WIRE(in_)                                                                          \

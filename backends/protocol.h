@@ -69,6 +69,11 @@ typedef enum {
                           notification after an empty claim (issue 17, C28) */
     QC_STEP_NOTIFY,    /* optional, PostgreSQL only: run by the enqueuer after each
                           enqueue, in its transaction (pg_notify(..., :job_id)) */
+    QC_STEP_MONITOR_LIVE, /* optional: the monitor's counts of the live states only
+                             (ready inflight [expired dead oldest_ready_age_ms], no
+                             done), read where it costs O(live rows) (partial
+                             indexes); sampled every monitor_interval_ms, the full
+                             monitor spaced out (issue 16) */
     QC_STEP_COUNT
 } qc_step_id;
 
@@ -206,6 +211,17 @@ int qc_protocol_run(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_ste
  * the caller decides.  Errors as qc_protocol_run. */
 int qc_protocol_run_in_txn(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
                            const qc_params *in, qc_result *out, qc_err *err);
+
+/* Runs a step n times (n >= 1) with parameter sets in[0..n), inside a
+ * transaction the caller opened, in as few round trips as the driver can:
+ * a step of one statement on a driver with exec_batch (pg: one pipeline),
+ * else one qc_protocol_run_in_txn after another.  outs[0..n) get each
+ * run's result (the caller clears them).  The enqueue of a chunk of jobs
+ * (issue 16).  Errors as qc_protocol_run_in_txn, for the first run that
+ * failed (the caller rolls back); QC_ENOMEM.  Thread safety: as the
+ * connection. */
+int qc_protocol_run_batch(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_step_id step,
+                          const qc_params *in, int n, qc_result *outs, qc_err *err);
 
 /* Hooks into a step's run (the schedule's named points, harness/sched.h).
  * wire(ctx, 1) before a statement or COMMIT is sent, wire(ctx, 0) when its

@@ -140,9 +140,13 @@ static void check_final(qc_check *c, const qc_history *h, const qc__jobref *r, s
     }
 }
 
+/* *stopped: whether the run stopped before its drain or the drain was
+ * cut short while progressing (-1: not yet known; each of those reads the
+ * whole history, so it is worked out once, at the first unfinished job,
+ * not once per job: an interrupted run of 30,000 jobs took minutes). */
 static void check_enqueued(qc_check *c, const qc_history *h, const qc__snapshot *snap,
                            const qc__jobref *r, size_t n, const qc_event *enq, long *missing,
-                           long *unfinished, int stopped)
+                           long *unfinished, int *stopped)
 {
     const qc_event *last = &h->ev[r[n - 1].ev];
     const qc_event *row = qc__snapshot_find(h, snap, r[0].job);
@@ -173,7 +177,9 @@ static void check_enqueued(qc_check *c, const qc_history *h, const qc__snapshot 
     } else if (!is_final(row->state)) {
         int64_t seqs[] = {enq->seq, last->seq, row->seq};
         (*unfinished)++;
-        if (stopped)
+        if (*stopped < 0)
+            *stopped = qc__run_interrupted(h) || qc__drain_cut_short(h);
+        if (*stopped)
             return; /* stopped before the drain, or still finishing: not judged */
         qc__check_violation(c, r[0].job, seqs, 3,
                             "job %lld is %s in the final snapshot (seq %lld), not done or dead; "
@@ -195,6 +201,7 @@ int qc_check_no_lost_jobs(const qc_history *h, qc_check *out)
     unsigned char *answered = NULL;
     size_t n = 0, nenq = 0, nunexp = 0;
     long unknown = 0, missing = 0, unfinished = 0;
+    int stopped = -1; /* check_enqueued */
     int rc;
 
     memset(out, 0, sizeof *out);
@@ -227,9 +234,6 @@ int qc_check_no_lost_jobs(const qc_history *h, qc_check *out)
             r[n++] = (qc__jobref){job, i};
     }
     qc__jobrefs_sort(r, n);
-    /* once, not per unfinished job: each reading scans the whole history
-     * (30,000 unfinished jobs of an interrupted run took minutes) */
-    const int stopped = qc__run_interrupted(h) || qc__drain_cut_short(h);
     for (size_t a = 0, b; a < n; a = b) {
         const qc_event *enq = NULL;
         for (b = a; b < n && r[b].job == r[a].job; b++) {
@@ -241,7 +245,7 @@ int qc_check_no_lost_jobs(const qc_history *h, qc_check *out)
             continue;
         enqueued[nenq++] = r[a].job; /* ascending */
         out->opportunities++;
-        check_enqueued(out, h, &snap, r + a, b - a, enq, &missing, &unfinished, stopped);
+        check_enqueued(out, h, &snap, r + a, b - a, enq, &missing, &unfinished, &stopped);
     }
     for (size_t k = 0; k < snap.n; k++)
         if (bsearch(&snap.row[k].job, enqueued, nenq, sizeof *enqueued, cmp_i64) == NULL)

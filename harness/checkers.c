@@ -455,7 +455,13 @@ int qc__lapse_excused(const qc_history *h, const qc_event *ca, const qc_event *c
 }
 
 /* One ledger's drain (file): its last end event and its own monitor
- * samples, on its own client clock. */
+ * samples, on its own client clock.  Progress between the last sample and
+ * one at most 5 s before it: done + dead grew, when both samples count
+ * done (the full monitor); else (a monitor_live sample, issue 16, or a
+ * monitor without done) ready + inflight shrank.  In the drain no job is
+ * enqueued and none leaves the table, so the two say the same: a job
+ * leaves ready + inflight exactly when it enters done or dead; a job
+ * stuck in flight or ready moves neither. */
 static int drain_cut_short_in(const qc_history *h, int file)
 {
     const qc_event *end = NULL, *last = NULL;
@@ -467,7 +473,8 @@ static int drain_cut_short_in(const qc_history *h, int file)
         return 0;
     for (size_t i = h->n; i-- > 0;) {
         const qc_event *m = &h->ev[i];
-        if (m->type != QC_EV_MONITOR || m->file != file || m->done < 0 || !qc__has_time(m->t))
+        if (m->type != QC_EV_MONITOR || m->file != file || !qc__has_time(m->t) ||
+            (m->done < 0 && (m->ready < 0 || m->inflight < 0)))
             continue;
         if (last == NULL) {
             last = m;
@@ -475,9 +482,14 @@ static int drain_cut_short_in(const qc_history *h, int file)
         }
         if (last->t - m->t > 5000.0)
             break;
-        if (last->done + (last->dead > 0 ? last->dead : 0) >
-            m->done + (m->dead > 0 ? m->dead : 0))
+        if (last->done >= 0 && m->done >= 0) {
+            if (last->done + (last->dead > 0 ? last->dead : 0) >
+                m->done + (m->dead > 0 ? m->dead : 0))
+                return 1;
+        } else if (last->ready >= 0 && last->inflight >= 0 && m->ready >= 0 &&
+                   m->inflight >= 0 && last->ready + last->inflight < m->ready + m->inflight) {
             return 1;
+        }
     }
     return 0;
 }

@@ -177,7 +177,7 @@ json_t *qc_lint_columns_json(const qc_protocol *p)
 {
     static const qc_step_id steps[] = {QC_STEP_ENQUEUE, QC_STEP_CLAIM, QC_STEP_COMPLETE,
                                        QC_STEP_RENEW,   QC_STEP_FAIL,  QC_STEP_REAP,
-                                       QC_STEP_SNAPSHOT, QC_STEP_MONITOR};
+                                       QC_STEP_SNAPSHOT, QC_STEP_MONITOR, QC_STEP_MONITOR_LIVE};
     json_t *o = json_object();
 
     for (size_t i = 0; o != NULL && i < sizeof steps / sizeof steps[0]; i++) {

@@ -299,7 +299,9 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
 }
 
 /* Enqueues count jobs on connection c, in transactions of 500 when the
- * enqueue step is one statement; delay_ms schedules them for later.  Ledger
+ * enqueue step is one statement (then, on a driver that pipelines and
+ * without a notify step, each transaction's 500 enqueues go out in one
+ * round trip); delay_ms schedules them for later.  Ledger
  * ok events are written only after the commit that makes them real.  The
  * new job ids are appended to *ids (grown with realloc; *nids updated) when
  * ids is not NULL.  first_index numbers the payloads.  *enqueued (may be
@@ -344,6 +346,68 @@ static int notify_job(const qc_scenario *s, const qc_driver *d, qc_conn *c,
     return rc;
 }
 
+/* The enqueue of n jobs (payloads first_index..) in one round trip
+ * (qc_protocol_run_batch: the driver's pipeline), inside the caller's open
+ * transaction; ids[i] gets each job's id as the server returned it and
+ * group[i] its group key ("" none).  Errors: the protocol's; QC_EINVAL
+ * when the step returned no job_id; QC_ENOMEM. */
+static int enqueue_chunk(const qc_scenario *s, const qc_driver *d, qc_conn *c,
+                         const qc_protocol *proto, long n, long first_index, const char *max_att,
+                         const char *delay, const char *lease, const char *batch_n, int64_t *ids,
+                         char (*group)[24], qc_err *err)
+{
+    size_t plen = (size_t)s->payload_bytes + 32;
+    char *payloads = malloc(plen * (size_t)n);
+    char (*cnow)[32] = malloc(sizeof *cnow * (size_t)n);
+    qc_params *ps = calloc((size_t)n, sizeof *ps);
+    qc_result *rs = calloc((size_t)n, sizeof *rs);
+    int rc = 0;
+
+    if (!payloads || !cnow || !ps || !rs) {
+        rc = qc_err_set(err, QC_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (long i = 0; i < n; i++) {
+        char *payload = payloads + plen * (size_t)i;
+        int len = snprintf(payload, 32, "job-%ld", first_index + i);
+        while (len < s->payload_bytes)
+            payload[len++] = 'x';
+        payload[len] = 0;
+        qc_params *p = &ps[i];
+        qc_params_set(p, "payload", payload);
+        group[i][0] = 0;
+        if (s->groups > 0)
+            snprintf(group[i], sizeof group[i], "g%ld", (first_index + i) % s->groups);
+        qc_params_set(p, "group_key", group[i][0] ? group[i] : NULL);
+        qc_params_set(p, "max_attempts", max_att);
+        qc_params_set(p, "delay_ms", delay);
+        qc_params_set(p, "lease_ms", lease);
+        qc_params_set(p, "batch", batch_n);
+        qc_params_set(p, "worker", "w-1.0");
+        qc_params_set(p, "worker_id", "-1");
+        qc_params_set(p, "incarnation", "0");
+        snprintf(cnow[i], sizeof cnow[i], "%.0f", qc_clock_epoch_ms());
+        qc_params_set(p, "client_now_ms", cnow[i]);
+    }
+    rc = qc_protocol_run_batch(d, c, proto, QC_STEP_ENQUEUE, ps, (int)n, rs, err);
+    for (long i = 0; rc == 0 && i < n; i++) {
+        const char *id = qc_result_get(&rs[i], 0, "job_id");
+        if (!id)
+            rc = qc_err_set(err, QC_EINVAL, "%s: step 'enqueue' (line %d) returned no job_id",
+                            proto->steps[QC_STEP_ENQUEUE].file, proto->steps[QC_STEP_ENQUEUE].line);
+        else
+            ids[i] = strtoll(id, NULL, 10);
+    }
+out:
+    for (long i = 0; rs && i < n; i++)
+        qc_result_clear(&rs[i]);
+    free(rs);
+    free(ps);
+    free(cnow);
+    free(payloads);
+    return rc;
+}
+
 static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
                         const qc_protocol *proto, qc_lbuf *lb, long count, long first_index,
                         long delay_ms, int64_t **ids, size_t *nids, atomic_long *enqueued,
@@ -376,6 +440,24 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
         long n = count - done < chunk ? count - done : chunk;
         if (wrap && (rc = d->begin(c, err)) != 0)
             break;
+        if (wrap && !notify && d->exec_batch != NULL) {
+            /* one round trip for the chunk (pipeline mode, issue 16) */
+            rc = enqueue_chunk(s, d, c, proto, n, first_index + done, max_att, delay, lease,
+                               batch_n, batch, group, err);
+            if (rc == 0)
+                rc = d->commit(c, err);
+            else if (rc != QC_ECONN) {
+                qc_err ignore = {0};
+                d->rollback(c, &ignore);
+            }
+            if (rc != 0)
+                break;
+            for (long i = 0; i < n; i++) {
+                nkind[i] = QC_FAULT_NONE;
+                ntime[i] = -1;
+            }
+            goto committed;
+        }
         for (long i = 0; i < n; i++) {
             int len = snprintf(payload, 32, "job-%ld", first_index + done + i);
             while (len < s->payload_bytes)
@@ -423,6 +505,7 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
             rc = d->commit(c, err);
         if (rc != 0)
             break;
+    committed:
         for (long i = 0; i < n; i++) {
             json_t *e = json_object();
             json_object_set_new(e, "type", json_string("ok"));
@@ -873,22 +956,32 @@ typedef struct monitor_sample {
     int ok;
 } monitor_sample;
 
+/* One sample of the queue's depth by state into *m (m->ok 0 when the step
+ * failed) and, from a monitor or monitor_live step, a "monitor" event into
+ * the ledger (the columns the step returned; a monitor_live sample has no
+ * done and says "sample":"live").  live: the protocol's monitor_live step
+ * (O(live rows)), else its monitor, else its snapshot (counted here, not
+ * written). */
 static void sample_monitor(const qc_driver *d, qc_conn *c, const qc_protocol *proto, qc_lbuf *lb,
-                           monitor_sample *m)
+                           int live, monitor_sample *m)
 {
     m->ok = 0;
-    qc_step_id step = proto->steps[QC_STEP_MONITOR].present ? QC_STEP_MONITOR : QC_STEP_SNAPSHOT;
+    qc_step_id step = live && proto->steps[QC_STEP_MONITOR_LIVE].present ? QC_STEP_MONITOR_LIVE
+                      : proto->steps[QC_STEP_MONITOR].present            ? QC_STEP_MONITOR
+                                                                         : QC_STEP_SNAPSHOT;
     qc_params p = {0};
     qc_result r = {0};
     qc_err err = {0};
     if (qc_protocol_run(d, c, proto, step, &p, &r, &err) != 0)
         return;
-    if (step == QC_STEP_MONITOR) {
+    if (step == QC_STEP_MONITOR || step == QC_STEP_MONITOR_LIVE) {
         static const char *const keys[] = {"ready", "inflight", "expired", "dead", "done",
                                            "oldest_ready_age_ms"};
         long *dst[] = {&m->ready, &m->inflight, &m->expired, &m->dead, &m->done, NULL};
         json_t *e = json_object();
         json_object_set_new(e, "type", json_string("monitor"));
+        if (step == QC_STEP_MONITOR_LIVE)
+            json_object_set_new(e, "sample", json_string("live"));
         for (int i = 0; i < 6; i++) {
             const char *v = qc_result_get(&r, 0, keys[i]);
             long x = v ? strtol(v, NULL, 10) : -1;
@@ -1666,6 +1759,15 @@ setup_done:
                                 phase (at most 120) */
     int sched_done = 0;      /* the schedule was done, released or abandoned */
     monitor_sample m = {0};
+    /* With a monitor_live step (issue 16) most samples are live ones, O(live
+     * rows); the full monitor (done counted by reading the table) comes
+     * every monitor_full_interval_ms, at least 50 round trips of its own
+     * apart (at most 2 % of the control connection's time), and once more
+     * at the end, so the ledger's last sample has done. */
+    int has_live = proto->steps[QC_STEP_MONITOR_LIVE].present &&
+                   proto->steps[QC_STEP_MONITOR].present;
+    double full_at = -1e300, full_cost_ms = 0; /* client ms */
+    int last_full = 0;
     while (!atomic_load(&sh.stop)) {
         qc_clock_sleep_ms((double)s->monitor_interval_ms);
         double now = qc_clock_ms();
@@ -1681,8 +1783,17 @@ setup_done:
                 ctl = NULL;
         }
         m.ok = 0;
-        if (ctl)
-            sample_monitor(d, ctl, proto, lb, &m);
+        if (ctl) {
+            int full = !has_live ||
+                       now - full_at >= fmax((double)s->monitor_full_interval_ms, 50.0 * full_cost_ms);
+            double sent = qc_clock_ms();
+            sample_monitor(d, ctl, proto, lb, !full, &m);
+            if (full && m.ok) {
+                full_at = sent;
+                full_cost_ms = qc_clock_ms() - sent;
+            }
+            last_full = full && m.ok;
+        }
         /* worker_progress's samples (sessions.h): only where a worker's
          * published id is its own server session (no pooler between). */
         if (ctl && !s->adapter_command[0] && strcmp(s->pooler, "pgbouncer") && !sh.dsn_role)
@@ -1740,6 +1851,10 @@ setup_done:
             timed_out = 1;
             break;
         }
+    }
+    if (has_live && !last_full && ctl && d->is_ok(ctl) && !qc_interrupted) {
+        monitor_sample last = {0};
+        sample_monitor(d, ctl, proto, lb, 0, &last); /* the closing full sample */
     }
     atomic_store(&sh.chaos, 0);
     qc_clock_stop(&sh.stop);

@@ -49,6 +49,7 @@ void qc_scenario_defaults(qc_scenario *s)
     s->idle_jitter = 0.2;
     s->drain_timeout_s = 120;
     s->monitor_interval_ms = 250;
+    s->monitor_full_interval_ms = 5000;
     s->recovery_slack_ms = 2000;
     s->pct_depth = 3;
     s->block_ms = 300;
@@ -350,11 +351,12 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     if (!strcmp(section, "drain")) {
         LONGKEY("drain", "monitor_interval_ms", monitor_interval_ms, 10)
+        LONGKEY("drain", "monitor_full_interval_ms", monitor_full_interval_ms, 10)
         SECONDSKEY("timeout_s", drain_timeout_s, 1)
         SECONDSKEY("idle_tail_s", idle_tail_s, 0)
         return fail(c,
                     "unknown key '%s' in [%s] (expected timeout_s, monitor_interval_ms, "
-                    "idle_tail_s)",
+                    "monitor_full_interval_ms, idle_tail_s)",
                     name, section);
     }
     if (!strcmp(section, "bounds")) {

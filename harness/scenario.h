@@ -9,7 +9,7 @@
  *   [lease]    lease_ms, max_attempts, reaper_interval_ms, retry_delay_ms,
  *              statement_timeout_ms (0 = none; default max(30000, 10 x lease_ms))
  *   [idle]     base_ms, cap_ms, jitter (0..1), listen_poll_ms (LISTEN fallback poll)
- *   [drain]    timeout_s, monitor_interval_ms, idle_tail_s
+ *   [drain]    timeout_s, monitor_interval_ms, monitor_full_interval_ms, idle_tail_s
  *   [bounds]   recovery_slack_ms, max_idle_polls_per_s, max_idle_pause_ms, max_pickup_ms,
  *              max_wedged_ms
  *   [faults]   kill_after_claim, kill_after_effect, stall_beyond_lease, lost_ack,
@@ -72,6 +72,8 @@ typedef struct qc_scenario {
     double drain_timeout_s;
     double idle_tail_s;      /* after the drain, workers keep polling the empty queue */
     long monitor_interval_ms;
+    long monitor_full_interval_ms; /* ms between full monitor samples when the protocol has
+                                      a monitor_live step (issue 16); 5000 */
     long recovery_slack_ms;
     double max_idle_polls_per_s; /* per worker, during idle streaks; 0 = derived from [idle] */
     long max_idle_pause_ms;  /* longest pause after an empty claim; 0 = derived */

@@ -1318,6 +1318,53 @@ START_TEST(test_no_lost_jobs_drain_timed_out_while_progressing_not_judged)
 }
 END_TEST
 
+/* Issue 16: the same drains sampled by monitor_live (no done column): the
+ * progress is read from ready + inflight shrinking.  Job 1's complete in
+ * the last 5 s took inflight from 2 to 1: not judged; the same samples
+ * without that change (job 1 finished before them): job 2 judged lost.  A
+ * closing full sample (with done) after live ones compares with them by
+ * the live counts too. */
+#define DRAIN_LIVE_BODY(i1, closing)                                                               \
+    "{'seq':1,'t':0,'type':'ok','op':'enqueue','worker':-1,'job':1}\n"                             \
+    "{'seq':2,'t':0,'type':'ok','op':'enqueue','worker':-1,'job':2}\n"                             \
+    "{'seq':3,'t':1000,'type':'monitor','ready':1,'inflight':1,'done':0,'dead':0}\n"               \
+    "{'seq':30,'t':8000,'type':'invoke','op':'complete','worker':1,'inc':0,'req':9,'job':1,"      \
+    "'token':'a'}\n"                                                                              \
+    "{'seq':31,'t':8001,'type':'ok','op':'complete','worker':1,'inc':0,'req':9,'job':1,"          \
+    "'token':'a','rows':1}\n"                                                                     \
+    "{'seq':40,'t':9000,'type':'monitor','sample':'live','ready':0,'inflight':" i1 ",'dead':0}\n" \
+    "{'seq':50,'t':12000,'type':'monitor','sample':'live','ready':0,'inflight':1,'dead':0}\n"     \
+    closing                                                                                        \
+    "{'seq':60,'t':12100,'type':'snapshot','job':1,'state':'done','attempt':1}\n"                  \
+    "{'seq':61,'t':12101,'type':'snapshot','job':2,'state':'inflight','attempt':1}\n"              \
+    "{'seq':62,'t':12102,'type':'end','drained':false,'timed_out':true}\n"
+#define CLOSING "{'seq':55,'t':12050,'type':'monitor','ready':0,'inflight':1,'done':1,'dead':0}\n"
+
+START_TEST(test_no_lost_jobs_drain_live_samples_progress_read_from_live_counts)
+{
+    qc_check c;
+
+    run(qc_check_no_lost_jobs, HEADER DRAIN_LIVE_BODY("2", ""), &c);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_msg(strstr(c.summary, "still finishing") != NULL, "%s", c.summary);
+    free(c.v);
+    run(qc_check_no_lost_jobs, HEADER DRAIN_LIVE_BODY("2", CLOSING), &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    free(c.v);
+    /* nothing left ready + inflight in the last 5 s: job 2 is lost */
+    run(qc_check_no_lost_jobs, HEADER DRAIN_LIVE_BODY("1", ""), &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ck_assert_int_eq(c.v[0].job, 2);
+    free(c.v);
+    run(qc_check_no_lost_jobs, HEADER DRAIN_LIVE_BODY("1", CLOSING), &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    free(c.v);
+}
+END_TEST
+
 /* Transaction model, no job claimed twice: PASS with the completed jobs as
  * opportunities; without a later claim there is nothing to watch. */
 START_TEST(test_exclusive_claim_txn_model_no_reclaim_passes)
@@ -1417,6 +1464,7 @@ static Suite *checkers_suite(void)
     tcase_add_test(tc, test_exclusive_claim_txn_model_two_open_claims_fails);
     tcase_add_test(tc, test_audit_verdict_line_says_why);
     tcase_add_test(tc, test_no_lost_jobs_drain_timed_out_while_progressing_not_judged);
+    tcase_add_test(tc, test_no_lost_jobs_drain_live_samples_progress_read_from_live_counts);
     tcase_add_test(tc, test_exclusive_claim_whole_second_claim_clock_passes);
     tcase_add_test(tc, test_exclusive_claim_transaction_start_now_passes);
     tcase_add_test(tc, test_exclusive_claim_txn_model_no_reclaim_passes);

@@ -1061,6 +1061,15 @@ START_TEST(test_mariadb_protocol_claim_complete_renew_fail_snapshot_monitor)
     ck_assert_str_eq(qc_result_get(&r, 0, "dead"), "0");
     ck_assert_str_eq(qc_result_get(&r, 0, "done"), "1");
     ck_assert(strtol(qc_result_get(&r, 0, "oldest_ready_age_ms"), NULL, 10) >= 0);
+    /* monitor_live (issue 16): the same live counts, no done column. */
+    run_ok(c, p, QC_STEP_MONITOR_LIVE, NULL, &r);
+    ck_assert_int_eq(r.nrows, 1);
+    ck_assert_str_eq(qc_result_get(&r, 0, "ready"), "2");
+    ck_assert_str_eq(qc_result_get(&r, 0, "inflight"), "0");
+    ck_assert_str_eq(qc_result_get(&r, 0, "expired"), "0");
+    ck_assert_str_eq(qc_result_get(&r, 0, "dead"), "0");
+    ck_assert_int_lt(qc_result_col(&r, "done"), 0);
+    ck_assert(strtol(qc_result_get(&r, 0, "oldest_ready_age_ms"), NULL, 10) >= 0);
     /* server_pid is the driver's session id. */
     run_ok(c, p, QC_STEP_SERVER_PID, NULL, &r);
     snprintf(pid, sizeof pid, "%d", D->backend_pid(c));

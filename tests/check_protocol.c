@@ -604,7 +604,8 @@ START_TEST(test_load_unknown_step_einval)
 {
     expect_error(VALID "\n-- name: bogus\nSELECT 1;\n", VALID_LINES + 2,
                  "unknown step 'bogus' (expected setup, teardown, enqueue, claim, complete, "
-                 "renew, fail, reap, snapshot, monitor, server_pid, kill_session, heartbeat)",
+                 "renew, fail, reap, snapshot, monitor, monitor_live, server_pid, kill_session, "
+                 "heartbeat, listen, notify)",
                  0);
 }
 END_TEST
@@ -1461,6 +1462,103 @@ START_TEST(test_pg_run_error_rolls_back_transaction)
 }
 END_TEST
 
+/* Issue 16 on a real server: skip_locked.sql's enqueue of 5 jobs in one
+ * pipeline returns each job's id in order, as one-at-a-time enqueues do;
+ * a pipeline whose third run fails (a max_attempts that is no integer)
+ * reports QC_EDB for run 3, and after the rollback none of its rows is
+ * there; monitor_live agrees with monitor on every live count after a
+ * claim, a complete and a fail into dead, and has no done column. */
+START_TEST(test_pg_run_batch_pipeline_ids_in_order_error_stops)
+{
+    qc_conn *c = live_open();
+    qc_protocol *p = NULL;
+    qc_params in[5];
+    qc_result rs[5], r = {0}, live = {0};
+    qc_err err = {0};
+    const char *cols[] = {"ready", "inflight", "expired", "dead", "oldest_ready_age_ms"};
+    char *v;
+
+    memset(in, 0, sizeof in);
+    memset(rs, 0, sizeof rs);
+    ck_assert_int_eq(qc_protocol_load("backends/postgres/skip_locked.sql", QC_PARAM_DOLLAR, &p,
+                                      &err),
+                     0);
+    ck_assert_msg(qc_protocol_run(&qc_driver_pg, c, p, QC_STEP_SETUP, NULL, &r, &err) == 0, "%s",
+                  err.msg);
+    for (int i = 0; i < 5; i++) {
+        qc_params_set(&in[i], "payload", "p");
+        qc_params_set(&in[i], "group_key", NULL);
+        qc_params_set(&in[i], "max_attempts", "1");
+        qc_params_set(&in[i], "delay_ms", "0");
+    }
+    ck_assert_int_eq(qc_driver_pg.begin(c, &err), 0);
+    ck_assert_msg(qc_protocol_run_batch(&qc_driver_pg, c, p, QC_STEP_ENQUEUE, in, 5, rs, &err) == 0,
+                  "%s", err.msg);
+    ck_assert_int_eq(qc_driver_pg.commit(c, &err), 0);
+    for (int i = 0; i < 5; i++) {
+        char want[8];
+        snprintf(want, sizeof want, "%d", i + 1);
+        ck_assert_str_eq(qc_result_get(&rs[i], 0, "job_id"), want);
+        qc_result_clear(&rs[i]);
+    }
+    /* one at a time after the pipeline: the next id */
+    ck_assert_int_eq(qc_protocol_run(&qc_driver_pg, c, p, QC_STEP_ENQUEUE, &in[0], &r, &err), 0);
+    ck_assert_str_eq(qc_result_get(&r, 0, "job_id"), "6");
+    qc_params_set(&in[2], "max_attempts", "three");
+    ck_assert_int_eq(qc_driver_pg.begin(c, &err), 0);
+    ck_assert_int_eq(qc_protocol_run_batch(&qc_driver_pg, c, p, QC_STEP_ENQUEUE, in, 5, rs, &err),
+                     QC_EDB);
+    ck_assert_str_eq(err.sqlstate, "22P02");
+    ck_assert_msg(strncmp(err.msg, "enqueue: 22P02 ", 15) == 0, "%s", err.msg);
+    ck_assert_int_eq(qc_driver_pg.rollback(c, &err), 0);
+    for (int i = 0; i < 5; i++)
+        qc_result_clear(&rs[i]);
+    ck_assert(qc_driver_pg.is_ok(c));
+    v = live_value(c, 900, "SELECT count(*)::text AS n FROM qchaos.jobs", NULL, "n");
+    ck_assert_str_eq(v, "6");
+    free(v);
+    /* one claimed and done, one claimed and failed into dead (max 1) */
+    qc_params_set(&in[0], "batch", "1");
+    qc_params_set(&in[0], "lease_ms", "60000");
+    qc_params_set(&in[0], "worker", "w1.0");
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(qc_protocol_run(&qc_driver_pg, c, p, QC_STEP_CLAIM, &in[0], &r, &err), 0);
+        qc_params_set(&in[1], "job_id", qc_result_get(&r, 0, "job_id"));
+        qc_params_set(&in[1], "token", qc_result_get(&r, 0, "token"));
+        qc_params_set(&in[1], "error", "e");
+        qc_result live_claim = {0};
+        qc_result_move(&live_claim, &r);
+        ck_assert_int_eq(qc_protocol_run(&qc_driver_pg, c, p,
+                                         k == 0 ? QC_STEP_COMPLETE : QC_STEP_FAIL, &in[1], &r,
+                                         &err),
+                         0);
+        qc_result_clear(&live_claim);
+    }
+    ck_assert_int_eq(qc_protocol_run(&qc_driver_pg, c, p, QC_STEP_CLAIM, &in[0], &r, &err), 0);
+    ck_assert_int_eq(qc_protocol_run(&qc_driver_pg, c, p, QC_STEP_MONITOR, NULL, &r, &err), 0);
+    ck_assert_int_eq(qc_protocol_run(&qc_driver_pg, c, p, QC_STEP_MONITOR_LIVE, NULL, &live, &err),
+                     0);
+    ck_assert_str_eq(qc_result_get(&r, 0, "ready"), "3");
+    ck_assert_str_eq(qc_result_get(&r, 0, "inflight"), "1");
+    ck_assert_str_eq(qc_result_get(&r, 0, "dead"), "1");
+    ck_assert_str_eq(qc_result_get(&r, 0, "done"), "1");
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+        long a = strtol(qc_result_get(&r, 0, cols[i]), NULL, 10);
+        long b = strtol(qc_result_get(&live, 0, cols[i]), NULL, 10);
+        if (i == 4) /* the oldest ready job's age: read a moment later */
+            ck_assert_msg(b >= a && b < a + 5000, "%s: %ld then %ld", cols[i], a, b);
+        else
+            ck_assert_msg(a == b, "%s: monitor %ld, monitor_live %ld", cols[i], a, b);
+    }
+    ck_assert_int_lt(qc_result_col(&live, "done"), 0);
+    ck_assert_int_eq(qc_protocol_run(&qc_driver_pg, c, p, QC_STEP_TEARDOWN, NULL, &r, &err), 0);
+    qc_result_clear(&r);
+    qc_result_clear(&live);
+    qc_protocol_destroy(p);
+    qc_driver_pg.close(c);
+}
+END_TEST
+
 START_TEST(test_pg_exec_notice_not_printed)
 {
     qc_conn *c = live_open();
@@ -1898,6 +1996,7 @@ static Suite *protocol_suite(int live)
         tcase_add_test(tc, test_pg_run_later_statement_uses_earlier_column);
         tcase_add_test(tc, test_pg_run_empty_first_result_ends_step);
         tcase_add_test(tc, test_pg_run_error_rolls_back_transaction);
+        tcase_add_test(tc, test_pg_run_batch_pipeline_ids_in_order_error_stops);
         tcase_add_test(tc, test_pg_exec_terminated_backend_econn);
         tcase_add_test(tc, test_pg_abort_drops_connection_rolls_back);
         tcase_add_test(tc, test_pg_wait_notify_wakes_then_econn_when_terminated);

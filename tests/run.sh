@@ -114,6 +114,8 @@ group_a() {
   step "qchaos shrink (tests/shrink.sh)" tests/shrink.sh
   # issue 17: C20 wedged workers (worker_progress) and C24 clock skew
   step "wedged workers and clock skew (tests/wedged.sh)" tests/wedged.sh "$dsn_a"
+  # issue 16: the drain from monitor_live samples, a lost job still caught
+  step "drain from live counts, a lost job still FAILs (tests/drain.sh)" tests/drain.sh "$dsn_a"
 }
 
 group_b() {

@@ -201,6 +201,21 @@ SELECT COUNT(CASE WHEN state = 'ready' THEN 1 END) AS ready,
                               UTC_TIMESTAMP(6)) DIV 1000, 0) AS oldest_ready_age_ms
 FROM qchaos_jobs;
 
+-- name: monitor_live
+-- The live states only, each a range of an index whose first column is
+-- state: O(live rows), the done range never read (issue 16).  Sampled
+-- every monitor_interval_ms; the full monitor above every
+-- monitor_full_interval_ms.
+SELECT (SELECT COUNT(*) FROM qchaos_jobs WHERE state = 'ready') AS ready,
+       (SELECT COUNT(*) FROM qchaos_jobs WHERE state = 'inflight') AS inflight,
+       (SELECT COUNT(*) FROM qchaos_jobs
+        WHERE state = 'inflight' AND lease_until < UTC_TIMESTAMP(6)) AS expired,
+       (SELECT COUNT(*) FROM qchaos_jobs WHERE state = 'dead') AS dead,
+       COALESCE(TIMESTAMPDIFF(MICROSECOND,
+                              (SELECT MIN(run_after) FROM qchaos_jobs
+                               WHERE state = 'ready' AND run_after <= UTC_TIMESTAMP(6)),
+                              UTC_TIMESTAMP(6)) DIV 1000, 0) AS oldest_ready_age_ms;
+
 -- name: server_pid
 SELECT CONNECTION_ID() AS pid;
 

@@ -32,6 +32,8 @@ CREATE TABLE qchaos.jobs (
 -- Partial index in the exact shape of the claim: done rows never enter it.
 CREATE INDEX jobs_ready ON qchaos.jobs (run_after, id) WHERE state = 'ready';
 CREATE INDEX jobs_inflight ON qchaos.jobs (lease_until) WHERE state = 'inflight';
+-- monitor_live (the base's) counts dead jobs through it (issue 16).
+CREATE INDEX jobs_dead ON qchaos.jobs (id) WHERE state = 'dead';
 CREATE INDEX jobs_group ON qchaos.jobs (group_key, id) WHERE state IN ('ready', 'inflight');
 
 -- name: claim

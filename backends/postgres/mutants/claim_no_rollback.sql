@@ -40,6 +40,8 @@ CREATE TABLE qchaos.jobs (
 -- Partial index in the exact shape of the claim: done rows never enter it.
 CREATE INDEX jobs_ready ON qchaos.jobs (run_after, id) WHERE state = 'ready';
 CREATE INDEX jobs_inflight ON qchaos.jobs (lease_until) WHERE state = 'inflight';
+-- monitor_live (the base's) counts dead jobs through it (issue 16).
+CREATE INDEX jobs_dead ON qchaos.jobs (id) WHERE state = 'dead';
 -- The bookkeeping row the claim takes (Laravel's pop did its own reads
 -- and writes inside the transaction; here one row stands for them).
 CREATE TABLE IF NOT EXISTS qchaos.queue_meta (id int PRIMARY KEY, claims bigint NOT NULL DEFAULT 0);
