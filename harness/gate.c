@@ -84,6 +84,8 @@ static const gate_scenario battery[] = {
      1, 0},
     {"network_half_open.ini", "lease",
      "a half-open connection: a worker without a client timeout wedges (no_lost_jobs)", 1, 0},
+    {"network_reset.ini", "lease",
+     "a reset connection: the retried complete must still be the owner's (no_early_reap)", 1, 0},
     {"cases/c20_wedged.ini", "lease",
      "a worker left in a transaction after an error, every request failing (C20, "
      "worker_progress)", 0, 0},
