@@ -84,6 +84,12 @@ static const gate_scenario battery[] = {
      1, 0},
     {"network_half_open.ini", "lease",
      "a half-open connection: a worker without a client timeout wedges (no_lost_jobs)", 1, 0},
+    {"network_latency_lease.ini", "lease",
+     "network latency longer than the lease allows: late completes refused (no_false_success)",
+     1, 0},
+    {"network_partition.ini", "lease",
+     "two workers cut off longer than the lease: their retried completes refused "
+     "(no_false_success)", 1, 0},
     {"network_reset.ini", "lease",
      "a reset connection: the retried complete must still be the owner's (no_early_reap)", 1, 0},
     {"cases/c20_wedged.ini", "lease",
