@@ -1211,6 +1211,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         code = 2;
         goto out;
     }
+    if (s->adapter_command[0] && (rc = qc_adapter_check(s, err)) != 0) {
+        code = 2; /* at load: what the adapter cannot honour (adapter.h) */
+        goto out;
+    }
     if (s->network.proxy && strcmp(proto->engine, "postgres") != 0) {
         qc_err_set(err, QC_EINVAL,
                    "%s: [network] proxy = on speaks PostgreSQL's protocol only; the "

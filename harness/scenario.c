@@ -73,7 +73,7 @@ void qc_scenario_defaults(qc_scenario *s)
     s->feed_start_ms = 0;
     s->feed_delay_ms = 0;
     s->terminate_every_ms = 0;
-    s->listen_poll_ms = 1000;
+    s->listen_poll_ms = QC_LISTEN_POLL_MS_DEFAULT;
     s->listen_lost_ignore = 0;
     s->listen_close_every_ms = 0;
     s->listen_terminate_every_ms = 0;

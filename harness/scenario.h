@@ -50,6 +50,9 @@
 
 #define QC_MAX_CLOCK_SKEWS 64
 
+/* [idle] listen_poll_ms when the scenario does not say (ms). */
+#define QC_LISTEN_POLL_MS_DEFAULT 1000
+
 typedef struct qc_scenario {
     char path[1024];         /* file it came from ("" for defaults only) */
     char name[128];
