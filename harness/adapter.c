@@ -503,11 +503,11 @@ int qc_adapter_check(const qc_scenario *sc, qc_err *err)
                       "qchaos's proxy"
                     : "the library sends its own requests");
     }
-    if (sc->nclock_skew > 0)
+    if (sc->nclock_skew > 0 || sc->reaper_skew_ms != 0)
         return qc_err_set(err, QC_EINVAL,
-                          "%s: [faults] clock_skew_ms is not available with [adapter] (the "
+                          "%s: [faults] %s is not available with [adapter] (the "
                           "library reads its own clock; :client_now_ms reaches no statement)",
-                          src);
+                          src, sc->nclock_skew > 0 ? "clock_skew_ms" : "reaper_skew_ms");
     if (sc->listen_close_every_ms > 0 || sc->listen_terminate_every_ms > 0)
         return qc_err_set(err, QC_EINVAL,
                           "%s: [nemesis] %s is not available with [adapter] (qchaos holds no "

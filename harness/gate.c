@@ -97,6 +97,8 @@ static const gate_scenario battery[] = {
      "worker_progress)", 0, 0},
     {"clock_skew.ini", "lease", "leases stamped on a skewed client clock (C24, effects_once)", 0,
      0},
+    {"clock_skew_reaper.ini", "lease",
+     "a reaper on a skewed clock takes live leases (C24, no_early_reap)", 0, 0},
     /* model "listen": lease protocols with a listen step only (issue 17) */
     {"listen.ini", "listen",
      "LISTEN wake-ups under listen kills and lost notifications: a hot loop on a dead listen "

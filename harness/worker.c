@@ -368,10 +368,11 @@ static void bind_actor(const qc_worker *w, actor_params *b, qc_params *p)
     qc_params_set(p, "delay_ms", b->delay);
     qc_params_set(p, "max_attempts", b->max_att);
     /* :client_now_ms: the application's clock (epoch ms, CLOCK_REALTIME)
-     * plus this worker's [faults] clock_skew_ms, read when the step is
-     * bound, as an application server stamps a time it computes. */
+     * plus this worker's [faults] clock_skew_ms (the reaper's:
+     * reaper_skew_ms), read when the step is bound, as an application
+     * server stamps a time it computes. */
     snprintf(b->client_now, sizeof b->client_now, "%.0f",
-             qc_clock_epoch_ms() + (double)qc_scenario_clock_skew_ms(sc, w->id));
+             qc_clock_epoch_ms() + (double)qc_scenario_actor_skew_ms(sc, w->id));
     qc_params_set(p, "client_now_ms", b->client_now);
 }
 

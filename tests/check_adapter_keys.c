@@ -46,6 +46,8 @@ static const struct {
      "[policy] on_listen_lost is not available with [adapter]"},
     {"[faults]\nclock_skew_ms = 0,-3000\n",
      "[faults] clock_skew_ms is not available with [adapter]"},
+    {"[faults]\nreaper_skew_ms = 3000\n",
+     "[faults] reaper_skew_ms is not available with [adapter]"},
     {"[faults]\nlost_request = 1\n", "[faults] lost_request is not available with [adapter]"},
 };
 
