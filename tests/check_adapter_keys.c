@@ -90,8 +90,8 @@ START_TEST(test_adapter_run_notify_fault_exit_2_before_connecting)
     ck_assert_ptr_nonnull(p);
     int named = 0;
     while (fgets(line, sizeof line, p))
-        named |= strstr(line, "s.ini: [faults] notify_lost is not available with [adapter]") !=
-                 NULL;
+        named |=
+            strstr(line, "s.ini: [faults] notify_lost is not available with [adapter]") != NULL;
     int st = pclose(p);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "exit status %d", st);
     ck_assert_msg(named, "the refusal does not name the file and the key");
