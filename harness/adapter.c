@@ -475,17 +475,60 @@ void qc_adapter_hello_free(qc_adapter_hello *h)
     h->exposes = h->message = NULL;
 }
 
+int qc_adapter_check(const qc_scenario *sc, qc_err *err)
+{
+    const char *src = sc->path[0] ? sc->path : "scenario";
+    /* The library sends its own requests (no lost_request or targeted
+     * stall); its enqueue is the library's, so qchaos has no notify step to
+     * lose or send early; its processes connect to the server directly, so
+     * the proxy's faults never reach them (scenario.c refuses [network]
+     * proxy = on with [adapter] already); it reads its own clock, so
+     * :client_now_ms (clock_skew_ms) is bound into nothing. */
+    static const qc_fault_kind no[] = {QC_FAULT_LOST_REQUEST, QC_FAULT_STALL_UNTIL_RECLAIMED,
+                                       QC_FAULT_STALL_IN_WORK, QC_FAULT_HALF_OPEN,
+                                       QC_FAULT_RESET, QC_FAULT_NOTIFY_LOST,
+                                       QC_FAULT_NOTIFY_EARLY};
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
+        const qc_fault_kind k = no[i];
+        if (sc->faults[k].count > 0 || (sc->faults[k].count < 0 && sc->faults[k].rate > 0))
+            return qc_err_set(
+                err, QC_EINVAL,
+                "%s: [faults] %s is not available with [adapter] (%s; docs/adapters.md lists "
+                "the faults)",
+                src, qc_fault_name(k),
+                k == QC_FAULT_NOTIFY_LOST || k == QC_FAULT_NOTIFY_EARLY
+                    ? "the library enqueues and notifies by itself: qchaos runs no notify step"
+                : k == QC_FAULT_HALF_OPEN || k == QC_FAULT_RESET
+                    ? "the library's processes connect to the server directly, not through "
+                      "qchaos's proxy"
+                    : "the library sends its own requests");
+    }
+    if (sc->nclock_skew > 0 || sc->reaper_skew_ms != 0)
+        return qc_err_set(err, QC_EINVAL,
+                          "%s: [faults] %s is not available with [adapter] (the "
+                          "library reads its own clock; :client_now_ms reaches no statement)",
+                          src, sc->nclock_skew > 0 ? "clock_skew_ms" : "reaper_skew_ms");
+    if (sc->listen_close_every_ms > 0 || sc->listen_terminate_every_ms > 0)
+        return qc_err_set(err, QC_EINVAL,
+                          "%s: [nemesis] %s is not available with [adapter] (qchaos holds no "
+                          "listen connection of the library's)",
+                          src, sc->listen_close_every_ms > 0 ? "listen_close_every_ms"
+                                                             : "listen_terminate_every_ms");
+    if (sc->listen_lost_ignore || sc->listen_poll_ms != QC_LISTEN_POLL_MS_DEFAULT)
+        return qc_err_set(err, QC_EINVAL,
+                          "%s: %s is not available with [adapter] (the library waits for its "
+                          "jobs its own way; [adapter] poll_ms is its poll interval)",
+                          src, sc->listen_lost_ignore ? "[policy] on_listen_lost"
+                                                      : "[idle] listen_poll_ms");
+    return 0;
+}
+
 int qc_adapter_prepare(const qc_scenario *sc, const char *out_dir, const char *dsn, qc_err *err)
 {
     const char *src = sc->path[0] ? sc->path : "scenario";
-    static const qc_fault_kind no[] = {QC_FAULT_LOST_REQUEST, QC_FAULT_STALL_UNTIL_RECLAIMED,
-                                       QC_FAULT_STALL_IN_WORK};
-    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
-        if (sc->faults[no[i]].count > 0 || (sc->faults[no[i]].count < 0 && sc->faults[no[i]].rate > 0))
-            return qc_err_set(err, QC_EINVAL,
-                              "%s: [faults] %s is not available with [adapter] (the library "
-                              "sends its own requests; docs/adapters.md lists the faults)",
-                              src, qc_fault_name(no[i]));
+    int rc = qc_adapter_check(sc, err);
+    if (rc != 0)
+        return rc;
     if (sc->batch != 1)
         return qc_err_set(err, QC_EINVAL,
                           "%s: [workload] batch must be 1 with [adapter] (the library decides "

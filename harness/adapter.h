@@ -41,6 +41,18 @@ typedef struct qc_adapter_hello {
     json_t *message;     /* the whole hello, owned */
 } qc_adapter_hello;
 
+/* Refuses (QC_EINVAL, a message naming the scenario file and the key) what
+ * an adapter cannot honour: the faults lost_request, stall_until_reclaimed,
+ * stall_in_work (the library sends its own requests), half_open and reset
+ * (its processes connect directly; scenario.c refuses the proxy), notify_lost
+ * and notify_early (its enqueue is the library's: qchaos runs no notify
+ * step), clock_skew_ms (it reads its own clock), the nemesis'
+ * listen_close_every_ms / listen_terminate_every_ms (qchaos holds none of
+ * its listen connections), [policy] on_listen_lost and an [idle]
+ * listen_poll_ms other than the default.  Pure: reads sc only; thread-safe.
+ * The runner calls it at load, before any server is touched (exit 2). */
+int qc_adapter_check(const qc_scenario *sc, qc_err *err);
+
 /* Sets what every adapter of this run shares, before anything starts one:
  * the run folder (logs go to OUT/adapters/) and the DSN the adapters get.
  * Creates OUT/adapters.  Refuses (QC_EINVAL naming the scenario) faults an

@@ -76,7 +76,10 @@
  * No false alarm.  A rejection is not judged once the lease may have ended
  * or changed hands legitimately: after a complete or fail of it answered
  * OK with rows > 0 or unknown rows, or whose outcome is unknown (INFO, or an
- * invoke never answered: a lost_ack retry is rightly refused); after a
+ * invoke never answered: a lost_ack retry is rightly refused; but an INFO
+ * followed by its worker's reset fault of the same job and token is a
+ * request qchaos's proxy dropped before the server got it: known not to
+ * have happened, so the retry after it is judged); after a
  * renew of it whose outcome is unknown (its token may have rotated); after
  * any request of its owner was refused; or after a violation was
  * already reported on it (one early loss, one violation).  A complete or
@@ -404,6 +407,28 @@ static void judge_request(qc_check *c, const qc_history *h, lease *l, size_t i, 
                         rel(h, l, ub + margin), rel(h, l, l->until), (long long)cl->seq);
 }
 
+/* Is INFO event i a request the network dropped before the server got it?
+ * The worker records the proxy's reset fault right after the request's
+ * info, with the same job and token, only when the proxy dropped that
+ * request itself (worker.c QC_FAULT_RESET, proxy.c: the first bytes after
+ * the arm on an established connection): the outcome is known, it did not
+ * happen.  Only the worker's next event is looked at. */
+static int dropped_by_proxy(const qc_history *h, size_t i)
+{
+    const qc_event *e = &h->ev[i];
+    const char *token = qc__event_token(h, e);
+
+    for (size_t k = i + 1; k < h->n; k++) {
+        const qc_event *f = &h->ev[k];
+        if (f->file != e->file || f->worker != e->worker || f->inc != e->inc)
+            continue;
+        const char *ft = qc__event_token(h, f);
+        return f->type == QC_EV_FAULT && f->fault != NULL && strcmp(f->fault, "reset") == 0 &&
+               f->job == e->job && token != NULL && ft != NULL && strcmp(token, ft) == 0;
+    }
+    return 0;
+}
+
 /* Applies a renew, complete or fail event (any type) to the job's leases. */
 static int change_lease(qc_check *c, job_scan *js, const qc_history *h, size_t i, double res)
 {
@@ -444,6 +469,8 @@ static int change_lease(qc_check *c, job_scan *js, const qc_history *h, size_t i
             l->lost = 1;
         return 0;
     }
+    if (e->type == QC_EV_INFO && dropped_by_proxy(h, i))
+        return 0; /* it never reached the server: the lease is as it was */
     if (l != NULL) {
         l->released = 1;
         return 0;

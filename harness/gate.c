@@ -88,11 +88,21 @@ static const gate_scenario battery[] = {
      1, 0},
     {"network_half_open.ini", "lease",
      "a half-open connection: a worker without a client timeout wedges (no_lost_jobs)", 1, 0},
+    {"network_latency_lease.ini", "lease",
+     "network latency longer than the lease allows: late completes refused (no_false_success)",
+     1, 0},
+    {"network_partition.ini", "lease",
+     "two workers cut off longer than the lease: their retried completes refused "
+     "(no_false_success)", 1, 0},
+    {"network_reset.ini", "lease",
+     "a reset connection: the retried complete must still be the owner's (no_early_reap)", 1, 0},
     {"cases/c20_wedged.ini", "lease",
      "a worker left in a transaction after an error, every request failing (C20, "
      "worker_progress)", 0, 0},
     {"clock_skew.ini", "lease", "leases stamped on a skewed client clock (C24, effects_once)", 0,
      0},
+    {"clock_skew_reaper.ini", "lease",
+     "a reaper on a skewed clock takes live leases (C24, no_early_reap)", 0, 0},
     /* model "listen": lease protocols with a listen step only (issue 17) */
     {"listen.ini", "listen",
      "LISTEN wake-ups under listen kills and lost notifications: a hot loop on a dead listen "

@@ -87,6 +87,7 @@ typedef struct pconn {
     chunk *held, *held_tail;
     size_t held_len;
     int dead;
+    int up_sent; /* the client sent bytes before (its startup packet at least) */
 } pconn;
 
 typedef struct fired_rec {
@@ -572,7 +573,16 @@ static void read_side(qc_proxy *p, pconn *c, int from_client)
             return;
         }
         if (from_client) {
-            int k = atomic_exchange(&p->arm[c->worker], QC_PROXY_ARM_NONE);
+            /* A reset is armed for the worker's next request: a fresh
+             * connection's first bytes are its startup packet, not that
+             * request, so they pass and leave the arm for the request
+             * (then "fired" means the request itself was dropped). */
+            int k = atomic_load(&p->arm[c->worker]);
+            if (k != QC_PROXY_ARM_RESET || c->up_sent)
+                k = atomic_exchange(&p->arm[c->worker], QC_PROXY_ARM_NONE);
+            else
+                k = QC_PROXY_ARM_NONE;
+            c->up_sent = 1;
             if (k == QC_PROXY_ARM_RESET) {
                 set_fired(p, c->worker, "reset");
                 kill_conn(p, c);

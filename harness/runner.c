@@ -244,6 +244,8 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
             json_array_append_new(sk, json_integer(qc_scenario_clock_skew_ms(s, (int)i)));
         json_object_set_new(h, "clock_skew_ms", sk);
     }
+    if (s->reaper_skew_ms != 0)
+        json_object_set_new(h, "reaper_skew_ms", json_integer(s->reaper_skew_ms));
     json_object_set_new(h, "poison_mode", json_string(s->poison_crash ? "crash" : "fail"));
     json_object_set_new(h, "sink", json_string(s->sink_idempotent ? "idempotent" : "plain"));
     json_object_set_new(h, "heartbeat", json_boolean(s->heartbeat));
@@ -1320,6 +1322,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
                          "[adapter] command",
                    s->path[0] ? s->path : "scenario", proto->path);
         code = 2;
+        goto out;
+    }
+    if (s->adapter_command[0] && (rc = qc_adapter_check(s, err)) != 0) {
+        code = 2; /* at load: what the adapter cannot honour (adapter.h) */
         goto out;
     }
     if (s->network.proxy && strcmp(proto->engine, "postgres") != 0) {

@@ -63,6 +63,7 @@ void qc_scenario_defaults(qc_scenario *s)
     s->max_pickup_ms = 0;
     s->max_wedged_ms = 0;
     s->nclock_skew = 0;
+    s->reaper_skew_ms = 0;
     s->stall_factor = 2.0;
     s->restart_delay_ms = 200;
     s->poison_crash = 0;
@@ -74,7 +75,7 @@ void qc_scenario_defaults(qc_scenario *s)
     s->feed_start_ms = 0;
     s->feed_delay_ms = 0;
     s->terminate_every_ms = 0;
-    s->listen_poll_ms = 1000;
+    s->listen_poll_ms = QC_LISTEN_POLL_MS_DEFAULT;
     s->listen_lost_ignore = 0;
     s->listen_close_every_ms = 0;
     s->listen_terminate_every_ms = 0;
@@ -390,6 +391,17 @@ static int handler(void *user, const char *section, const char *name, const char
                        : 1;
         LONGKEY("faults", "restart_delay_ms", restart_delay_ms, 0)
         CHOICEKEY("poison_mode", poison_crash, "fail", "crash")
+        if (!strcmp(name, "reaper_skew_ms")) {
+            long x;
+            char *end;
+            errno = 0;
+            x = strtol(value, &end, 10);
+            if (end == value || *end || errno || x < -86400000L || x > 86400000L)
+                return fail(c, "%s must be milliseconds within +-86400000 (the reaper's clock "
+                               "off the database's), got '%s'", name, value);
+            s->reaper_skew_ms = x;
+            return 1;
+        }
         if (!strcmp(name, "clock_skew_ms"))
             return parse_skews(value, s)
                        ? fail(c, "%s must be milliseconds or a comma list of them (at most %d, "
@@ -400,7 +412,8 @@ static int handler(void *user, const char *section, const char *name, const char
                     "unknown key '%s' in [%s] (expected kill_after_claim, kill_after_effect, "
                     "stall_beyond_lease, lost_ack, lost_request, poison, "
                     "stall_until_reclaimed, stall_in_work, half_open, reset, notify_lost, "
-                    "notify_early, stall_factor, restart_delay_ms, poison_mode, clock_skew_ms)",
+                    "notify_early, stall_factor, restart_delay_ms, poison_mode, clock_skew_ms, "
+                    "reaper_skew_ms)",
                     name, section);
     }
     if (!strcmp(section, "policy")) {
@@ -1023,6 +1036,11 @@ long qc_scenario_max_wedged_ms(const qc_scenario *s)
     if (2 * s->work_ms_max + s->lease_ms > b)
         b = 2 * s->work_ms_max + s->lease_ms;
     return b;
+}
+
+long qc_scenario_actor_skew_ms(const qc_scenario *s, int id)
+{
+    return id < 0 ? s->reaper_skew_ms : qc_scenario_clock_skew_ms(s, id);
 }
 
 long qc_scenario_clock_skew_ms(const qc_scenario *s, int worker_id)

@@ -50,6 +50,9 @@
 
 #define QC_MAX_CLOCK_SKEWS 64
 
+/* [idle] listen_poll_ms when the scenario does not say (ms). */
+#define QC_LISTEN_POLL_MS_DEFAULT 1000
+
 typedef struct qc_scenario {
     char path[1024];         /* file it came from ("" for defaults only) */
     char name[128];
@@ -91,6 +94,10 @@ typedef struct qc_scenario {
      * nclock_skew 0 = no skew.  Bound into every step as :client_now_ms. */
     long clock_skew_ms[QC_MAX_CLOCK_SKEWS];
     int nclock_skew;
+    /* [faults] reaper_skew_ms: the reaper's client clock offset (ms; 0 =
+     * none): a reaper on an application server whose clock is off the
+     * database's (shared/cases.md C24), bound into reap as :client_now_ms. */
+    long reaper_skew_ms;
     int heartbeat;           /* [policy] 1: renew every lease/3 while working */
     int count_zero_rows;     /* [policy] 1 (a policy mutant): a 0-row complete counts as success */
     int lost_ack_fail;       /* [policy] on_lost_ack = fail: call fail instead of retrying complete */
@@ -200,6 +207,11 @@ long qc_scenario_max_wedged_ms(const qc_scenario *s);
 /* Worker worker_id's client clock offset, ms ([faults] clock_skew_ms; 0
  * without one, and for the reaper / enqueuer, worker_id < 0). */
 long qc_scenario_clock_skew_ms(const qc_scenario *s, int worker_id);
+
+/* The client clock offset (ms) of actor id: a worker's (id >= 0, as
+ * qc_scenario_clock_skew_ms), or the reaper's (id < 0: [faults]
+ * reaper_skew_ms).  Pure; thread-safe. */
+long qc_scenario_actor_skew_ms(const qc_scenario *s, int id);
 
 /* Fills s with the built-in defaults (16 workers, 20000 jobs, lease 5000 ms,
  * protocol backends/postgres/skip_locked.sql). */

@@ -3,8 +3,12 @@
  * run, in the spirit of QuickCheck's shrinking and delta debugging.
  *
  * The state is a "cut": workers, jobs, duration, a job count per fault
- * kind (a rate R% of J jobs becomes ceil(R% x J) jobs), the nemesis'
- * three switches, the feed's bursts and the seed.  A pass jumps to 10 jobs
+ * kind (a rate R% of J jobs becomes ceil(R% x J) jobs; the notify faults
+ * and the proxy's half_open and reset among them), the nemesis' three
+ * switches and its two listen faults, the proxy's latency, jitter,
+ * bandwidth and partition (issue 17), the feed's bursts and the seed.  A
+ * cut of the workers drops the workers it removed from the proxy's
+ * partition and targets lists, so the candidate stays a valid scenario.  A pass jumps to 10 jobs
  * first, then cuts the workers, then the jobs, then each fault and the
  * rest.  Each dimension is cut along a ladder of values, smallest first
  * (jobs 1, 2, 3, 5, 10, 20, ...),
@@ -30,6 +34,7 @@
 
 #include <jansson.h>
 #include <limits.h>
+#include <stddef.h>
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
@@ -48,6 +53,12 @@ typedef struct cut {
     long terminate_every_ms;     /* 0 off */
     double restart_at_s, pause_at_s;
     long feed_bursts;
+    /* issue 17: the listen faults of the nemesis (0 off), the proxy's
+     * toxics (ms, ms, bytes/s; 0 none / unlimited) and its partition (1 on,
+     * 0 off; the window as the scenario says) */
+    long listen_close_every_ms, listen_terminate_every_ms;
+    long latency_ms, jitter_ms, bandwidth;
+    int partition;
     long long seed;
 } cut;
 
@@ -81,6 +92,9 @@ static int cut_key(const char *section, const char *key)
         {"workload", "jobs"},           {"workload", "duration_s"}, {"nemesis", "terminate_every_ms"},
         {"nemesis", "restart_at_s"},    {"nemesis", "pause_at_s"},  {"feed", "bursts"},
         {"run", "seed"},
+        {"nemesis", "listen_close_every_ms"}, {"nemesis", "listen_terminate_every_ms"},
+        {"network", "latency_ms"},      {"network", "jitter_ms"},   {"network", "bandwidth"},
+        {"network", "partition"},       {"network", "targets"},
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (!strcmp(section, keys[i][0]) && !strcmp(key, keys[i][1]))
@@ -114,7 +128,44 @@ static void describe(const cut *c, char *buf, size_t n)
     if (c->pause_at_s > 0 && len < n)
         len += (size_t)snprintf(buf + len, n - len, ", pause at %.1f s", c->pause_at_s);
     if (c->feed_bursts > 0 && len < n)
-        snprintf(buf + len, n - len, ", %ld feed bursts", c->feed_bursts);
+        len += (size_t)snprintf(buf + len, n - len, ", %ld feed bursts", c->feed_bursts);
+    if (c->listen_close_every_ms > 0 && len < n)
+        len += (size_t)snprintf(buf + len, n - len, ", listen close every %ld ms",
+                                c->listen_close_every_ms);
+    if (c->listen_terminate_every_ms > 0 && len < n)
+        len += (size_t)snprintf(buf + len, n - len, ", listen terminate every %ld ms",
+                                c->listen_terminate_every_ms);
+    if (c->latency_ms > 0 && len < n)
+        len += (size_t)snprintf(buf + len, n - len, ", latency %ld ms", c->latency_ms);
+    if (c->jitter_ms > 0 && len < n)
+        len += (size_t)snprintf(buf + len, n - len, ", jitter %ld ms", c->jitter_ms);
+    if (c->bandwidth > 0 && len < n)
+        len += (size_t)snprintf(buf + len, n - len, ", bandwidth %ld B/s", c->bandwidth);
+    if (c->partition && len < n)
+        snprintf(buf + len, n - len, ", partition");
+}
+
+/* The workers of list ("all", or "w0,w3" / "0,3") that a run of workers
+ * has, into out ("all" stays "all"; "" when none is left).  A cut of the
+ * workers keeps the scenario valid: a partition or toxic of a worker the
+ * cut removed goes with it. */
+static void clip_workers(const char *list, long workers, char *out, size_t n)
+{
+    char buf[256];
+    size_t len = 0;
+    snprintf(buf, sizeof buf, "%s", list);
+    out[0] = '\0';
+    if (!strcmp(buf, "all")) {
+        snprintf(out, n, "all");
+        return;
+    }
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ", ", &save); t && len < n; t = strtok_r(NULL, ", ", &save)) {
+        char *end;
+        long w = strtol(t[0] == 'w' ? t + 1 : t, &end, 10);
+        if (*end == '\0' && w >= 0 && w < workers)
+            len += (size_t)snprintf(out + len, n - len, "%sw%ld", len ? "," : "", w);
+    }
 }
 
 /* Writes cut c as a scenario file at path; header is a comment block
@@ -170,6 +221,23 @@ static int write_scenario(const shrinker *z, const cut *c, const char *path, con
                 c->terminate_every_ms, c->restart_at_s, c->pause_at_s);
     if (z->orig.feed_bursts > 0)
         fprintf(f, "[feed]\nbursts = %ld\n", c->feed_bursts);
+    if (z->orig.listen_close_every_ms > 0 || z->orig.listen_terminate_every_ms > 0)
+        fprintf(f, "[nemesis]\nlisten_close_every_ms = %ld\nlisten_terminate_every_ms = %ld\n",
+                c->listen_close_every_ms, c->listen_terminate_every_ms);
+    if (z->sc.network.proxy) {
+        char targets[256] = "all", part[256] = "";
+        if (z->sc.network.targets[0])
+            clip_workers(z->sc.network.targets, c->workers, targets, sizeof targets);
+        if (c->partition)
+            clip_workers(z->sc.network.partition, c->workers, part, sizeof part);
+        int toxic = targets[0] != '\0'; /* no targeted worker left: no toxic */
+        fprintf(f, "[network]\nlatency_ms = %ld\njitter_ms = %ld\nbandwidth = %ld\n",
+                toxic ? c->latency_ms : 0, toxic ? c->jitter_ms : 0, toxic ? c->bandwidth : 0);
+        if (toxic)
+            fprintf(f, "targets = %s\n", targets);
+        if (part[0])
+            fprintf(f, "partition = %s\n", part);
+    }
     fprintf(f, "[run]\nseed = %lld\n", c->seed);
     if (fclose(f) != 0)
         return qc_err_set(err, QC_EIO, "cannot write '%s'", path);
@@ -397,6 +465,41 @@ static int pass(shrinker *z)
             return r;
         changed += r;
     }
+    /* issue 17: the listen faults off; the proxy's partition off, its
+     * bandwidth unlimited (a lower limit is more of the fault, not less),
+     * its latency and jitter down the ladder (ms) */
+    static const long off[] = {0};
+    static const struct {
+        const char *what;
+        size_t at;
+        int ladder;
+    } dims[] = {
+        {"listen_close_every_ms", offsetof(cut, listen_close_every_ms), 0},
+        {"listen_terminate_every_ms", offsetof(cut, listen_terminate_every_ms), 0},
+        {"bandwidth", offsetof(cut, bandwidth), 0},
+        {"latency_ms", offsetof(cut, latency_ms), 1},
+        {"jitter_ms", offsetof(cut, jitter_ms), 1},
+    };
+    for (size_t d = 0; d < N(dims); d++) {
+        long *v = (long *)((char *)&z->cur + dims[d].at);
+        if (*v <= 0)
+            continue;
+        if ((r = dims[d].ladder ? cut_long(z, v, count_ladder, N(count_ladder), 0, dims[d].what)
+                                : cut_long(z, v, off, 1, 0, dims[d].what)) < 0)
+            return r;
+        changed += r;
+    }
+    if (z->cur.partition) {
+        cut c = z->cur;
+        c.partition = 0;
+        if ((r = try_cut(z, &c, "partition off")) < 0)
+            return r;
+        if (r == 1) {
+            z->cur = c;
+            z->accepted++;
+            changed++;
+        }
+    }
     /* a duration > 0 bounds the chaos phase; shorter first (0 would mean
      * "until drained", not shorter, so it is not on this ladder) */
     if (z->cur.duration_s > 0) {
@@ -543,6 +646,14 @@ static int load_run(shrinker *z, qc_err *err)
         x->restart_at_s = z->sc.restart_at_s;
         x->pause_at_s = z->sc.pause_at_s;
         x->feed_bursts = z->sc.feed_bursts;
+        x->listen_close_every_ms = z->sc.listen_close_every_ms;
+        x->listen_terminate_every_ms = z->sc.listen_terminate_every_ms;
+        if (z->sc.network.proxy) {
+            x->latency_ms = z->sc.network.latency_ms;
+            x->jitter_ms = z->sc.network.jitter_ms;
+            x->bandwidth = z->sc.network.bandwidth;
+            x->partition = z->sc.network.partition[0] != '\0';
+        }
         z->cur = *x;
         snprintf(z->name, sizeof z->name, "shrunk_%.50s",
                  json_string_value(json_object_get(h, "scenario"))

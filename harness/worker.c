@@ -391,10 +391,11 @@ static void bind_actor(const qc_worker *w, actor_params *b, qc_params *p)
     qc_params_set(p, "delay_ms", b->delay);
     qc_params_set(p, "max_attempts", b->max_att);
     /* :client_now_ms: the application's clock (epoch ms, CLOCK_REALTIME)
-     * plus this worker's [faults] clock_skew_ms, read when the step is
-     * bound, as an application server stamps a time it computes. */
+     * plus this worker's [faults] clock_skew_ms (the reaper's:
+     * reaper_skew_ms), read when the step is bound, as an application
+     * server stamps a time it computes. */
     snprintf(b->client_now, sizeof b->client_now, "%.0f",
-             qc_clock_epoch_ms() + (double)qc_scenario_clock_skew_ms(sc, w->id));
+             qc_clock_epoch_ms() + (double)qc_scenario_actor_skew_ms(sc, w->id));
     qc_params_set(p, "client_now_ms", b->client_now);
 }
 
@@ -982,14 +983,37 @@ static int process(qc_worker *w, claimed *c)
     case QC_FAULT_LOST_ACK:
         complete_with_retry(w, c, 1);
         return 0;
-    case QC_FAULT_RESET:
+    case QC_FAULT_RESET: {
         /* RST when the complete is sent: it never reaches the server; the
-         * worker reconnects and retries */
-        record_fault(w, f, c, 0);
+         * worker reconnects and retries.  The fault is recorded after the
+         * complete's info and only when the proxy dropped the complete
+         * itself (its first bytes on an established connection), so the
+         * ledger says that this unknown outcome did not happen: the
+         * checkers may judge the retry (check_leases.c, rule (b)). */
         qc_proxy_arm(sh->proxy, w->id, QC_PROXY_ARM_RESET);
-        complete_with_retry(w, c, 0);
-        qc_proxy_take_fired(sh->proxy, w->id, NULL, 0);
+        long rows = do_update(w, QC_STEP_COMPLETE, c, NULL, 0);
+        if (qc_proxy_take_fired(sh->proxy, w->id, NULL, 0)) {
+            json_t *e = event(w, "fault", NULL, -1);
+            json_object_set_new(e, "fault", json_string(qc_fault_name(f)));
+            set_job(e, c->job, c->token);
+            json_object_set_new(e, "dropped", json_string("complete"));
+            emit(w, e, c->job);
+            atomic_fetch_add(&sh->faults, 1);
+        } else {
+            json_t *e = event(w, "note", NULL, -1);
+            set_job(e, c->job, c->token);
+            json_object_set_new(e, "note", json_string("reset via the proxy did not fire: the "
+                                                       "complete went through"));
+            qc_ledger_append(w->lb, e);
+        }
+        if (rows >= 0 || (w->conn && sh->drv->is_ok(w->conn)))
+            return 0; /* answered, or a definite failure: no retry */
+        if (ensure_conn(w) != 0)
+            return 0;
+        publish_pid(w);
+        do_update(w, QC_STEP_COMPLETE, c, NULL, 0);
         return 0;
+    }
     default:
         complete_with_retry(w, c, 0);
         return 0;

@@ -1264,6 +1264,78 @@ START_TEST(test_no_early_reap_complete_refused_before_lease_end_fails)
 }
 END_TEST
 
+/* The proxy's reset (issue 17): the complete's info is followed by its
+ * worker's reset fault of the job and token, so the complete never reached
+ * the server and the retry, refused while the lease was live, is judged. */
+#define RESET_17_A                                                                                 \
+    "{'seq':3,'t':2000,'type':'invoke','op':'complete','worker':3,'inc':0,'req':2,'job':17,"       \
+    "'token':'a'}\n"                                                                               \
+    "{'seq':4,'t':2001,'type':'info','op':'complete','worker':3,'inc':0,'req':2,'job':17,"         \
+    "'token':'a','error':'connection lost'}\n"
+
+START_TEST(test_no_early_reap_retry_after_proxy_reset_refused_fails)
+{
+    qc_check c;
+
+    run(qc_check_no_early_reap,
+        HEADER CLAIM_17_A RESET_17_A
+        "{'seq':5,'t':2002,'type':'fault','fault':'reset','job':17,'token':'a','worker':3,"
+        "'inc':0,'dropped':'complete'}\n"
+        "{'seq':6,'t':2010,'type':'invoke','op':'complete','worker':3,'inc':0,'req':3,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':7,'t':2020,'type':'ok','op':'complete','worker':3,'inc':0,'req':3,'job':17,"
+        "'token':'a','rows':0}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 6, 7);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_early_reap_retry_after_proxy_reset_accepted_passes)
+{
+    qc_check c;
+
+    run(qc_check_no_early_reap,
+        HEADER CLAIM_17_A RESET_17_A
+        "{'seq':5,'t':2002,'type':'fault','fault':'reset','job':17,'token':'a','worker':3,"
+        "'inc':0,'dropped':'complete'}\n"
+        "{'seq':6,'t':2010,'type':'invoke','op':'complete','worker':3,'inc':0,'req':3,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':7,'t':2020,'type':'ok','op':'complete','worker':3,'inc':0,'req':3,'job':17,"
+        "'token':'a','rows':1}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+/* An info with no reset after it (here the worker's next event is the
+ * retry; another worker's reset fault of the job does not count) may have
+ * completed the job: its 0-row retry is a lost ack's, rightly refused. */
+START_TEST(test_no_early_reap_retry_after_unknown_complete_not_judged)
+{
+    qc_check c;
+
+    run(qc_check_no_early_reap,
+        HEADER CLAIM_17_A RESET_17_A
+        "{'seq':5,'t':2010,'type':'invoke','op':'complete','worker':3,'inc':0,'req':3,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':6,'t':2012,'type':'fault','fault':'reset','job':17,'token':'a','worker':4,"
+        "'inc':0}\n"
+        "{'seq':7,'t':2020,'type':'ok','op':'complete','worker':3,'inc':0,'req':3,'job':17,"
+        "'token':'a','rows':0}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_no_early_reap_renew_refused_then_complete_one_violation)
 {
     qc_check c;
@@ -1692,6 +1764,9 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_no_early_reap_reap_rule_unjudged_says_so);
     tcase_add_test(tc, test_no_early_reap_whole_second_reap_clock_passes);
     tcase_add_test(tc, test_no_early_reap_server_clock_step_not_judged);
+    tcase_add_test(tc, test_no_early_reap_retry_after_proxy_reset_refused_fails);
+    tcase_add_test(tc, test_no_early_reap_retry_after_proxy_reset_accepted_passes);
+    tcase_add_test(tc, test_no_early_reap_retry_after_unknown_complete_not_judged);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("batch_bound");

@@ -601,6 +601,28 @@ START_TEST(test_scenario_parse_from_text)
 }
 END_TEST
 
+START_TEST(test_scenario_reaper_skew_key_and_actor_offsets)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    static const char ok[] = "[faults]\nclock_skew_ms = 0,-3000\nreaper_skew_ms = 2500\n";
+    qc_scenario_defaults(&s);
+    ck_assert_int_eq(s.reaper_skew_ms, 0);
+    ck_assert_int_eq(qc_scenario_actor_skew_ms(&s, -1), 0);
+    ck_assert_int_eq(qc_scenario_parse(&s, "skew.ini", ok, sizeof ok - 1, &err), 0);
+    ck_assert_int_eq(qc_scenario_actor_skew_ms(&s, -1), 2500); /* the reaper */
+    ck_assert_int_eq(qc_scenario_actor_skew_ms(&s, 0), 0);
+    ck_assert_int_eq(qc_scenario_actor_skew_ms(&s, 1), -3000);
+    ck_assert_int_eq(qc_scenario_clock_skew_ms(&s, -1), 0); /* the enqueuer's stays 0 */
+    static const char bad[] = "[faults]\nreaper_skew_ms = 3s\n";
+    qc_scenario_defaults(&s);
+    ck_assert_int_ne(qc_scenario_parse(&s, "skew.ini", bad, sizeof bad - 1, &err), 0);
+    ck_assert_msg(strstr(err.msg, "skew.ini:2") && strstr(err.msg, "reaper_skew_ms must be "
+                                                                   "milliseconds"),
+                  "%s", err.msg);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("scenario");
@@ -615,6 +637,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_scenario_replicated_topology_keys);
     tcase_add_test(tc, test_scenario_pooler_pool_size_and_terminate_refused);
     tcase_add_test(tc, test_scenario_listen_keys_and_notify_faults);
+    tcase_add_test(tc, test_scenario_reaper_skew_key_and_actor_offsets);
     tcase_add_test(tc, test_scenario_choice_and_bool_keys);
     tcase_add_test(tc, test_scenario_missing_file_is_input_error);
     tcase_add_test(tc, test_scenario_fifo_and_device_refused_without_blocking);

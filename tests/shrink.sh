@@ -127,4 +127,54 @@ if [ $rc -eq 1 ] && grep -q 'verdict: FAIL: .*exclusive_claim' "$tmp/again.log";
 else
   bad "qchaos run of the shrunk scenario: exit $rc; $(grep verdict "$tmp/again.log")"
 fi
+# issue 17: the listen nemesis keys and the proxy's keys are cut too.  A
+# LISTEN protocol behind the proxy with latency, jitter, a bandwidth limit,
+# a partition and listen kills; the failure (a 0-row complete counted
+# after a lost ack) needs none of them, so each cut is kept and shrunk.ini
+# has them off.  One try per cut (--tries 1): the lost ack fails every run.
+cat >"$tmp/net.ini" <<EOF
+[scenario]
+name = shrink_net_listen
+protocol = $PWD/backends/postgres/skip_locked_listen.sql
+[workload]
+workers = 1
+jobs = 4
+work_ms = 0-2
+[network]
+proxy = on
+latency_ms = 1
+jitter_ms = 2
+bandwidth = 1000000
+partition = w0
+partition_at_ms = 2000
+partition_ms = 300
+[policy]
+count_zero_row_complete = yes
+[faults]
+lost_ack = 1
+[nemesis]
+listen_close_every_ms = 300
+listen_terminate_every_ms = 400
+[checks]
+judge = no_false_success
+EOF
+"$bin" run "$tmp/net.ini" --dsn "$dsn" --seed 3 --out "$tmp/netfail" --no-progress >"$tmp/netfail.log" 2>&1
+rc=$?
+if [ $rc -eq 1 ]; then ok "the network + listen run fails no_false_success (exit 1)"; else
+  bad "the network + listen run: exit $rc, want 1: $(grep -E 'verdict|qchaos: [a-z]' "$tmp/netfail.log" | tail -n 3)"
+fi
+run 0 "shrink cuts the listen and network keys" "$bin" shrink "$tmp/netfail" --dsn "$dsn" \
+  --tries 1 --confirm 1 --max-runs 14 --out "$tmp/netshrunk"
+cp "$tmp/out" "$tmp/netshrink.log"
+nini=$tmp/netshrunk/shrunk.ini
+for kv in 'listen_close_every_ms = 0' 'listen_terminate_every_ms = 0' 'latency_ms = 0' \
+  'jitter_ms = 0' 'bandwidth = 0'; do
+  if sed -n '/--- the cut/,$p' "$nini" 2>/dev/null | grep -qx "$kv"; then ok "shrunk.ini: $kv"; else
+    bad "shrunk.ini lacks '$kv' in its cut: $(sed -n '/--- the cut/,$p' "$nini" 2>/dev/null | tr '\n' ' ')"
+  fi
+done
+if [ -f "$nini" ] && ! grep -q '^partition *=' "$nini"; then ok "shrunk.ini: the partition is cut"; else
+  bad "shrunk.ini still has a partition: $(grep '^partition' "$nini" 2>/dev/null)"
+fi
+has "each network cut was tried" "try .*(partition off)"
 exit $failed
