@@ -129,7 +129,7 @@ first=$(jq -r '[.checkers[] | select(.name=="exclusive_claim") | .violations[0].
 for k in 1 2; do
   expect "replay $k of a free run: exclusive_claim on job $first again" 1 \
     "replay: exclusive_claim failed again on job $first" \
-    "$q" run --replay "$work/free" --dsn "$dsn" --no-progress
+    "$q" run --replay "$work/free" --replay-attempts 20 --dsn "$dsn" --no-progress
 done
 # replay of a protocol that draws on the server's random(): each session's
 # random() is seeded from the run's seed, so the same jobs are drawn
