@@ -29,6 +29,7 @@
  *   - work is O(n log n) in the number of lines (O(n) when already sorted).
  */
 #include "history.h"
+#include "flatjson.h"
 #include "input.h"
 
 #include <errno.h>
@@ -202,6 +203,10 @@ typedef struct part {
     hdr_rec *hdr; /* owned until merged */
     size_t nhdr;
     size_t torn;
+    int jansson_only; /* QC_LEDGER_PARSER=jansson: no fast path (tests compare both) */
+    char *scratch;    /* decoded strings of the fast path (owned), scratch_cap bytes */
+    size_t scratch_cap;
+    size_t fast, slow; /* lines read by the flat scanner / by jansson */
     int rc;
     qc_err err;
 } part;
@@ -812,6 +817,211 @@ static int push_event(part *pt, const qc_event *e)
     return 0;
 }
 
+/* ---- the fast path: the ledger's own flat lines ------------------------ */
+
+/* Key lookup for the two field tables: open addressing over 128 slots,
+ * built once (pthread_once), so a member costs a hash and one compare
+ * instead of a walk over 49 names. */
+#define KEY_SLOTS 128
+static signed char key_slot[2][KEY_SLOTS];
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+static unsigned key_hash(const char *k, size_t n)
+{
+    return (unsigned)(n * 31u + (unsigned char)k[0] * 7u + (unsigned char)k[n - 1] * 3u +
+                      (n > 2 ? (unsigned char)k[n / 2] : 0u)) &
+           (KEY_SLOTS - 1);
+}
+
+static void key_tables_build(void)
+{
+    const struct field *tab[2] = {fields, wfields};
+    size_t nt[2] = {sizeof fields / sizeof fields[0], sizeof wfields / sizeof wfields[0]};
+
+    memset(key_slot, -1, sizeof key_slot);
+    for (int t = 0; t < 2; t++)
+        for (size_t k = 0; k < nt[t]; k++) {
+            unsigned j = key_hash(tab[t][k].key, strlen(tab[t][k].key));
+            while (key_slot[t][j] >= 0)
+                j = (j + 1) & (KEY_SLOTS - 1);
+            key_slot[t][j] = (signed char)k;
+        }
+}
+
+/* Index in fl (table t: 0 fields, 1 wfields) of key[0..n), or -1. */
+static int key_find(int t, const struct field *fl, const char *key, size_t n)
+{
+    if (n == 0)
+        return -1;
+    for (unsigned j = key_hash(key, n); key_slot[t][j] >= 0; j = (j + 1) & (KEY_SLOTS - 1)) {
+        const char *name = fl[key_slot[t][j]].key;
+        if (name[0] == key[0] && strncmp(name, key, n) == 0 && name[n] == '\0')
+            return key_slot[t][j];
+    }
+    return -1;
+}
+
+static int span_is(const char *s, size_t n, const char *word)
+{
+    return strncmp(s, word, n) == 0 && word[n] == '\0';
+}
+
+static qc_ev_type parse_type_span(const char *s, size_t n)
+{
+    char buf[24];
+
+    if (n >= sizeof buf)
+        return QC_EV_OTHER;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return parse_type(buf);
+}
+
+/* The same conversions as get_int64 / get_int / get_double / get_bool /
+ * get_str / F_OP on a jansson value: 1 set, 0 absent (null), QC_EINVAL
+ * (the caller gives the line to jansson, which names the error),
+ * QC_ENOMEM. */
+static int fast_set(part *pt, const struct field *f, const qc_flat_member *m, qc_event *e)
+{
+    char *dst = (char *)e + f->off;
+    int64_t i64 = 0;
+    int rc;
+
+    if (m->kind == QC_FLAT_NULL)
+        return 0;
+    switch (f->kind) {
+    case F_INT64:
+    case F_INT:
+    case F_LONG:
+        if (m->kind == QC_FLAT_INT)
+            i64 = m->i;
+        else if (m->kind == QC_FLAT_REAL && m->d == floor(m->d) && m->d >= -9.2e18 &&
+                 m->d <= 9.2e18)
+            i64 = (int64_t)m->d;
+        else
+            return QC_EINVAL;
+        if (f->kind == F_INT64) {
+            *(int64_t *)(void *)dst = i64;
+        } else if (f->kind == F_LONG) {
+            *(long *)(void *)dst = (long)i64;
+        } else {
+            if (i64 < -2147483647 - 1 || i64 > 2147483647)
+                return QC_EINVAL;
+            *(int *)(void *)dst = (int)i64;
+        }
+        return 1;
+    case F_DOUBLE:
+        if (m->kind != QC_FLAT_INT && m->kind != QC_FLAT_REAL)
+            return QC_EINVAL;
+        *(double *)(void *)dst = m->d;
+        return 1;
+    case F_BOOL:
+        if (m->kind == QC_FLAT_TRUE || m->kind == QC_FLAT_FALSE)
+            *(int *)(void *)dst = m->kind == QC_FLAT_TRUE;
+        else if (m->kind == QC_FLAT_INT)
+            *(int *)(void *)dst = m->i != 0;
+        else
+            return QC_EINVAL;
+        return 1;
+    case F_STR: {
+        const char *s = m->s;
+        size_t n = m->slen;
+        char num[32];
+        if (m->kind == QC_FLAT_INT) {
+            n = (size_t)snprintf(num, sizeof num, "%" PRId64, m->i);
+            s = num;
+        } else if (m->kind != QC_FLAT_STR) {
+            return QC_EINVAL;
+        } else if (m->esc) {
+            if (pt->scratch_cap < n) {
+                size_t cap = n < 4096 ? 4096 : n;
+                char *b = realloc(pt->scratch, cap);
+                if (b == NULL)
+                    return QC_ENOMEM;
+                pt->scratch = b;
+                pt->scratch_cap = cap;
+            }
+            n = qc__flat_unescape(s, n, pt->scratch);
+            s = pt->scratch;
+        }
+        *(const char **)(void *)dst = intern(pt->st, s, n);
+        return *(const char **)(void *)dst != NULL ? 1 : QC_ENOMEM;
+    }
+    case F_OP:
+        if (m->kind != QC_FLAT_STR || m->esc)
+            return QC_EINVAL; /* an escaped op: jansson decodes it */
+        rc = QC_OP_NONE;
+        for (int op = QC_OP_ENQUEUE; op <= QC_OP_HEARTBEAT; op++)
+            if (span_is(m->s, m->slen, qc_op_name((qc_op)op)))
+                rc = op;
+        *(qc_op *)(void *)dst = (qc_op)rc;
+        return 0;
+    }
+    return QC_EINVAL;
+}
+
+/* Reads an event line with the flat scanner (flatjson.h), with the same
+ * result as the jansson path (parse_event) on every line it takes.
+ * Returns 1 done (the event pushed), 0 not taken (a header, a line the
+ * scanner does not read, a duplicate key jansson resolves, or any bad
+ * field, so that jansson names the error), QC_ENOMEM. */
+static int fast_line(part *pt, const char *p, size_t len, where w)
+{
+    qc_flat_member m[QC_FLAT_MAX];
+    int n = qc__flat_scan(p, len, m, QC_FLAT_MAX), ti = -1, change = -1, have_seq = 0;
+    uint64_t seen = 0;
+    qc_event e;
+
+    if (n < 0)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (m[i].klen == 4 && memcmp(m[i].key, "type", 4) == 0) {
+            if (ti >= 0)
+                return 0; /* jansson keeps the last: let it */
+            ti = i;
+        }
+    event_init(&e);
+    if (ti >= 0 && m[ti].kind == QC_FLAT_STR) {
+        if (m[ti].esc || span_is(m[ti].s, m[ti].slen, "header"))
+            return 0;
+        e.type = parse_type_span(m[ti].s, m[ti].slen);
+    }
+    e.line = w.line;
+    e.file = pt->file;
+    int t = e.type == QC_EV_WITNESS;
+    const struct field *fl = t ? wfields : fields;
+    pthread_once(&key_once, key_tables_build);
+    for (int i = 0; i < n; i++) {
+        int k, rc;
+        if (i == ti)
+            continue;
+        if (t && m[i].klen == 6 && memcmp(m[i].key, "change", 6) == 0) {
+            if (change >= 0 || (m[i].kind != QC_FLAT_STR && m[i].kind != QC_FLAT_NULL) ||
+                m[i].esc)
+                return 0;
+            change = i;
+            e.w_change = m[i].kind == QC_FLAT_STR && m[i].slen > 0 ? m[i].s[0] : 0;
+            continue;
+        }
+        k = key_find(t, fl, m[i].key, m[i].klen);
+        if (k < 0)
+            continue; /* unknown keys are ignored, as parse_event does */
+        if (seen & (1ull << k))
+            return 0; /* a duplicate: jansson keeps the last value */
+        seen |= 1ull << k;
+        rc = fast_set(pt, &fl[k], &m[i], &e);
+        if (rc == QC_ENOMEM)
+            return rc;
+        if (rc < 0)
+            return 0;
+        if (k == 0)
+            have_seq = rc == 1;
+    }
+    if (!have_seq || push_event(pt, &e) != 0)
+        return 0;
+    return 1;
+}
+
 /* Parses one line; torn says it is the unterminated last line of its file. */
 static int parse_line(part *pt, const char *p, size_t len, int torn, where w, qc_err *err)
 {
@@ -820,6 +1030,16 @@ static int parse_line(part *pt, const char *p, size_t len, int torn, where w, qc
     qc_event e;
     int rc;
 
+    if (!pt->jansson_only) {
+        rc = fast_line(pt, p, len, w);
+        if (rc == QC_ENOMEM)
+            return qc_err_set(err, QC_ENOMEM, "%s:%d: out of memory", w.file, w.line);
+        if (rc == 1) {
+            pt->fast++;
+            return 0;
+        }
+    }
+    pt->slow++;
     o = json_loadb(p, len, 0, &jerr);
     if (o == NULL || !json_is_object(o)) {
         if (torn) {
@@ -966,6 +1186,8 @@ static int parse_buffer(loader *ld, const char *buf, size_t len, const char *nam
     pthread_t *tid = calloc((size_t)np, sizeof *tid);
     int *started = calloc((size_t)np, sizeof *started);
     size_t off = 0, lines = 0;
+    const char *parser = getenv("QC_LEDGER_PARSER");
+    int jansson_only = parser != NULL && strcmp(parser, "jansson") == 0;
 
     if (pts == NULL || tid == NULL || started == NULL) {
         rc = qc_err_set(err, QC_ENOMEM, "%s: out of memory", name);
@@ -997,6 +1219,7 @@ static int parse_buffer(loader *ld, const char *buf, size_t len, const char *nam
         pts[k].name = name;
         pts[k].file = file;
         pts[k].line0 = line_base + (int)lines;
+        pts[k].jansson_only = jansson_only;
         pts[k].st = pool_add(ld->pool);
         if (pts[k].st == NULL) {
             rc = qc_err_set(err, QC_ENOMEM, "%s: out of memory", name);
@@ -1029,11 +1252,15 @@ static int parse_buffer(loader *ld, const char *buf, size_t len, const char *nam
                 *err = pts[k].err;
         } else {
             rc = merge_part(ld, &pts[k], err);
+            ld->h->fast_lines += pts[k].fast;
+            ld->h->jansson_lines += pts[k].slow;
         }
     }
 out:
-    for (int k = 0; pts != NULL && k < np; k++)
+    for (int k = 0; pts != NULL && k < np; k++) {
         free(pts[k].hdr);
+        free(pts[k].scratch);
+    }
     free(pts);
     free(tid);
     free(started);

@@ -262,6 +262,9 @@ typedef struct qc_history {
     qc_event *ev;     /* sorted by seq */
     size_t n;
     size_t torn;      /* torn / unparsable lines skipped (reported) */
+    size_t fast_lines, jansson_lines; /* lines read by the flat scanner (flatjson.h) and
+                                         by jansson (headers, lines it does not read;
+                                         every line with QC_LEDGER_PARSER=jansson) */
     void *strings;    /* interned string storage (private) */
 } qc_history;
 

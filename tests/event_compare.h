@@ -1,0 +1,46 @@
+/*
+ * event_compare.h - compares two qc_event records field by field (numbers
+ * bit for bit, strings by content), for tests that hold two readers of one
+ * ledger against each other (tests/check_flatjson.c).  Keep the list in
+ * step with qc_event in harness/history.h.
+ */
+#ifndef QC_TEST_EVENT_COMPARE_H
+#define QC_TEST_EVENT_COMPARE_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../harness/history.h"
+
+/* 0 when a and b hold the same values; else 1, with the first differing
+ * field named in why (size bytes). */
+static int event_differs(const qc_event *a, const qc_event *b, char *why, size_t size)
+{
+#define NUM(f)                                                                                     \
+    if (memcmp(&a->f, &b->f, sizeof a->f) != 0) {                                                  \
+        snprintf(why, size, "field %s differs", #f);                                               \
+        return 1;                                                                                  \
+    }
+#define STR(f)                                                                                     \
+    if ((a->f == NULL) != (b->f == NULL) || (a->f != NULL && strcmp(a->f, b->f) != 0)) {           \
+        snprintf(why, size, "field %s differs: \"%s\" vs \"%s\"", #f, a->f ? a->f : "(null)",      \
+                 b->f ? b->f : "(null)");                                                          \
+        return 1;                                                                                  \
+    }
+    NUM(seq) NUM(t) NUM(type) NUM(op) NUM(worker) NUM(inc) NUM(req) NUM(job) NUM(rows) NUM(now)
+    NUM(lease_until) NUM(attempt) NUM(applied) NUM(drained) NUM(interrupted) NUM(timed_out)
+    STR(token) STR(new_token) STR(op_key) STR(lib_id) STR(state) STR(fault) STR(error)
+    NUM(line) NUM(file) NUM(invoke) NUM(ready) NUM(inflight) NUM(expired) NUM(dead) NUM(done)
+    NUM(oldest_ready_age_ms) NUM(until_t) NUM(counted) STR(note) NUM(calls) NUM(delay_ms)
+    STR(group) NUM(pause_ms) STR(wake) NUM(wait_t) NUM(wait_ms) STR(notify) NUM(notify_t)
+    NUM(work_ms) NUM(planned) NUM(target) NUM(exclusive) NUM(complete) NUM(pid) NUM(xact_ms)
+    NUM(state_ms) NUM(sent_t) NUM(w_id) NUM(w_job) NUM(w_txid) NUM(w_change) NUM(w_actor)
+    NUM(w_worker) NUM(w_inc) STR(w_session) STR(w_row) STR(w_old_state) STR(w_state)
+    STR(w_old_token) STR(w_token) STR(w_old_owner) STR(w_owner) NUM(w_now) NUM(w_ev)
+    NUM(w_resolved)
+#undef NUM
+#undef STR
+    return 0;
+}
+
+#endif
