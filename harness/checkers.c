@@ -469,7 +469,7 @@ static int drain_cut_short_in(const qc_history *h, int file)
         return 0;
     for (size_t i = h->n; i-- > 0;) {
         const qc_event *m = &h->ev[i];
-        if (m->type != QC_EV_MONITOR || m->file != file || m->done < 0 || !qc__has_time(m->t))
+        if (m->type != QC_EV_MONITOR || m->file != file || m->x->done < 0 || !qc__has_time(m->t))
             continue;
         if (last == NULL) {
             last = m;
@@ -477,8 +477,8 @@ static int drain_cut_short_in(const qc_history *h, int file)
         }
         if (last->t - m->t > 5000.0)
             break;
-        if (last->done + (last->dead > 0 ? last->dead : 0) >
-            m->done + (m->dead > 0 ? m->dead : 0))
+        if (last->x->done + (last->x->dead > 0 ? last->x->dead : 0) >
+            m->x->done + (m->x->dead > 0 ? m->x->dead : 0))
             return 1;
     }
     return 0;

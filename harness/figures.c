@@ -155,10 +155,10 @@ int qc_figures_samples(const qc_history *h, double interval_ms, qc_sample **out,
         if (e->type == QC_EV_FAULT)
             x->faults++;
         if (e->type == QC_EV_MONITOR) {
-            x->ready = e->ready;
-            x->inflight = e->inflight;
-            x->expired = e->expired;
-            x->dead = e->dead;
+            x->ready = e->x->ready;
+            x->inflight = e->x->inflight;
+            x->expired = e->x->expired;
+            x->dead = e->x->dead;
         }
         if (is_answer(e) && e->op == QC_OP_COMPLETE) {
             double ms = latency_ms(h, e);

@@ -615,6 +615,31 @@ static int apply_header(loader *ld, const hdr_rec *r, qc_err *err)
     return 0;
 }
 
+const qc_event_x qc_event_x_none = {
+    .ready = -1,
+    .inflight = -1,
+    .expired = -1,
+    .dead = -1,
+    .done = -1,
+    .oldest_ready_age_ms = -1.0,
+    .calls = -1,
+    .planned = -1,
+    .exclusive = -1,
+    .complete = -1,
+    .pid = -1,
+    .xact_ms = QC_NO_TIME,
+    .state_ms = QC_NO_TIME,
+    .sent_t = QC_NO_TIME,
+    .wait_t = QC_NO_TIME,
+    .wait_ms = QC_NO_TIME,
+    .notify_t = QC_NO_TIME,
+    .w_id = -1,
+    .w_job = QC_NO_JOB,
+    .w_txid = -1,
+    .w_worker = -1,
+    .w_now = QC_NO_TIME,
+};
+
 static void event_init(qc_event *e)
 {
     memset(e, 0, sizeof *e);
@@ -627,115 +652,147 @@ static void event_init(qc_event *e)
     e->lease_until = QC_NO_TIME;
     e->attempt = -1;
     e->invoke = -1;
-    e->ready = e->inflight = e->expired = e->dead = e->done = -1;
-    e->oldest_ready_age_ms = -1.0;
     e->until_t = QC_NO_TIME;
     e->counted = -1;
-    e->calls = -1;
-    e->planned = -1;
     e->target = -1;
     e->delay_ms = 0;
     e->pause_ms = QC_NO_TIME;
     e->work_ms = QC_NO_TIME;
-    e->wait_t = QC_NO_TIME;
-    e->wait_ms = QC_NO_TIME;
-    e->notify_t = QC_NO_TIME;
-    e->exclusive = -1;
-    e->complete = -1;
-    e->pid = -1;
-    e->xact_ms = QC_NO_TIME;
-    e->state_ms = QC_NO_TIME;
-    e->sent_t = QC_NO_TIME;
-    e->w_id = -1;
-    e->w_job = QC_NO_JOB;
-    e->w_txid = -1;
-    e->w_worker = -1;
-    e->w_now = QC_NO_TIME;
+    e->x = &qc_event_x_none;
     e->w_ev = -1;
     e->w_resolved = -1;
+}
+
+/* Copies s[0..size) into the arena, 8-byte aligned (an event's qc_event_x). */
+static void *arena_put(strtab *st, const void *src, size_t size)
+{
+    chunk *c = st->chunks;
+    size_t at = c != NULL ? (c->used + 7) & ~(size_t)7 : 0;
+
+    if (c == NULL || at + size > c->cap) {
+        chunk *n = malloc(sizeof *n + CHUNK_SIZE);
+        if (n == NULL)
+            return NULL;
+        n->used = 0;
+        n->cap = CHUNK_SIZE;
+        n->next = c;
+        st->chunks = n;
+        c = n;
+        at = 0;
+    }
+    memcpy(c->data + at, src, size);
+    c->used = at + size;
+    return c->data + at;
+}
+
+/* e's own qc_event_x, made from qc_event_x_none on first use; NULL when
+ * out of memory. */
+static qc_event_x *ensure_x(strtab *st, qc_event *e)
+{
+    if (e->x == &qc_event_x_none)
+        e->x = arena_put(st, &qc_event_x_none, sizeof qc_event_x_none);
+    return (qc_event_x *)e->x;
 }
 
 enum field_kind { F_INT64, F_INT, F_LONG, F_DOUBLE, F_BOOL, F_STR, F_OP };
 
 /* The event fields a ledger line may carry ("type" is read before). */
-static const struct field {
+struct field {
     const char *key;
     enum field_kind kind;
-    size_t off;
-} fields[] = {
-    {"seq", F_INT64, offsetof(qc_event, seq)},
-    {"t", F_DOUBLE, offsetof(qc_event, t)},
-    {"op", F_OP, offsetof(qc_event, op)},
-    {"worker", F_INT, offsetof(qc_event, worker)},
-    {"inc", F_INT, offsetof(qc_event, inc)},
-    {"req", F_INT64, offsetof(qc_event, req)},
-    {"job", F_INT64, offsetof(qc_event, job)},
-    {"rows", F_LONG, offsetof(qc_event, rows)},
-    {"now", F_DOUBLE, offsetof(qc_event, now)},
-    {"lease_until", F_DOUBLE, offsetof(qc_event, lease_until)},
-    {"attempt", F_INT, offsetof(qc_event, attempt)},
-    {"applied", F_BOOL, offsetof(qc_event, applied)},
-    {"drained", F_BOOL, offsetof(qc_event, drained)},
-    {"interrupted", F_BOOL, offsetof(qc_event, interrupted)},
-    {"timed_out", F_BOOL, offsetof(qc_event, timed_out)},
-    {"token", F_STR, offsetof(qc_event, token)},
-    {"lib_id", F_STR, offsetof(qc_event, lib_id)},
-    {"new_token", F_STR, offsetof(qc_event, new_token)},
-    {"op_key", F_STR, offsetof(qc_event, op_key)},
-    {"state", F_STR, offsetof(qc_event, state)},
-    {"fault", F_STR, offsetof(qc_event, fault)},
-    {"error", F_STR, offsetof(qc_event, error)},
-    {"ready", F_LONG, offsetof(qc_event, ready)},
-    {"inflight", F_LONG, offsetof(qc_event, inflight)},
-    {"expired", F_LONG, offsetof(qc_event, expired)},
-    {"dead", F_LONG, offsetof(qc_event, dead)},
-    {"done", F_LONG, offsetof(qc_event, done)},
-    {"oldest_ready_age_ms", F_DOUBLE, offsetof(qc_event, oldest_ready_age_ms)},
-    {"until_t", F_DOUBLE, offsetof(qc_event, until_t)},
-    {"counted", F_BOOL, offsetof(qc_event, counted)},
-    {"note", F_STR, offsetof(qc_event, note)},
-    {"calls", F_INT64, offsetof(qc_event, calls)},
-    {"delay_ms", F_LONG, offsetof(qc_event, delay_ms)},
-    {"group", F_STR, offsetof(qc_event, group)},
-    {"pause_ms", F_DOUBLE, offsetof(qc_event, pause_ms)},
-    {"work_ms", F_DOUBLE, offsetof(qc_event, work_ms)},
-    {"wake", F_STR, offsetof(qc_event, wake)},
-    {"wait_t", F_DOUBLE, offsetof(qc_event, wait_t)},
-    {"wait_ms", F_DOUBLE, offsetof(qc_event, wait_ms)},
-    {"notify", F_STR, offsetof(qc_event, notify)},
-    {"notify_t", F_DOUBLE, offsetof(qc_event, notify_t)},
-    {"exclusive", F_BOOL, offsetof(qc_event, exclusive)},
-    {"complete", F_BOOL, offsetof(qc_event, complete)},
-    {"planned", F_LONG, offsetof(qc_event, planned)},
-    {"target", F_INT, offsetof(qc_event, target)},
-    {"pid", F_INT, offsetof(qc_event, pid)},
-    {"xact_ms", F_DOUBLE, offsetof(qc_event, xact_ms)},
-    {"state_ms", F_DOUBLE, offsetof(qc_event, state_ms)},
-    {"sent_t", F_DOUBLE, offsetof(qc_event, sent_t)},
+    size_t off; /* in qc_event, or in qc_event_x when ext */
+    int ext;
+};
+
+/* An ext field: its offset in qc_event_x (the event gets its own copy of
+ * qc_event_x_none when the first one is set: ensure_x). */
+#define XF(name) offsetof(qc_event_x, name), 1
+
+static const struct field fields[] = {
+    {"seq", F_INT64, offsetof(qc_event, seq), 0},
+    {"t", F_DOUBLE, offsetof(qc_event, t), 0},
+    {"op", F_OP, offsetof(qc_event, op), 0},
+    {"worker", F_INT, offsetof(qc_event, worker), 0},
+    {"inc", F_INT, offsetof(qc_event, inc), 0},
+    {"req", F_INT64, offsetof(qc_event, req), 0},
+    {"job", F_INT64, offsetof(qc_event, job), 0},
+    {"rows", F_LONG, offsetof(qc_event, rows), 0},
+    {"now", F_DOUBLE, offsetof(qc_event, now), 0},
+    {"lease_until", F_DOUBLE, offsetof(qc_event, lease_until), 0},
+    {"attempt", F_INT, offsetof(qc_event, attempt), 0},
+    {"applied", F_BOOL, offsetof(qc_event, applied), 0},
+    {"drained", F_BOOL, offsetof(qc_event, drained), 0},
+    {"interrupted", F_BOOL, offsetof(qc_event, interrupted), 0},
+    {"timed_out", F_BOOL, offsetof(qc_event, timed_out), 0},
+    {"token", F_STR, offsetof(qc_event, token), 0},
+    {"lib_id", F_STR, offsetof(qc_event, lib_id), 0},
+    {"new_token", F_STR, offsetof(qc_event, new_token), 0},
+    {"op_key", F_STR, offsetof(qc_event, op_key), 0},
+    {"state", F_STR, offsetof(qc_event, state), 0},
+    {"fault", F_STR, offsetof(qc_event, fault), 0},
+    {"error", F_STR, offsetof(qc_event, error), 0},
+    {"ready", F_LONG, XF(ready)},
+    {"inflight", F_LONG, XF(inflight)},
+    {"expired", F_LONG, XF(expired)},
+    {"dead", F_LONG, XF(dead)},
+    {"done", F_LONG, XF(done)},
+    {"oldest_ready_age_ms", F_DOUBLE, XF(oldest_ready_age_ms)},
+    {"until_t", F_DOUBLE, offsetof(qc_event, until_t), 0},
+    {"counted", F_BOOL, offsetof(qc_event, counted), 0},
+    {"note", F_STR, XF(note)},
+    {"calls", F_INT64, XF(calls)},
+    {"delay_ms", F_LONG, offsetof(qc_event, delay_ms), 0},
+    {"group", F_STR, offsetof(qc_event, group), 0},
+    {"pause_ms", F_DOUBLE, offsetof(qc_event, pause_ms), 0},
+    {"work_ms", F_DOUBLE, offsetof(qc_event, work_ms), 0},
+    {"wake", F_STR, XF(wake)},
+    {"wait_t", F_DOUBLE, XF(wait_t)},
+    {"wait_ms", F_DOUBLE, XF(wait_ms)},
+    {"notify", F_STR, XF(notify)},
+    {"notify_t", F_DOUBLE, XF(notify_t)},
+    {"exclusive", F_BOOL, XF(exclusive)},
+    {"complete", F_BOOL, XF(complete)},
+    {"planned", F_LONG, XF(planned)},
+    {"target", F_INT, offsetof(qc_event, target), 0},
+    {"pid", F_INT, XF(pid)},
+    {"xact_ms", F_DOUBLE, XF(xact_ms)},
+    {"state_ms", F_DOUBLE, XF(state_ms)},
+    {"sent_t", F_DOUBLE, XF(sent_t)},
 };
 
 /* The fields of a witness line (QC_EV_WITNESS): only these, and seq / t. */
 static const struct field wfields[] = {
-    {"seq", F_INT64, offsetof(qc_event, seq)},
-    {"t", F_DOUBLE, offsetof(qc_event, t)},
-    {"wid", F_INT64, offsetof(qc_event, w_id)},
-    {"txid", F_INT64, offsetof(qc_event, w_txid)},
-    {"session", F_STR, offsetof(qc_event, w_session)},
-    {"row", F_STR, offsetof(qc_event, w_row)},
-    {"old_state", F_STR, offsetof(qc_event, w_old_state)},
-    {"new_state", F_STR, offsetof(qc_event, w_state)},
-    {"old_token", F_STR, offsetof(qc_event, w_old_token)},
-    {"new_token", F_STR, offsetof(qc_event, w_token)},
-    {"old_owner", F_STR, offsetof(qc_event, w_old_owner)},
-    {"new_owner", F_STR, offsetof(qc_event, w_owner)},
-    {"server_ms", F_DOUBLE, offsetof(qc_event, w_now)},
+    {"seq", F_INT64, offsetof(qc_event, seq), 0},
+    {"t", F_DOUBLE, offsetof(qc_event, t), 0},
+    {"wid", F_INT64, XF(w_id)},
+    {"txid", F_INT64, XF(w_txid)},
+    {"session", F_STR, XF(w_session)},
+    {"row", F_STR, XF(w_row)},
+    {"old_state", F_STR, XF(w_old_state)},
+    {"new_state", F_STR, XF(w_state)},
+    {"old_token", F_STR, XF(w_old_token)},
+    {"new_token", F_STR, XF(w_token)},
+    {"old_owner", F_STR, XF(w_old_owner)},
+    {"new_owner", F_STR, XF(w_owner)},
+    {"server_ms", F_DOUBLE, XF(w_now)},
 };
 
 static int set_field(part *pt, const struct field *f, json_t *v, qc_event *e, const char **what)
 {
-    char *dst = (char *)e + f->off;
+    char *dst;
     int64_t i64;
     int rc;
+
+    if (json_is_null(v))
+        return 0; /* absent: nothing to set (every kind reads null so) */
+    if (f->ext) {
+        qc_event_x *x = ensure_x(pt->st, e);
+        if (x == NULL)
+            return QC_ENOMEM;
+        dst = (char *)x + f->off;
+    } else {
+        dst = (char *)e + f->off;
+    }
 
     switch (f->kind) {
     case F_INT64:
@@ -784,7 +841,7 @@ static int parse_event(part *pt, json_t *o, qc_event *e, where w, qc_err *err)
         if (e->type == QC_EV_WITNESS && !strcmp(key, "change")) {
             if (!json_is_string(v) && !json_is_null(v))
                 return bad_field(err, w, key, "a string (insert, update, delete)");
-            e->w_change = json_is_string(v) ? json_string_value(v)[0] : 0;
+            ((qc_event_x *)e->x)->w_change = json_is_string(v) ? json_string_value(v)[0] : 0;
             continue;
         }
         for (size_t k = 0; k < nf; k++) {
@@ -883,12 +940,20 @@ static qc_ev_type parse_type_span(const char *s, size_t n)
  * QC_ENOMEM. */
 static int fast_set(part *pt, const struct field *f, const qc_flat_member *m, qc_event *e)
 {
-    char *dst = (char *)e + f->off;
+    char *dst;
     int64_t i64 = 0;
     int rc;
 
     if (m->kind == QC_FLAT_NULL)
         return 0;
+    if (f->ext) {
+        qc_event_x *x = ensure_x(pt->st, e);
+        if (x == NULL)
+            return QC_ENOMEM;
+        dst = (char *)x + f->off;
+    } else {
+        dst = (char *)e + f->off;
+    }
     switch (f->kind) {
     case F_INT64:
     case F_INT:
@@ -989,6 +1054,8 @@ static int fast_line(part *pt, const char *p, size_t len, where w)
     e.line = w.line;
     e.file = pt->file;
     int t = e.type == QC_EV_WITNESS;
+    if (t && ensure_x(pt->st, &e) == NULL)
+        return QC_ENOMEM;
     const struct field *fl = t ? wfields : fields;
     pthread_once(&key_once, key_tables_build);
     for (int i = 0; i < n; i++) {
@@ -1000,7 +1067,8 @@ static int fast_line(part *pt, const char *p, size_t len, where w)
                 m[i].esc)
                 return 0;
             change = i;
-            e.w_change = m[i].kind == QC_FLAT_STR && m[i].slen > 0 ? m[i].s[0] : 0;
+            ((qc_event_x *)e.x)->w_change =
+                m[i].kind == QC_FLAT_STR && m[i].slen > 0 ? m[i].s[0] : 0;
             continue;
         }
         k = key_find(t, fl, m[i].key, m[i].klen);
@@ -1061,6 +1129,11 @@ static int parse_line(part *pt, const char *p, size_t len, int torn, where w, qc
     e.type = json_is_string(type) ? parse_type(json_string_value(type)) : QC_EV_OTHER;
     e.line = w.line;
     e.file = pt->file;
+    /* witness rows always own their x (witness_merge.c sets w_actor ... on them) */
+    if (e.type == QC_EV_WITNESS && ensure_x(pt->st, &e) == NULL) {
+        rc = qc_err_set(err, QC_ENOMEM, "%s:%d: out of memory", w.file, w.line);
+        goto out;
+    }
     rc = parse_event(pt, o, &e, w, err);
     if (rc == 0 && push_event(pt, &e) != 0)
         rc = qc_err_set(err, QC_ENOMEM, "%s:%d: out of memory", w.file, w.line);

@@ -104,6 +104,63 @@ typedef enum {
 #define QC_NO_JOB INT64_MIN  /* job field absent */
 #define QC_NO_TIME (-1.0)    /* server time absent (times are >= 0) */
 
+/* The fields of the rarer kinds of event (monitor samples, notes, session
+ * samples, LISTEN wake-ups and notifies, witness rows), kept out of the
+ * record every event has (issue 16: the audit's memory per event).  An
+ * event whose line has none of them points at qc_event_x_none, which holds
+ * the absent values documented below; the others own one copy each in the
+ * history's arena.  Read them as e->x->FIELD: never NULL in a history the
+ * loader built; read-only outside history.c and witness_merge.c. */
+typedef struct qc_event_x {
+    /* Monitor sample (QC_EV_MONITOR): queue depth by state (rows) and the
+     * age of the oldest ready job (ms); -1 when absent. */
+    long ready, inflight, expired, dead, done;
+    double oldest_ready_age_ms;
+    const char *note;   /* note: what it is ("server_count", "fault plan" ...) */
+    int64_t calls;      /* note server_count: the server's count of claim
+                           statements (pg_stat_statements); -1 absent */
+    long planned;       /* note "fault plan": jobs the plan gave the fault;
+                           -1 absent (read by the reports) */
+    int exclusive;      /* note server_count: 1 the server ran only this run's
+                           sessions (qchaos started it), 0 shared, -1 absent */
+    int complete;       /* note witness: 1 the side table was read to its end,
+                           0 in part; -1 absent */
+    int pid;            /* note "session" (a worker's connect) and session samples:
+                           the server session id; -1 absent */
+    double xact_ms;     /* session sample: age of its open transaction on the server
+                           clock (now - xact_start, ms); QC_NO_TIME none open */
+    double state_ms;    /* session sample: time in its state (now - state_change, ms);
+                           QC_NO_TIME unknown */
+    double sent_t;      /* session sample: client ms (like t) the sampling query was
+                           sent; QC_NO_TIME absent */
+    const char *wake;   /* invoke claim after a LISTEN wait (issue 17): how the wait
+                           ended: "notify", "poll" (its fallback timer ran out),
+                           "lost" (the listen connection died), "listen" (right
+                           after a (re-)LISTEN); NULL: no listen wait */
+    double wait_t;      /* that wait's start, client ms like t; QC_NO_TIME */
+    double wait_ms;     /* its planned fallback timer (ms); QC_NO_TIME: none */
+    const char *notify; /* ok enqueue with a notify step: "commit", "lost" or
+                           "early"; NULL: the protocol sends none */
+    double notify_t;    /* ok enqueue: when its notify was sent, client ms like t;
+                           QC_NO_TIME: not sent */
+    /* Witness row (QC_EV_WITNESS): its own fields, never the generic ones
+     * above (job, worker, token ... stay absent, so that no checker takes a
+     * row change for a request).  Strings interned, NULL for SQL NULL. */
+    int64_t w_id;        /* "wid": its number in the side table (per row, the
+                            order of that row's changes) */
+    int64_t w_job;       /* "row" read as an integer; QC_NO_JOB when it is not one */
+    int64_t w_txid;      /* "txid": the server transaction; -1 unknown (MariaDB) */
+    char w_change;       /* 'i' insert, 'u' update, 'd' delete; 0 unknown */
+    qc_actor w_actor;    /* from "session" (set when the history is built) */
+    int w_worker, w_inc; /* QC_ACTOR_WORKER: the ledger's worker and inc */
+    const char *w_session, *w_row, *w_old_state, *w_state, *w_old_token, *w_token, *w_old_owner,
+        *w_owner;
+    double w_now; /* "server_ms": clock_timestamp() of the change, server epoch ms */
+} qc_event_x;
+
+/* The absent values of every qc_event_x field (the loader's defaults). */
+extern const qc_event_x qc_event_x_none;
+
 typedef struct qc_event {
     int64_t seq;
     double t;             /* client monotonic ms since run start */
@@ -137,17 +194,10 @@ typedef struct qc_event {
                              inc and req; without req, that worker
                              incarnation's latest invoke; the op must match);
                              -1 when none or not a completion */
-    /* Monitor sample (QC_EV_MONITOR): queue depth by state (rows) and the
-     * age of the oldest ready job (ms); -1 when absent. */
-    long ready, inflight, expired, dead, done;
-    double oldest_ready_age_ms;
     double until_t;       /* fault: client ms (like t) its window ends;
                              QC_NO_TIME when absent (an instant fault) */
     int counted;          /* ok complete: 1 the worker counted it as a
                              success, 0 it did not; -1 when absent */
-    const char *note;     /* note: what it is ("server_count", "fault plan" ...) */
-    int64_t calls;        /* note server_count: the server's count of claim
-                             statements (pg_stat_statements); -1 absent */
     long delay_ms;        /* ok enqueue: scheduled this far ahead (ms); ok
                              fail: the retry delay it asked for (ms); 0 */
     const char *group;    /* ok enqueue / ok claim: the job's group key
@@ -157,47 +207,11 @@ typedef struct qc_event {
                              empty claim; QC_NO_TIME when absent (a first
                              claim, or a worker whose sleeps qchaos does
                              not plan: an adapter's own loop) */
-    const char *wake;     /* invoke claim after a LISTEN wait (issue 17): how the wait
-                             ended: "notify", "poll" (its fallback timer ran out),
-                             "lost" (the listen connection died), "listen" (right
-                             after a (re-)LISTEN); NULL: no listen wait */
-    double wait_t;        /* that wait's start, client ms like t; QC_NO_TIME */
-    double wait_ms;       /* its planned fallback timer (ms); QC_NO_TIME: none */
-    const char *notify;   /* ok enqueue with a notify step: "commit", "lost" or
-                             "early"; NULL: the protocol sends none */
-    double notify_t;      /* ok enqueue: when its notify was sent, client ms like t;
-                             QC_NO_TIME: not sent */
     double work_ms;       /* effect: the work (ms) the worker planned between
                              the claim's answer and the effect; QC_NO_TIME */
-    long planned;         /* note "fault plan": jobs the plan gave the fault;
-                             -1 absent (read by the reports) */
     int target;           /* fault terminate_session: the worker whose session
                              the nemesis ended; -1 absent */
-    int exclusive;        /* note server_count: 1 the server ran only this run's
-                             sessions (qchaos started it), 0 shared, -1 absent */
-    int complete;         /* note witness: 1 the side table was read to its end,
-                             0 in part; -1 absent */
-    int pid;              /* note "session" (a worker's connect) and session samples:
-                             the server session id; -1 absent */
-    double xact_ms;       /* session sample: age of its open transaction on the server
-                             clock (now - xact_start, ms); QC_NO_TIME none open */
-    double state_ms;      /* session sample: time in its state (now - state_change, ms);
-                             QC_NO_TIME unknown */
-    double sent_t;        /* session sample: client ms (like t) the sampling query was
-                             sent; QC_NO_TIME absent */
-    /* Witness row (QC_EV_WITNESS): its own fields, never the generic ones
-     * above (job, worker, token ... stay absent, so that no checker takes a
-     * row change for a request).  Strings interned, NULL for SQL NULL. */
-    int64_t w_id;         /* "wid": its number in the side table (per row, the
-                             order of that row's changes) */
-    int64_t w_job;        /* "row" read as an integer; QC_NO_JOB when it is not one */
-    int64_t w_txid;       /* "txid": the server transaction; -1 unknown (MariaDB) */
-    char w_change;        /* 'i' insert, 'u' update, 'd' delete; 0 unknown */
-    qc_actor w_actor;     /* from "session" (set when the history is built) */
-    int w_worker, w_inc;  /* QC_ACTOR_WORKER: the ledger's worker and inc */
-    const char *w_session, *w_row, *w_old_state, *w_state, *w_old_token, *w_token,
-        *w_old_owner, *w_owner;
-    double w_now;         /* "server_ms": clock_timestamp() of the change, server epoch ms */
+    const qc_event_x *x;  /* the rarer kinds' fields (above); never NULL */
     /* Set when the history is built (witness_merge.c), on requests: */
     long w_ev;            /* ok / info completion, or an invoke never answered: index
                              in h->ev of the witness row its request made; -1 none */

@@ -142,8 +142,8 @@ static json_t *fault_plan(const qc_history *h, json_t *hdr)
             continue;
         for (k = 0; k < NKINDS && strcmp(kinds[k], e->fault) != 0; k++)
             ;
-        if (e->type == QC_EV_NOTE && e->note != NULL && strcmp(e->note, "fault plan") == 0)
-            planned[k] = e->planned;
+        if (e->type == QC_EV_NOTE && e->x->note != NULL && strcmp(e->x->note, "fault plan") == 0)
+            planned[k] = e->x->planned;
         else if (e->type == QC_EV_FAULT)
             fired[k]++;
     }

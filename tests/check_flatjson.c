@@ -5,7 +5,8 @@
  * same error message, on crafted lines (escapes, unicode, big numbers,
  * reordered, missing and duplicate keys, nested values, bad JSON), on the
  * fuzz corpus' ledgers, on ledgers qchaos writes on a real PostgreSQL
- * (QC_TEST_DSN: a fault scenario, the witness, LISTEN), and on any ledgers
+ * (QC_TEST_DSN: the chaos scenario with the witness, LISTEN, the proxy's
+ * lost ack), and on any ledgers
  * named in QC_COMPARE_LEDGERS (space separated).  A test also asserts that
  * the fast path read the writer's lines, so a scanner that gave every line
  * to jansson would fail.
@@ -348,10 +349,9 @@ END_TEST
 START_TEST(test_fast_reader_e2e_ledgers_same_as_jansson)
 {
     static const char *const runs[] = {
-        "scenarios/chaos.ini --jobs 300 --workers 6",
-        "scenarios/kill_after_claim.ini --jobs 200 --workers 4",
-        "scenarios/listen.ini --jobs 200 --workers 4",
-        "scenarios/network_lost_ack.ini --jobs 200 --workers 4",
+        "scenarios/chaos.ini --jobs 200 --workers 6",
+        "scenarios/listen.ini --jobs 100 --workers 4",
+        "scenarios/network_lost_ack.ini --jobs 100 --workers 4",
     };
     const char *dsn = getenv("QC_TEST_DSN");
     char dir[] = "/tmp/qc_flatjson.XXXXXX", cmd[2048], path[1100];
@@ -367,7 +367,7 @@ START_TEST(test_fast_reader_e2e_ledgers_same_as_jansson)
         snprintf(cmd, sizeof cmd,
                  "%s./qchaos run %s --dsn '%s' --seed 7 --out %s/r%zu --no-progress >%s/r%zu.log "
                  "2>&1",
-                 i == 1 ? "QCHAOS_WITNESS=yes " : "", runs[i], dsn, dir, i, dir, i);
+                 i == 0 ? "QCHAOS_WITNESS=yes " : "", runs[i], dsn, dir, i, dir, i);
         int rc = system(cmd);
         snprintf(path, sizeof path, "%s/r%zu/ledger.jsonl", dir, i);
         ck_assert_msg(access(path, R_OK) == 0, "%s: no ledger (exit %d)", runs[i], rc);
@@ -377,6 +377,8 @@ START_TEST(test_fast_reader_e2e_ledgers_same_as_jansson)
         ck_assert_int_eq(b.rc_fast, 0);
         ck_assert_msg(b.fast.fast_lines + 1 >= b.fast.n, "%s: %zu of %zu lines fast", path,
                       b.fast.fast_lines, b.fast.n);
+        printf("check_flatjson: %s: %zu events, %zu read by the scanner, %zu by jansson\n", runs[i],
+               b.fast.n, b.fast.fast_lines, b.fast.jansson_lines);
         both_fini(&b);
     }
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

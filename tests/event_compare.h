@@ -27,20 +27,27 @@ static int event_differs(const qc_event *a, const qc_event *b, char *why, size_t
                  b->f ? b->f : "(null)");                                                          \
         return 1;                                                                                  \
     }
-    NUM(seq) NUM(t) NUM(type) NUM(op) NUM(worker) NUM(inc) NUM(req) NUM(job) NUM(rows) NUM(now)
-    NUM(lease_until) NUM(attempt) NUM(applied) NUM(drained) NUM(interrupted) NUM(timed_out)
-    STR(token) STR(new_token) STR(op_key) STR(lib_id) STR(state) STR(fault) STR(error)
-    NUM(line) NUM(file) NUM(invoke) NUM(ready) NUM(inflight) NUM(expired) NUM(dead) NUM(done)
-    NUM(oldest_ready_age_ms) NUM(until_t) NUM(counted) STR(note) NUM(calls) NUM(delay_ms)
-    STR(group) NUM(pause_ms) STR(wake) NUM(wait_t) NUM(wait_ms) STR(notify) NUM(notify_t)
-    NUM(work_ms) NUM(planned) NUM(target) NUM(exclusive) NUM(complete) NUM(pid) NUM(xact_ms)
-    NUM(state_ms) NUM(sent_t) NUM(w_id) NUM(w_job) NUM(w_txid) NUM(w_change) NUM(w_actor)
-    NUM(w_worker) NUM(w_inc) STR(w_session) STR(w_row) STR(w_old_state) STR(w_state)
-    STR(w_old_token) STR(w_token) STR(w_old_owner) STR(w_owner) NUM(w_now) NUM(w_ev)
-    NUM(w_resolved)
+    NUM(seq)
+    NUM(t) NUM(type) NUM(op) NUM(worker) NUM(inc) NUM(req) NUM(job) NUM(rows) NUM(now)
+        NUM(lease_until) NUM(attempt) NUM(applied) NUM(drained) NUM(interrupted) NUM(timed_out)
+            STR(token) STR(new_token) STR(op_key) STR(lib_id) STR(state) STR(fault) STR(error)
+                NUM(line) NUM(file) NUM(invoke) NUM(x->ready) NUM(x->inflight) NUM(x->expired)
+                    NUM(x->dead) NUM(x->done) NUM(x->oldest_ready_age_ms) NUM(until_t) NUM(counted)
+                        STR(x->note) NUM(x->calls) NUM(delay_ms) STR(group) NUM(pause_ms)
+                            STR(x->wake) NUM(x->wait_t) NUM(x->wait_ms) STR(x->notify)
+                                NUM(x->notify_t) NUM(work_ms) NUM(x->planned) NUM(target)
+                                    NUM(x->exclusive) NUM(x->complete) NUM(x->pid) NUM(x->xact_ms)
+                                        NUM(x->state_ms) NUM(x->sent_t) NUM(x->w_id) NUM(x->w_job)
+                                            NUM(x->w_txid) NUM(x->w_change) NUM(x->w_actor)
+                                                NUM(x->w_worker) NUM(x->w_inc) STR(x->w_session)
+                                                    STR(x->w_row) STR(x->w_old_state)
+                                                        STR(x->w_state) STR(x->w_old_token)
+                                                            STR(x->w_token) STR(x->w_old_owner)
+                                                                STR(x->w_owner) NUM(x->w_now)
+                                                                    NUM(w_ev) NUM(w_resolved)
 #undef NUM
 #undef STR
-    return 0;
+                                                                        return 0;
 }
 
 #endif
