@@ -287,7 +287,8 @@ int qc_check_worker_progress(const qc_history *h, qc_check *out)
                 return QC_ENOMEM;
             }
             w[nw++] = (window){e->file, e->t,
-                               qc__has_time(e->until_t) && e->until_t > e->t ? e->until_t : e->t};
+                               qc__has_time(e->x->until_t) && e->x->until_t > e->t ? e->x->until_t
+                                                                                   : e->t};
             continue;
         }
         if (e->worker < 0 || (e->type != QC_EV_INVOKE && !is_completion(e)))

@@ -297,7 +297,7 @@ int qc_check_witness_agrees(const qc_history *h, qc_check *out)
                             "job %lld: %s %d.%d's %s was answered as a change (seq %lld, rows "
                             "%ld) but the witness has no such row change by session %s",
                             (long long)job, e->worker < 0 ? "actor" : "worker", e->worker, e->inc,
-                            op_word(e->op), (long long)e->seq, e->rows,
+                            op_word(e->op), (long long)e->seq, (long)e->rows,
                             e->op == QC_OP_ENQUEUE ? "qchaos-control"
                             : e->op == QC_OP_REAP  ? "qchaos-reaper"
                                                    : "of that worker");

@@ -638,6 +638,8 @@ const qc_event_x qc_event_x_none = {
     .w_txid = -1,
     .w_worker = -1,
     .w_now = QC_NO_TIME,
+    .until_t = QC_NO_TIME,
+    .target = -1,
 };
 
 static void event_init(qc_event *e)
@@ -652,9 +654,7 @@ static void event_init(qc_event *e)
     e->lease_until = QC_NO_TIME;
     e->attempt = -1;
     e->invoke = -1;
-    e->until_t = QC_NO_TIME;
     e->counted = -1;
-    e->target = -1;
     e->delay_ms = 0;
     e->pause_ms = QC_NO_TIME;
     e->work_ms = QC_NO_TIME;
@@ -694,7 +694,8 @@ static qc_event_x *ensure_x(strtab *st, qc_event *e)
     return (qc_event_x *)e->x;
 }
 
-enum field_kind { F_INT64, F_INT, F_LONG, F_DOUBLE, F_BOOL, F_STR, F_OP };
+/* F_BOOL is an int, F_BOOL8 an int8_t, F_OP a uint8_t (qc_op). */
+enum field_kind { F_INT64, F_INT, F_LONG, F_DOUBLE, F_BOOL, F_BOOL8, F_STR, F_OP };
 
 /* The event fields a ledger line may carry ("type" is read before). */
 struct field {
@@ -716,20 +717,20 @@ static const struct field fields[] = {
     {"inc", F_INT, offsetof(qc_event, inc), 0},
     {"req", F_INT64, offsetof(qc_event, req), 0},
     {"job", F_INT64, offsetof(qc_event, job), 0},
-    {"rows", F_LONG, offsetof(qc_event, rows), 0},
+    {"rows", F_INT, offsetof(qc_event, rows), 0},
     {"now", F_DOUBLE, offsetof(qc_event, now), 0},
     {"lease_until", F_DOUBLE, offsetof(qc_event, lease_until), 0},
     {"attempt", F_INT, offsetof(qc_event, attempt), 0},
-    {"applied", F_BOOL, offsetof(qc_event, applied), 0},
-    {"drained", F_BOOL, offsetof(qc_event, drained), 0},
-    {"interrupted", F_BOOL, offsetof(qc_event, interrupted), 0},
-    {"timed_out", F_BOOL, offsetof(qc_event, timed_out), 0},
+    {"applied", F_BOOL8, offsetof(qc_event, applied), 0},
+    {"drained", F_BOOL8, offsetof(qc_event, drained), 0},
+    {"interrupted", F_BOOL8, offsetof(qc_event, interrupted), 0},
+    {"timed_out", F_BOOL8, offsetof(qc_event, timed_out), 0},
     {"token", F_STR, offsetof(qc_event, token), 0},
-    {"lib_id", F_STR, offsetof(qc_event, lib_id), 0},
+    {"lib_id", F_STR, XF(lib_id)},
     {"new_token", F_STR, offsetof(qc_event, new_token), 0},
     {"op_key", F_STR, offsetof(qc_event, op_key), 0},
     {"state", F_STR, offsetof(qc_event, state), 0},
-    {"fault", F_STR, offsetof(qc_event, fault), 0},
+    {"fault", F_STR, XF(fault)},
     {"error", F_STR, offsetof(qc_event, error), 0},
     {"ready", F_LONG, XF(ready)},
     {"inflight", F_LONG, XF(inflight)},
@@ -737,11 +738,11 @@ static const struct field fields[] = {
     {"dead", F_LONG, XF(dead)},
     {"done", F_LONG, XF(done)},
     {"oldest_ready_age_ms", F_DOUBLE, XF(oldest_ready_age_ms)},
-    {"until_t", F_DOUBLE, offsetof(qc_event, until_t), 0},
-    {"counted", F_BOOL, offsetof(qc_event, counted), 0},
+    {"until_t", F_DOUBLE, XF(until_t)},
+    {"counted", F_BOOL8, offsetof(qc_event, counted), 0},
     {"note", F_STR, XF(note)},
     {"calls", F_INT64, XF(calls)},
-    {"delay_ms", F_LONG, offsetof(qc_event, delay_ms), 0},
+    {"delay_ms", F_INT, offsetof(qc_event, delay_ms), 0},
     {"group", F_STR, offsetof(qc_event, group), 0},
     {"pause_ms", F_DOUBLE, offsetof(qc_event, pause_ms), 0},
     {"work_ms", F_DOUBLE, offsetof(qc_event, work_ms), 0},
@@ -753,7 +754,7 @@ static const struct field fields[] = {
     {"exclusive", F_BOOL, XF(exclusive)},
     {"complete", F_BOOL, XF(complete)},
     {"planned", F_LONG, XF(planned)},
-    {"target", F_INT, offsetof(qc_event, target), 0},
+    {"target", F_INT, XF(target)},
     {"pid", F_INT, XF(pid)},
     {"xact_ms", F_DOUBLE, XF(xact_ms)},
     {"state_ms", F_DOUBLE, XF(state_ms)},
@@ -799,7 +800,7 @@ static int set_field(part *pt, const struct field *f, json_t *v, qc_event *e, co
         *what = "an integer";
         return get_int64(v, (int64_t *)(void *)dst);
     case F_INT:
-        *what = "an integer";
+        *what = "an integer in -2147483648..2147483647";
         return get_int(v, (int *)(void *)dst);
     case F_LONG:
         *what = "an integer";
@@ -813,13 +814,21 @@ static int set_field(part *pt, const struct field *f, json_t *v, qc_event *e, co
     case F_BOOL:
         *what = "a boolean";
         return get_bool(v, (int *)(void *)dst);
+    case F_BOOL8: {
+        int b = 0;
+        *what = "a boolean";
+        rc = get_bool(v, &b);
+        if (rc == 1)
+            *(int8_t *)(void *)dst = (int8_t)b;
+        return rc;
+    }
     case F_STR:
         *what = "a string";
         return get_str(pt->st, v, (const char **)(void *)dst);
     case F_OP:
         *what = "a string";
         if (json_is_string(v))
-            *(qc_op *)(void *)dst = parse_op(json_string_value(v));
+            *(uint8_t *)(void *)dst = (uint8_t)parse_op(json_string_value(v));
         return json_is_string(v) || json_is_null(v) ? 0 : QC_EINVAL;
     }
     return 0;
@@ -981,13 +990,20 @@ static int fast_set(part *pt, const struct field *f, const qc_flat_member *m, qc
         *(double *)(void *)dst = m->d;
         return 1;
     case F_BOOL:
+    case F_BOOL8: {
+        int b;
         if (m->kind == QC_FLAT_TRUE || m->kind == QC_FLAT_FALSE)
-            *(int *)(void *)dst = m->kind == QC_FLAT_TRUE;
+            b = m->kind == QC_FLAT_TRUE;
         else if (m->kind == QC_FLAT_INT)
-            *(int *)(void *)dst = m->i != 0;
+            b = m->i != 0;
         else
             return QC_EINVAL;
+        if (f->kind == F_BOOL8)
+            *(int8_t *)(void *)dst = (int8_t)b;
+        else
+            *(int *)(void *)dst = b;
         return 1;
+    }
     case F_STR: {
         const char *s = m->s;
         size_t n = m->slen;
@@ -1019,7 +1035,7 @@ static int fast_set(part *pt, const struct field *f, const qc_flat_member *m, qc
         for (int op = QC_OP_ENQUEUE; op <= QC_OP_HEARTBEAT; op++)
             if (span_is(m->s, m->slen, qc_op_name((qc_op)op)))
                 rc = op;
-        *(qc_op *)(void *)dst = (qc_op)rc;
+        *(uint8_t *)(void *)dst = (uint8_t)rc;
         return 0;
     }
     return QC_EINVAL;
@@ -1575,6 +1591,11 @@ static int loader_start(loader *ld, qc_history *h, qc_err *err)
 
 static int loader_finish(loader *ld, int rc, qc_err *err)
 {
+    /* invoke and w_ev are 32-bit indexes of h->ev (qc_event) */
+    if (rc == 0 && ld->h->n > (size_t)INT32_MAX)
+        rc = qc_err_set(err, QC_EINVAL,
+                        "the ledgers hold %zu events, more than the %d one audit reads", ld->h->n,
+                        INT32_MAX);
     if (rc == 0 && (sort_events(ld->h) != 0 || pair_invokes(ld->h) != 0 ||
                     qc__witness_merge(ld->h) != 0))
         rc = qc_err_set(err, QC_ENOMEM, "ordering ledger events: out of memory");

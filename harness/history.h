@@ -156,50 +156,38 @@ typedef struct qc_event_x {
     const char *w_session, *w_row, *w_old_state, *w_state, *w_old_token, *w_token, *w_old_owner,
         *w_owner;
     double w_now; /* "server_ms": clock_timestamp() of the change, server epoch ms */
+    /* fault events and adapters' ids */
+    const char *fault;  /* fault kind */
+    double until_t;     /* fault: client ms (like t) its window ends;
+                           QC_NO_TIME when absent (an instant fault) */
+    int target;         /* fault terminate_session: the worker whose session
+                           the nemesis ended; -1 absent */
+    const char *lib_id; /* adapter ok enqueue / ok claim: the library's own id of
+                           the job (its table's id column, as text); NULL absent */
 } qc_event_x;
 
 /* The absent values of every qc_event_x field (the loader's defaults). */
 extern const qc_event_x qc_event_x_none;
 
+/* One event of the ledger, as every checker reads it (by field name).
+ * Compact (issue 16: the audit's memory per event): 8-byte fields first,
+ * then 32-bit, then 8-bit ones, and the rarer kinds' fields behind x.  The
+ * 32-bit fields hold what a ledger line can say within their range (rows,
+ * delay_ms: -2^31..2^31-1, a line outside it is refused with file:line),
+ * and h->ev indexes (invoke, w_ev: a history holds fewer than 2^31
+ * events, refused otherwise). */
 typedef struct qc_event {
     int64_t seq;
     double t;             /* client monotonic ms since run start */
-    qc_ev_type type;
-    qc_op op;
-    int worker;           /* -1 reaper / control */
-    int inc;              /* incarnation of the worker */
     int64_t req;          /* request id pairing invoke and completion; -1 none */
     int64_t job;          /* QC_NO_JOB when absent */
-    long rows;            /* affected / returned rows; -1 when absent */
     double now;           /* server epoch ms, QC_NO_TIME when absent */
     double lease_until;   /* server epoch ms, QC_NO_TIME when absent */
-    int attempt;          /* -1 when absent */
-    int applied;          /* effect: 1 applied by the sink, 0 deduplicated */
-    int drained;          /* end: 1 when every job reached done/dead */
-    int interrupted;      /* end: 1 when the run was stopped (SIGINT/SIGTERM) before the drain */
-    int timed_out;        /* end: 1 when the drain timed out with jobs left */
     const char *token;    /* interned strings, owned by the history; NULL absent */
     const char *new_token;/* renew that rotated the token */
     const char *op_key;
-    const char *lib_id;   /* adapter ok enqueue / ok claim: the library's own id of
-                             the job (its table's id column, as text); NULL absent */
     const char *state;    /* snapshot: ready|inflight|done|dead */
-    const char *fault;    /* fault kind */
     const char *error;    /* error text of fail/info, or kept error of snapshot */
-    int line;             /* line in its ledger file */
-    int file;             /* index of its ledger in the paths given to
-                             qc_history_load; 0 for qc_history_parse */
-    long invoke;          /* completion (ok/fail/info) of a request: index in
-                             h->ev of its invoke event (same ledger, worker,
-                             inc and req; without req, that worker
-                             incarnation's latest invoke; the op must match);
-                             -1 when none or not a completion */
-    double until_t;       /* fault: client ms (like t) its window ends;
-                             QC_NO_TIME when absent (an instant fault) */
-    int counted;          /* ok complete: 1 the worker counted it as a
-                             success, 0 it did not; -1 when absent */
-    long delay_ms;        /* ok enqueue: scheduled this far ahead (ms); ok
-                             fail: the retry delay it asked for (ms); 0 */
     const char *group;    /* ok enqueue / ok claim: the job's group key
                              (conversation group, lock); NULL: no group */
     double pause_ms;      /* invoke claim: the pause (ms) the worker's idle
@@ -209,15 +197,35 @@ typedef struct qc_event {
                              not plan: an adapter's own loop) */
     double work_ms;       /* effect: the work (ms) the worker planned between
                              the claim's answer and the effect; QC_NO_TIME */
-    int target;           /* fault terminate_session: the worker whose session
-                             the nemesis ended; -1 absent */
     const qc_event_x *x;  /* the rarer kinds' fields (above); never NULL */
+    int worker;           /* -1 reaper / control */
+    int inc;              /* incarnation of the worker */
+    int32_t rows;         /* affected / returned rows; -1 when absent */
+    int attempt;          /* -1 when absent */
+    int line;             /* line in its ledger file */
+    int file;             /* index of its ledger in the paths given to
+                             qc_history_load; 0 for qc_history_parse */
+    int32_t invoke;       /* completion (ok/fail/info) of a request: index in
+                             h->ev of its invoke event (same ledger, worker,
+                             inc and req; without req, that worker
+                             incarnation's latest invoke; the op must match);
+                             -1 when none or not a completion */
+    int32_t delay_ms;     /* ok enqueue: scheduled this far ahead (ms); ok
+                             fail: the retry delay it asked for (ms); 0 */
     /* Set when the history is built (witness_merge.c), on requests: */
-    long w_ev;            /* ok / info completion, or an invoke never answered: index
-                             in h->ev of the witness row its request made; -1 none */
-    int w_resolved;       /* info completion of complete / renew / fail: 1 the witness
-                             shows it committed, 0 it shows it did not, -1 unknown
-                             (no witness, or one read in part) */
+    int32_t w_ev;       /* ok / info completion, or an invoke never answered: index
+                           in h->ev of the witness row its request made; -1 none */
+    uint8_t type;       /* a qc_ev_type */
+    uint8_t op;         /* a qc_op */
+    int8_t applied;     /* effect: 1 applied by the sink, 0 deduplicated */
+    int8_t drained;     /* end: 1 when every job reached done/dead */
+    int8_t interrupted; /* end: 1 when the run was stopped (SIGINT/SIGTERM) before the drain */
+    int8_t timed_out;   /* end: 1 when the drain timed out with jobs left */
+    int8_t counted;     /* ok complete: 1 the worker counted it as a
+                           success, 0 it did not; -1 when absent */
+    int8_t w_resolved;  /* info completion of complete / renew / fail: 1 the witness
+                           shows it committed, 0 it shows it did not, -1 unknown
+                           (no witness, or one read in part) */
 } qc_event;
 
 /* Header values the checkers need (from the first line of the ledger). */

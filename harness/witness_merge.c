@@ -84,15 +84,17 @@ static int map_lib_ids(qc_history *h)
     libref *m;
 
     for (size_t i = 0; i < h->n; i++)
-        if (h->ev[i].lib_id != NULL && h->ev[i].job != QC_NO_JOB && h->ev[i].type != QC_EV_WITNESS)
+        if (h->ev[i].x->lib_id != NULL && h->ev[i].job != QC_NO_JOB &&
+            h->ev[i].type != QC_EV_WITNESS)
             n++;
     if (n == 0)
         return 0;
     if ((m = malloc(n * sizeof *m)) == NULL)
         return QC_ENOMEM;
     for (size_t i = 0; i < h->n; i++)
-        if (h->ev[i].lib_id != NULL && h->ev[i].job != QC_NO_JOB && h->ev[i].type != QC_EV_WITNESS)
-            m[k++] = (libref){h->ev[i].lib_id, h->ev[i].job};
+        if (h->ev[i].x->lib_id != NULL && h->ev[i].job != QC_NO_JOB &&
+            h->ev[i].type != QC_EV_WITNESS)
+            m[k++] = (libref){h->ev[i].x->lib_id, h->ev[i].job};
     qsort(m, n, sizeof *m, cmp_libref);
     for (size_t i = 0; i < h->n; i++) {
         qc_event *w = &h->ev[i];

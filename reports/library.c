@@ -89,7 +89,8 @@ static void stale_finding(const qc_history *h, char *out, size_t n)
 
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *f = &h->ev[i];
-        if (f->type != QC_EV_FAULT || f->fault == NULL || strcmp(f->fault, "stall_beyond_lease"))
+        if (f->type != QC_EV_FAULT || f->x->fault == NULL ||
+            strcmp(f->x->fault, "stall_beyond_lease"))
             continue;
         stalls++;
         const qc_event *inv = NULL, *ans = NULL, *other = NULL;
@@ -194,7 +195,8 @@ static void killed_finding(const qc_history *h, char *out, size_t n)
     }
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *f = &h->ev[i];
-        if (f->type != QC_EV_FAULT || f->fault == NULL || strcmp(f->fault, "kill_after_claim"))
+        if (f->type != QC_EV_FAULT || f->x->fault == NULL ||
+            strcmp(f->x->fault, "kill_after_claim"))
             continue;
         kills++;
         const qc_event *claim = NULL;

@@ -375,9 +375,9 @@ static int write_throughput(const char *pdir, const qc_history *h, const qc__res
         fprintf(d, "\n\n# faults %s: from_s to_s\n", fkinds[k].name);
         for (size_t i = 0; i < h->n; i++) {
             const qc_event *e = &h->ev[i];
-            if (e->type != QC_EV_FAULT || e->t == QC_NO_TIME || fkind_of(e->fault) != k)
+            if (e->type != QC_EV_FAULT || e->t == QC_NO_TIME || fkind_of(e->x->fault) != k)
                 continue;
-            double to = e->until_t != QC_NO_TIME && e->until_t > e->t ? e->until_t : e->t;
+            double to = e->x->until_t != QC_NO_TIME && e->x->until_t > e->t ? e->x->until_t : e->t;
             fprintf(d, "%.3f %.3f\n", e->t / 1000.0, to / 1000.0);
             nfk[k]++;
         }

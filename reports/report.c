@@ -421,7 +421,7 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
         if (e->rows >= 0)
             put(buf, n, &len,
                 e->op == QC_OP_CLAIM ? ", the claim returned %ld row(s)" : ", %ld row(s) changed",
-                e->rows);
+                (long)e->rows);
         if (e->new_token != NULL)
             put(buf, n, &len, ", new token %s", e->new_token);
         put_server_times(buf, n, &len, e, origin);
@@ -447,15 +447,15 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
         put(buf, n, &len, e->applied ? "; the sink applied it" : "; the sink deduplicated it");
         break;
     case QC_EV_FAULT:
-        put(buf, n, &len, "the harness injected fault %s", e->fault != NULL ? e->fault : "?");
+        put(buf, n, &len, "the harness injected fault %s", e->x->fault != NULL ? e->x->fault : "?");
         if (e->job != QC_NO_JOB)
             put(buf, n, &len, " on job %" PRId64, e->job);
         if (e->worker >= 0)
             put(buf, n, &len, " (worker %d, incarnation %d)", e->worker, e->inc);
-        if (e->target >= 0)
-            put(buf, n, &len, " on the session of worker %d", e->target);
-        if (e->until_t != QC_NO_TIME)
-            put(buf, n, &len, " until %.1f ms", e->until_t);
+        if (e->x->target >= 0)
+            put(buf, n, &len, " on the session of worker %d", e->x->target);
+        if (e->x->until_t != QC_NO_TIME)
+            put(buf, n, &len, " until %.1f ms", e->x->until_t);
         break;
     case QC_EV_SNAPSHOT:
         put(buf, n, &len, "the final snapshot has job %" PRId64 " %s", e->job,
@@ -515,7 +515,7 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
         break;
     case QC_EV_SWITCH_SNAPSHOT:
         put(buf, n, &len, "job %" PRId64 " %s on the replica before its promotion (%s)", e->job,
-            e->state ? e->state : "without a state", e->fault ? e->fault : "switch");
+            e->state ? e->state : "without a state", e->x->fault ? e->x->fault : "switch");
         break;
     case QC_EV_OTHER:
         put(buf, n, &len, "an event of a type this version does not know");

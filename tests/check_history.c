@@ -318,7 +318,7 @@ START_TEST(test_history_parse_event_fields_read)
     ck_assert_int_eq(e->applied, 1);
     ck_assert_str_eq(e->new_token, "x");
     ck_assert_str_eq(e->state, "done");
-    ck_assert_str_eq(e->fault, "poison");
+    ck_assert_str_eq(e->x->fault, "poison");
     ck_assert_str_eq(e->error, "boom");
     ck_assert_double_eq(e->t, QC_NO_TIME);
     ck_assert_int_eq(e->op, QC_OP_NONE);
@@ -357,9 +357,9 @@ START_TEST(test_history_parse_monitor_and_fault_window_read)
     ck_assert_int_eq(h.ev[0].x->dead, 0);
     ck_assert_int_eq(h.ev[0].x->done, 85);
     ck_assert_double_eq(h.ev[0].x->oldest_ready_age_ms, 120.5);
-    ck_assert_double_eq(h.ev[0].until_t, QC_NO_TIME);
+    ck_assert_double_eq(h.ev[0].x->until_t, QC_NO_TIME);
     ck_assert_int_eq(h.ev[1].type, QC_EV_FAULT);
-    ck_assert_double_eq(h.ev[1].until_t, 9006.25);
+    ck_assert_double_eq(h.ev[1].x->until_t, 9006.25);
     ck_assert_int_eq(h.ev[1].x->ready, -1);
     ck_assert_int_eq(h.ev[2].x->ready, 2);
     ck_assert_int_eq(h.ev[2].x->inflight, -1);

@@ -768,8 +768,8 @@ START_TEST(test_history_monitor_and_until_t_fields_parsed)
     ck_assert_int_eq(m->x->dead, 0);
     ck_assert_int_eq(m->x->done, 0);
     ck_assert_double_eq(m->x->oldest_ready_age_ms, 1290.0);
-    ck_assert_double_eq(f->until_t, 1400.0);
-    ck_assert_double_eq(k->until_t, QC_NO_TIME);
+    ck_assert_double_eq(f->x->until_t, 1400.0);
+    ck_assert_double_eq(k->x->until_t, QC_NO_TIME);
     ck_assert_int_eq(o->x->ready, -1);
     ck_assert_double_eq(o->x->oldest_ready_age_ms, -1.0);
     qc_history_fini(&h);
