@@ -372,7 +372,7 @@ int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *
      * nothing (a violation found on the way is still real). */
     for (size_t i = 0; i < h.n; i++) {
         const qc_event *e = &h.ev[i];
-        if (e->type != QC_EV_NOTE || e->note == NULL || strcmp(e->note, "schedule abandoned"))
+        if (e->type != QC_EV_NOTE || e->x->note == NULL || strcmp(e->x->note, "schedule abandoned"))
             continue;
         fprintf(out, "qchaos: the schedule was not carried out: %s\n",
                 e->error != NULL ? e->error : "(no reason recorded)");

@@ -518,7 +518,7 @@ static void report_claimed_after_done(qc_check *c, int64_t job,
                             "after its complete by worker %d was acknowledged with rows %ld at seq "
                             "%lld",
                             (long long)job, e->worker, (long long)e->req, (long long)inv->seq,
-                            done->worker, done->rows, (long long)done->seq);
+                            done->worker, (long)done->rows, (long long)done->seq);
     else
         qc__check_violation(c, job, seqs, ns,
                             "job %lld claimed by worker %d (sent at seq %lld, after worker %d's "
@@ -527,7 +527,7 @@ static void report_claimed_after_done(qc_check *c, int64_t job,
                             "at seq %lld)",
                             (long long)job, e->worker, (long long)inv->seq, cy->worker,
                             (long long)cy->seq, (long long)e->seq, done->worker,
-                            (long long)(dinv != NULL ? dinv->seq : done->seq), done->rows,
+                            (long long)(dinv != NULL ? dinv->seq : done->seq), (long)done->rows,
                             (long long)done->seq);
 }
 

@@ -161,7 +161,7 @@ static void report_stale(qc_check *c, const qc_history *h, int64_t job, const qc
                         "%lld (%s), was accepted with rows %ld (invoked seq %lld, answered seq "
                         "%lld)",
                         (long long)job, qc_op_name(e->op), e->worker, tok, qc_op_name(origin->op),
-                        (long long)origin->seq, (long long)sup->seq, by, e->rows,
+                        (long long)origin->seq, (long long)sup->seq, by, (long)e->rows,
                         (long long)inv->seq, (long long)e->seq);
 }
 

@@ -71,8 +71,8 @@ static const char *type_name(qc_ev_type t)
 /* "ok complete", "invoke claim", "fault kill_after_claim", "effect". */
 static void describe_event(char *buf, size_t n, const qc_event *e)
 {
-    if (e->type == QC_EV_FAULT && e->fault != NULL)
-        snprintf(buf, n, "fault %s", e->fault);
+    if (e->type == QC_EV_FAULT && e->x->fault != NULL)
+        snprintf(buf, n, "fault %s", e->x->fault);
     else if (e->op != QC_OP_NONE)
         snprintf(buf, n, "%s %s", type_name(e->type), qc_op_name(e->op));
     else
@@ -323,7 +323,7 @@ static int switch_snap_build(const qc_history *h, switch_snap *sw)
             sw->n++;
         if (e->seq < sw->first_seq) { /* the marker sent before the read */
             sw->first_seq = e->seq;
-            sw->kind = e->fault;
+            sw->kind = e->x->fault;
         }
     }
     if (sw->n == 0) {
@@ -379,9 +379,9 @@ static int judge_switch(const qc_history *h, const switch_snap *sw, const qc_eve
                         "job %lld: complete acknowledged with rows %ld (seq %lld, worker %d) "
                         "before the %s, but the replica that was promoted had the job %s (seq "
                         "%lld): the new primary lacks the acknowledged complete",
-                        (long long)job, e->rows, (long long)e->seq, e->worker,
+                        (long long)job, (long)e->rows, (long long)e->seq, e->worker,
                         sw->kind ? sw->kind : "switch",
-                        row == NULL ? "missing"
+                        row == NULL          ? "missing"
                         : row->state != NULL ? row->state
                                              : "without a state",
                         (long long)seqs[1]);
@@ -446,14 +446,14 @@ int qc_check_acked_durable(const qc_history *h, qc_check *out)
             qc__check_violation(out, job, &e->seq, 1,
                                 "job %lld: complete acknowledged with rows %ld (seq %lld, worker "
                                 "%d) but the job is missing from the final snapshot",
-                                (long long)job, e->rows, (long long)e->seq, e->worker);
+                                (long long)job, (long)e->rows, (long long)e->seq, e->worker);
         } else if (row->state == NULL || strcmp(row->state, "done") != 0) {
             int64_t seqs[] = {e->seq, row->seq};
             bad++;
             qc__check_violation(out, job, seqs, 2,
                                 "job %lld: complete acknowledged with rows %ld (seq %lld, worker "
                                 "%d) but the job is %s in the final snapshot (seq %lld)",
-                                (long long)job, e->rows, (long long)e->seq, e->worker,
+                                (long long)job, (long)e->rows, (long long)e->seq, e->worker,
                                 row->state != NULL ? row->state : "without a state",
                                 (long long)row->seq);
         } else if (sw.n > 0 && e->seq < sw.first_seq) {

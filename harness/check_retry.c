@@ -135,8 +135,8 @@ int qc_check_retry_delay(const qc_history *h, qc_check *out)
                                 "job %lld: claimed by worker %d (seq %lld, attempt %d) %.1f ms "
                                 "after worker %d's fail was sent (seq %lld)%s, which gave it "
                                 "back with a retry delay of %ld ms (seq %lld)",
-                                (long long)r[a].job, c->worker, (long long)c->seq, c->attempt,
-                                gap, f->worker, (long long)fi->seq, srv, f->delay_ms,
+                                (long long)r[a].job, c->worker, (long long)c->seq, c->attempt, gap,
+                                f->worker, (long long)fi->seq, srv, (long)f->delay_ms,
                                 (long long)f->seq);
         }
     }

@@ -104,52 +104,90 @@ typedef enum {
 #define QC_NO_JOB INT64_MIN  /* job field absent */
 #define QC_NO_TIME (-1.0)    /* server time absent (times are >= 0) */
 
-typedef struct qc_event {
-    int64_t seq;
-    double t;             /* client monotonic ms since run start */
-    qc_ev_type type;
-    qc_op op;
-    int worker;           /* -1 reaper / control */
-    int inc;              /* incarnation of the worker */
-    int64_t req;          /* request id pairing invoke and completion; -1 none */
-    int64_t job;          /* QC_NO_JOB when absent */
-    long rows;            /* affected / returned rows; -1 when absent */
-    double now;           /* server epoch ms, QC_NO_TIME when absent */
-    double lease_until;   /* server epoch ms, QC_NO_TIME when absent */
-    int attempt;          /* -1 when absent */
-    int applied;          /* effect: 1 applied by the sink, 0 deduplicated */
-    int drained;          /* end: 1 when every job reached done/dead */
-    int interrupted;      /* end: 1 when the run was stopped (SIGINT/SIGTERM) before the drain */
-    int timed_out;        /* end: 1 when the drain timed out with jobs left */
-    const char *token;    /* interned strings, owned by the history; NULL absent */
-    const char *new_token;/* renew that rotated the token */
-    const char *op_key;
-    const char *lib_id;   /* adapter ok enqueue / ok claim: the library's own id of
-                             the job (its table's id column, as text); NULL absent */
-    const char *state;    /* snapshot: ready|inflight|done|dead */
-    const char *fault;    /* fault kind */
-    const char *error;    /* error text of fail/info, or kept error of snapshot */
-    int line;             /* line in its ledger file */
-    int file;             /* index of its ledger in the paths given to
-                             qc_history_load; 0 for qc_history_parse */
-    long invoke;          /* completion (ok/fail/info) of a request: index in
-                             h->ev of its invoke event (same ledger, worker,
-                             inc and req; without req, that worker
-                             incarnation's latest invoke; the op must match);
-                             -1 when none or not a completion */
+/* The fields of the rarer kinds of event (monitor samples, notes, session
+ * samples, LISTEN wake-ups and notifies, witness rows), kept out of the
+ * record every event has (issue 16: the audit's memory per event).  An
+ * event whose line has none of them points at qc_event_x_none, which holds
+ * the absent values documented below; the others own one copy each in the
+ * history's arena.  Read them as e->x->FIELD: never NULL in a history the
+ * loader built; read-only outside history.c and witness_merge.c. */
+typedef struct qc_event_x {
     /* Monitor sample (QC_EV_MONITOR): queue depth by state (rows) and the
      * age of the oldest ready job (ms); -1 when absent. */
     long ready, inflight, expired, dead, done;
     double oldest_ready_age_ms;
-    double until_t;       /* fault: client ms (like t) its window ends;
-                             QC_NO_TIME when absent (an instant fault) */
-    int counted;          /* ok complete: 1 the worker counted it as a
-                             success, 0 it did not; -1 when absent */
-    const char *note;     /* note: what it is ("server_count", "fault plan" ...) */
-    int64_t calls;        /* note server_count: the server's count of claim
-                             statements (pg_stat_statements); -1 absent */
-    long delay_ms;        /* ok enqueue: scheduled this far ahead (ms); ok
-                             fail: the retry delay it asked for (ms); 0 */
+    const char *note;   /* note: what it is ("server_count", "fault plan" ...) */
+    int64_t calls;      /* note server_count: the server's count of claim
+                           statements (pg_stat_statements); -1 absent */
+    long planned;       /* note "fault plan": jobs the plan gave the fault;
+                           -1 absent (read by the reports) */
+    int exclusive;      /* note server_count: 1 the server ran only this run's
+                           sessions (qchaos started it), 0 shared, -1 absent */
+    int complete;       /* note witness: 1 the side table was read to its end,
+                           0 in part; -1 absent */
+    int pid;            /* note "session" (a worker's connect) and session samples:
+                           the server session id; -1 absent */
+    double xact_ms;     /* session sample: age of its open transaction on the server
+                           clock (now - xact_start, ms); QC_NO_TIME none open */
+    double state_ms;    /* session sample: time in its state (now - state_change, ms);
+                           QC_NO_TIME unknown */
+    double sent_t;      /* session sample: client ms (like t) the sampling query was
+                           sent; QC_NO_TIME absent */
+    const char *wake;   /* invoke claim after a LISTEN wait (issue 17): how the wait
+                           ended: "notify", "poll" (its fallback timer ran out),
+                           "lost" (the listen connection died), "listen" (right
+                           after a (re-)LISTEN); NULL: no listen wait */
+    double wait_t;      /* that wait's start, client ms like t; QC_NO_TIME */
+    double wait_ms;     /* its planned fallback timer (ms); QC_NO_TIME: none */
+    const char *notify; /* ok enqueue with a notify step: "commit", "lost" or
+                           "early"; NULL: the protocol sends none */
+    double notify_t;    /* ok enqueue: when its notify was sent, client ms like t;
+                           QC_NO_TIME: not sent */
+    /* Witness row (QC_EV_WITNESS): its own fields, never the generic ones
+     * above (job, worker, token ... stay absent, so that no checker takes a
+     * row change for a request).  Strings interned, NULL for SQL NULL. */
+    int64_t w_id;        /* "wid": its number in the side table (per row, the
+                            order of that row's changes) */
+    int64_t w_job;       /* "row" read as an integer; QC_NO_JOB when it is not one */
+    int64_t w_txid;      /* "txid": the server transaction; -1 unknown (MariaDB) */
+    char w_change;       /* 'i' insert, 'u' update, 'd' delete; 0 unknown */
+    qc_actor w_actor;    /* from "session" (set when the history is built) */
+    int w_worker, w_inc; /* QC_ACTOR_WORKER: the ledger's worker and inc */
+    const char *w_session, *w_row, *w_old_state, *w_state, *w_old_token, *w_token, *w_old_owner,
+        *w_owner;
+    double w_now; /* "server_ms": clock_timestamp() of the change, server epoch ms */
+    /* fault events and adapters' ids */
+    const char *fault;  /* fault kind */
+    double until_t;     /* fault: client ms (like t) its window ends;
+                           QC_NO_TIME when absent (an instant fault) */
+    int target;         /* fault terminate_session: the worker whose session
+                           the nemesis ended; -1 absent */
+    const char *lib_id; /* adapter ok enqueue / ok claim: the library's own id of
+                           the job (its table's id column, as text); NULL absent */
+} qc_event_x;
+
+/* The absent values of every qc_event_x field (the loader's defaults). */
+extern const qc_event_x qc_event_x_none;
+
+/* One event of the ledger, as every checker reads it (by field name).
+ * Compact (issue 16: the audit's memory per event): 8-byte fields first,
+ * then 32-bit, then 8-bit ones, and the rarer kinds' fields behind x.  The
+ * 32-bit fields hold what a ledger line can say within their range (rows,
+ * delay_ms: -2^31..2^31-1, a line outside it is refused with file:line),
+ * and h->ev indexes (invoke, w_ev: a history holds fewer than 2^31
+ * events, refused otherwise). */
+typedef struct qc_event {
+    int64_t seq;
+    double t;             /* client monotonic ms since run start */
+    int64_t req;          /* request id pairing invoke and completion; -1 none */
+    int64_t job;          /* QC_NO_JOB when absent */
+    double now;           /* server epoch ms, QC_NO_TIME when absent */
+    double lease_until;   /* server epoch ms, QC_NO_TIME when absent */
+    const char *token;    /* interned strings, owned by the history; NULL absent */
+    const char *new_token;/* renew that rotated the token */
+    const char *op_key;
+    const char *state;    /* snapshot: ready|inflight|done|dead */
+    const char *error;    /* error text of fail/info, or kept error of snapshot */
     const char *group;    /* ok enqueue / ok claim: the job's group key
                              (conversation group, lock); NULL: no group */
     double pause_ms;      /* invoke claim: the pause (ms) the worker's idle
@@ -157,53 +195,37 @@ typedef struct qc_event {
                              empty claim; QC_NO_TIME when absent (a first
                              claim, or a worker whose sleeps qchaos does
                              not plan: an adapter's own loop) */
-    const char *wake;     /* invoke claim after a LISTEN wait (issue 17): how the wait
-                             ended: "notify", "poll" (its fallback timer ran out),
-                             "lost" (the listen connection died), "listen" (right
-                             after a (re-)LISTEN); NULL: no listen wait */
-    double wait_t;        /* that wait's start, client ms like t; QC_NO_TIME */
-    double wait_ms;       /* its planned fallback timer (ms); QC_NO_TIME: none */
-    const char *notify;   /* ok enqueue with a notify step: "commit", "lost" or
-                             "early"; NULL: the protocol sends none */
-    double notify_t;      /* ok enqueue: when its notify was sent, client ms like t;
-                             QC_NO_TIME: not sent */
     double work_ms;       /* effect: the work (ms) the worker planned between
                              the claim's answer and the effect; QC_NO_TIME */
-    long planned;         /* note "fault plan": jobs the plan gave the fault;
-                             -1 absent (read by the reports) */
-    int target;           /* fault terminate_session: the worker whose session
-                             the nemesis ended; -1 absent */
-    int exclusive;        /* note server_count: 1 the server ran only this run's
-                             sessions (qchaos started it), 0 shared, -1 absent */
-    int complete;         /* note witness: 1 the side table was read to its end,
-                             0 in part; -1 absent */
-    int pid;              /* note "session" (a worker's connect) and session samples:
-                             the server session id; -1 absent */
-    double xact_ms;       /* session sample: age of its open transaction on the server
-                             clock (now - xact_start, ms); QC_NO_TIME none open */
-    double state_ms;      /* session sample: time in its state (now - state_change, ms);
-                             QC_NO_TIME unknown */
-    double sent_t;        /* session sample: client ms (like t) the sampling query was
-                             sent; QC_NO_TIME absent */
-    /* Witness row (QC_EV_WITNESS): its own fields, never the generic ones
-     * above (job, worker, token ... stay absent, so that no checker takes a
-     * row change for a request).  Strings interned, NULL for SQL NULL. */
-    int64_t w_id;         /* "wid": its number in the side table (per row, the
-                             order of that row's changes) */
-    int64_t w_job;        /* "row" read as an integer; QC_NO_JOB when it is not one */
-    int64_t w_txid;       /* "txid": the server transaction; -1 unknown (MariaDB) */
-    char w_change;        /* 'i' insert, 'u' update, 'd' delete; 0 unknown */
-    qc_actor w_actor;     /* from "session" (set when the history is built) */
-    int w_worker, w_inc;  /* QC_ACTOR_WORKER: the ledger's worker and inc */
-    const char *w_session, *w_row, *w_old_state, *w_state, *w_old_token, *w_token,
-        *w_old_owner, *w_owner;
-    double w_now;         /* "server_ms": clock_timestamp() of the change, server epoch ms */
+    const qc_event_x *x;  /* the rarer kinds' fields (above); never NULL */
+    int worker;           /* -1 reaper / control */
+    int inc;              /* incarnation of the worker */
+    int32_t rows;         /* affected / returned rows; -1 when absent */
+    int attempt;          /* -1 when absent */
+    int line;             /* line in its ledger file */
+    int file;             /* index of its ledger in the paths given to
+                             qc_history_load; 0 for qc_history_parse */
+    int32_t invoke;       /* completion (ok/fail/info) of a request: index in
+                             h->ev of its invoke event (same ledger, worker,
+                             inc and req; without req, that worker
+                             incarnation's latest invoke; the op must match);
+                             -1 when none or not a completion */
+    int32_t delay_ms;     /* ok enqueue: scheduled this far ahead (ms); ok
+                             fail: the retry delay it asked for (ms); 0 */
     /* Set when the history is built (witness_merge.c), on requests: */
-    long w_ev;            /* ok / info completion, or an invoke never answered: index
-                             in h->ev of the witness row its request made; -1 none */
-    int w_resolved;       /* info completion of complete / renew / fail: 1 the witness
-                             shows it committed, 0 it shows it did not, -1 unknown
-                             (no witness, or one read in part) */
+    int32_t w_ev;       /* ok / info completion, or an invoke never answered: index
+                           in h->ev of the witness row its request made; -1 none */
+    uint8_t type;       /* a qc_ev_type */
+    uint8_t op;         /* a qc_op */
+    int8_t applied;     /* effect: 1 applied by the sink, 0 deduplicated */
+    int8_t drained;     /* end: 1 when every job reached done/dead */
+    int8_t interrupted; /* end: 1 when the run was stopped (SIGINT/SIGTERM) before the drain */
+    int8_t timed_out;   /* end: 1 when the drain timed out with jobs left */
+    int8_t counted;     /* ok complete: 1 the worker counted it as a
+                           success, 0 it did not; -1 when absent */
+    int8_t w_resolved;  /* info completion of complete / renew / fail: 1 the witness
+                           shows it committed, 0 it shows it did not, -1 unknown
+                           (no witness, or one read in part) */
 } qc_event;
 
 /* Header values the checkers need (from the first line of the ledger). */
@@ -264,6 +286,9 @@ typedef struct qc_history {
     qc_event *ev;     /* sorted by seq */
     size_t n;
     size_t torn;      /* torn / unparsable lines skipped (reported) */
+    size_t fast_lines, jansson_lines; /* lines read by the flat scanner (flatjson.h) and
+                                         by jansson (headers, lines it does not read;
+                                         every line with QC_LEDGER_PARSER=jansson) */
     void *strings;    /* interned string storage (private) */
 } qc_history;
 

@@ -421,7 +421,7 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
         if (e->rows >= 0)
             put(buf, n, &len,
                 e->op == QC_OP_CLAIM ? ", the claim returned %ld row(s)" : ", %ld row(s) changed",
-                e->rows);
+                (long)e->rows);
         if (e->new_token != NULL)
             put(buf, n, &len, ", new token %s", e->new_token);
         put_server_times(buf, n, &len, e, origin);
@@ -447,15 +447,15 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
         put(buf, n, &len, e->applied ? "; the sink applied it" : "; the sink deduplicated it");
         break;
     case QC_EV_FAULT:
-        put(buf, n, &len, "the harness injected fault %s", e->fault != NULL ? e->fault : "?");
+        put(buf, n, &len, "the harness injected fault %s", e->x->fault != NULL ? e->x->fault : "?");
         if (e->job != QC_NO_JOB)
             put(buf, n, &len, " on job %" PRId64, e->job);
         if (e->worker >= 0)
             put(buf, n, &len, " (worker %d, incarnation %d)", e->worker, e->inc);
-        if (e->target >= 0)
-            put(buf, n, &len, " on the session of worker %d", e->target);
-        if (e->until_t != QC_NO_TIME)
-            put(buf, n, &len, " until %.1f ms", e->until_t);
+        if (e->x->target >= 0)
+            put(buf, n, &len, " on the session of worker %d", e->x->target);
+        if (e->x->until_t != QC_NO_TIME)
+            put(buf, n, &len, " until %.1f ms", e->x->until_t);
         break;
     case QC_EV_SNAPSHOT:
         put(buf, n, &len, "the final snapshot has job %" PRId64 " %s", e->job,
@@ -469,7 +469,7 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
         break;
     case QC_EV_MONITOR:
         put(buf, n, &len, "monitor sample: %ld ready, %ld in flight, %ld expired, %ld dead",
-            e->ready, e->inflight, e->expired, e->dead);
+            e->x->ready, e->x->inflight, e->x->expired, e->x->dead);
         break;
     case QC_EV_END:
         put(buf, n, &len,
@@ -477,43 +477,45 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
                        : "end of run, the drain did not finish");
         break;
     case QC_EV_NOTE:
-        put(buf, n, &len, "note: %s", e->note ? e->note : "(none)");
-        if (e->calls >= 0)
-            put(buf, n, &len, ", the server counted %lld claim statements", (long long)e->calls);
-        if (e->pid >= 0)
-            put(buf, n, &len, ", worker %d.%d on server session %d", e->worker, e->inc, e->pid);
+        put(buf, n, &len, "note: %s", e->x->note ? e->x->note : "(none)");
+        if (e->x->calls >= 0)
+            put(buf, n, &len, ", the server counted %lld claim statements", (long long)e->x->calls);
+        if (e->x->pid >= 0)
+            put(buf, n, &len, ", worker %d.%d on server session %d", e->worker, e->inc, e->x->pid);
         break;
     case QC_EV_SESSION:
-        put(buf, n, &len, "the monitor saw worker %d's server session %d %s", e->worker, e->pid,
+        put(buf, n, &len, "the monitor saw worker %d's server session %d %s", e->worker, e->x->pid,
             e->state ? e->state : "(state unknown)");
-        if (e->xact_ms >= 0)
-            put(buf, n, &len, ", its transaction open %.0f ms", e->xact_ms);
+        if (e->x->xact_ms >= 0)
+            put(buf, n, &len, ", its transaction open %.0f ms", e->x->xact_ms);
         break;
     case QC_EV_WITNESS:
         put(buf, n, &len, "the witness saw session %s %s job %s",
-            e->w_session != NULL ? e->w_session : "(unnamed)",
-            e->w_change == 'i' ? "insert" : e->w_change == 'd' ? "delete" : "update",
-            e->w_row != NULL ? e->w_row : "?");
-        if (e->w_change == 'u')
-            put(buf, n, &len, " (%s -> %s", e->w_old_state ? e->w_old_state : "NULL",
-                e->w_state ? e->w_state : "NULL");
+            e->x->w_session != NULL ? e->x->w_session : "(unnamed)",
+            e->x->w_change == 'i'   ? "insert"
+            : e->x->w_change == 'd' ? "delete"
+                                    : "update",
+            e->x->w_row != NULL ? e->x->w_row : "?");
+        if (e->x->w_change == 'u')
+            put(buf, n, &len, " (%s -> %s", e->x->w_old_state ? e->x->w_old_state : "NULL",
+                e->x->w_state ? e->x->w_state : "NULL");
         else
-            put(buf, n, &len, " (%s", e->w_change == 'i' ? (e->w_state ? e->w_state : "NULL")
-                                                         : (e->w_old_state ? e->w_old_state
-                                                                           : "NULL"));
-        if (e->w_old_token != NULL || e->w_token != NULL)
-            put(buf, n, &len, ", token %s -> %s", e->w_old_token ? e->w_old_token : "NULL",
-                e->w_token ? e->w_token : "NULL");
+            put(buf, n, &len, " (%s",
+                e->x->w_change == 'i' ? (e->x->w_state ? e->x->w_state : "NULL")
+                                      : (e->x->w_old_state ? e->x->w_old_state : "NULL"));
+        if (e->x->w_old_token != NULL || e->x->w_token != NULL)
+            put(buf, n, &len, ", token %s -> %s", e->x->w_old_token ? e->x->w_old_token : "NULL",
+                e->x->w_token ? e->x->w_token : "NULL");
         put(buf, n, &len, ")");
-        if (e->w_txid >= 0)
-            put(buf, n, &len, " in transaction %" PRId64, e->w_txid);
-        if (e->w_now != QC_NO_TIME)
-            put(buf, n, &len, " at server time %.1f", e->w_now);
-        put(buf, n, &len, ", committed (witness row %" PRId64 ")", e->w_id);
+        if (e->x->w_txid >= 0)
+            put(buf, n, &len, " in transaction %" PRId64, e->x->w_txid);
+        if (e->x->w_now != QC_NO_TIME)
+            put(buf, n, &len, " at server time %.1f", e->x->w_now);
+        put(buf, n, &len, ", committed (witness row %" PRId64 ")", e->x->w_id);
         break;
     case QC_EV_SWITCH_SNAPSHOT:
         put(buf, n, &len, "job %" PRId64 " %s on the replica before its promotion (%s)", e->job,
-            e->state ? e->state : "without a state", e->fault ? e->fault : "switch");
+            e->state ? e->state : "without a state", e->x->fault ? e->x->fault : "switch");
         break;
     case QC_EV_OTHER:
         put(buf, n, &len, "an event of a type this version does not know");

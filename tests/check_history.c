@@ -318,7 +318,7 @@ START_TEST(test_history_parse_event_fields_read)
     ck_assert_int_eq(e->applied, 1);
     ck_assert_str_eq(e->new_token, "x");
     ck_assert_str_eq(e->state, "done");
-    ck_assert_str_eq(e->fault, "poison");
+    ck_assert_str_eq(e->x->fault, "poison");
     ck_assert_str_eq(e->error, "boom");
     ck_assert_double_eq(e->t, QC_NO_TIME);
     ck_assert_int_eq(e->op, QC_OP_NONE);
@@ -351,20 +351,20 @@ START_TEST(test_history_parse_monitor_and_fault_window_read)
                            &err),
                      0);
     ck_assert_int_eq(h.ev[0].type, QC_EV_MONITOR);
-    ck_assert_int_eq(h.ev[0].ready, 10);
-    ck_assert_int_eq(h.ev[0].inflight, 4);
-    ck_assert_int_eq(h.ev[0].expired, 1);
-    ck_assert_int_eq(h.ev[0].dead, 0);
-    ck_assert_int_eq(h.ev[0].done, 85);
-    ck_assert_double_eq(h.ev[0].oldest_ready_age_ms, 120.5);
-    ck_assert_double_eq(h.ev[0].until_t, QC_NO_TIME);
+    ck_assert_int_eq(h.ev[0].x->ready, 10);
+    ck_assert_int_eq(h.ev[0].x->inflight, 4);
+    ck_assert_int_eq(h.ev[0].x->expired, 1);
+    ck_assert_int_eq(h.ev[0].x->dead, 0);
+    ck_assert_int_eq(h.ev[0].x->done, 85);
+    ck_assert_double_eq(h.ev[0].x->oldest_ready_age_ms, 120.5);
+    ck_assert_double_eq(h.ev[0].x->until_t, QC_NO_TIME);
     ck_assert_int_eq(h.ev[1].type, QC_EV_FAULT);
-    ck_assert_double_eq(h.ev[1].until_t, 9006.25);
-    ck_assert_int_eq(h.ev[1].ready, -1);
-    ck_assert_int_eq(h.ev[2].ready, 2);
-    ck_assert_int_eq(h.ev[2].inflight, -1);
-    ck_assert_int_eq(h.ev[2].done, -1);
-    ck_assert_double_eq(h.ev[2].oldest_ready_age_ms, -1.0);
+    ck_assert_double_eq(h.ev[1].x->until_t, 9006.25);
+    ck_assert_int_eq(h.ev[1].x->ready, -1);
+    ck_assert_int_eq(h.ev[2].x->ready, 2);
+    ck_assert_int_eq(h.ev[2].x->inflight, -1);
+    ck_assert_int_eq(h.ev[2].x->done, -1);
+    ck_assert_double_eq(h.ev[2].x->oldest_ready_age_ms, -1.0);
     qc_history_fini(&h);
 }
 END_TEST

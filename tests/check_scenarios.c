@@ -94,8 +94,8 @@ START_TEST(test_scenario_fault_correct_protocol_passes)
         load_history(s, &h);
         int paused = 0;
         for (size_t i = 0; i < h.n; i++)
-            paused += h.ev[i].type == QC_EV_FAULT && h.ev[i].fault != NULL &&
-                      !strcmp(h.ev[i].fault, "pause_server") && h.ev[i].until_t > h.ev[i].t;
+            paused += h.ev[i].type == QC_EV_FAULT && h.ev[i].x->fault != NULL &&
+                      !strcmp(h.ev[i].x->fault, "pause_server") && h.ev[i].x->until_t > h.ev[i].t;
         ck_assert_int_eq(paused, 1);
         qc_history_fini(&h);
         char cmd[600];
@@ -199,7 +199,7 @@ START_TEST(test_case_c12_poison_claimed_at_most_3_times)
     load_history("c12", &h);
     int64_t poison = QC_NO_JOB;
     for (size_t i = 0; i < h.n; i++)
-        if (h.ev[i].type == QC_EV_FAULT && h.ev[i].fault && !strcmp(h.ev[i].fault, "poison"))
+        if (h.ev[i].type == QC_EV_FAULT && h.ev[i].x->fault && !strcmp(h.ev[i].x->fault, "poison"))
             poison = h.ev[i].job;
     ck_assert(poison != QC_NO_JOB);
     int claims = 0, kills[2] = {0, 0}, done = 0;
