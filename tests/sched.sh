@@ -121,16 +121,34 @@ if [ -n "${QC_TEST_ODBC:-}" ]; then
 fi
 
 # replay: a run without a schedule (4 workers racing on select_then_update),
-# replayed twice: the same first violation each time
-run scenarios/default.ini --protocol $P/mutants/select_then_update.sql --workers 4 --jobs 100 \
-  --seed 5 --out "$work/free" >"$work/free.log" 2>&1
-first=$(jq -r '[.checkers[] | select(.name=="exclusive_claim") | .violations[0].job] | .[0]' \
-  "$work/free/results.json")
-for k in 1 2; do
-  expect "replay $k of a free run: exclusive_claim on job $first again" 1 \
-    "replay: exclusive_claim failed again on job $first" \
-    "$q" run --replay "$work/free" --replay-attempts 20 --dsn "$dsn" --no-progress
+# replayed twice: the same first violation each time.  Free runs differ (the
+# seed fixes the workload, not the interleaving), and a heavily overlapped
+# one can exhaust the replay search (decision 62; tests/bench_replay.sh
+# measures the rate): up to three free runs are tried, the test fails when
+# none of them replays to the same first violation twice.
+free_ok=0
+for fs in 5 6 7; do
+  run scenarios/default.ini --protocol $P/mutants/select_then_update.sql --workers 4 \
+    --jobs 100 --seed $fs --out "$work/free" >"$work/free.log" 2>&1
+  first=$(jq -r '[.checkers[] | select(.name=="exclusive_claim") | .violations[0].job] | .[0]' \
+    "$work/free/results.json")
+  same=0
+  for k in 1 2; do
+    "$q" run --replay "$work/free" --replay-attempts 20 --dsn "$dsn" --no-progress \
+      >"$work/free-r$k.log" 2>&1
+    grep -q "replay: exclusive_claim failed again on job $first" "$work/free-r$k.log" &&
+      same=$((same + 1))
+  done
+  if [ "$same" -eq 2 ]; then
+    ok "replay of a free run (seed $fs): exclusive_claim on job $first again, 2 of 2"
+    free_ok=1
+    break
+  fi
+  echo "note: free run seed $fs (exclusive_claim first on job $first): $same of 2 replays the same"
+  grep "replay search: stopped\|replay: exclusive_claim" "$work/free-r1.log" | head -3
+  rm -rf "$work/free"
 done
+[ "$free_ok" -eq 1 ] || bad "no free run of seeds 5-7 replayed to the same first violation twice"
 # replay of a protocol that draws on the server's random(): each session's
 # random() is seeded from the run's seed, so the same jobs are drawn
 # (enqueue_phantom_done stores about 1% of its jobs done at enqueue)
