@@ -24,11 +24,13 @@
 #include "checkers.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 const char *qc_verdict_name(qc_verdict v)
 {
@@ -142,10 +144,68 @@ static int cmp_jobref(const void *pa, const void *pb)
     return a->ev < b->ev ? -1 : a->ev > b->ev;
 }
 
+/* Below this many refs qsort is as fast as the radix sort's passes. */
+#define RADIX_MIN 512
+#define RADIX_BITS 11
+
+/* Sorts r by (job, ev).  The order is total and equal refs are equal
+ * bytes, so any correct sort gives the same array; this one is chosen for
+ * speed (issue 16: qsort's compare calls were a large share of the
+ * checkers' time): nothing to do when r is already sorted; when the refs
+ * come in ascending ev (as every checker collects them, scanning h->ev in
+ * order) a stable LSD radix sort on job - min job, RADIX_BITS bits a pass
+ * and only the passes the job range needs, keeps each job's refs in ev
+ * order; otherwise, or without memory for its buffer, qsort. */
 void qc__jobrefs_sort(qc__jobref *r, size_t n)
 {
-    if (n > 1)
+    int sorted = 1, ev_asc = 1;
+    int64_t lo, hi;
+
+    if (n < 2)
+        return;
+    lo = hi = r[0].job;
+    for (size_t i = 1; i < n; i++) {
+        if (r[i].job < lo)
+            lo = r[i].job;
+        if (r[i].job > hi)
+            hi = r[i].job;
+        if (r[i].ev <= r[i - 1].ev)
+            ev_asc = 0;
+        if (r[i].job < r[i - 1].job || (r[i].job == r[i - 1].job && r[i].ev < r[i - 1].ev))
+            sorted = 0;
+    }
+    if (sorted)
+        return;
+    qc__jobref *tmp = n >= RADIX_MIN && ev_asc ? malloc(n * sizeof *tmp) : NULL;
+    if (tmp == NULL) {
         qsort(r, n, sizeof *r, cmp_jobref);
+        return;
+    }
+    uint64_t range = (uint64_t)hi - (uint64_t)lo;
+    qc__jobref *src = r, *dst = tmp;
+    for (int shift = 0; shift < 64 && (range >> shift) != 0; shift += RADIX_BITS) {
+        size_t count[1u << RADIX_BITS];
+        const uint64_t mask = (1u << RADIX_BITS) - 1;
+        memset(count, 0, sizeof count);
+        for (size_t i = 0; i < n; i++)
+            count[(((uint64_t)src[i].job - (uint64_t)lo) >> shift) & mask]++;
+        if (count[(((uint64_t)src[0].job - (uint64_t)lo) >> shift) & mask] == n)
+            continue; /* every ref has this digit: the pass would not move one */
+        size_t at = 0;
+        for (size_t d = 0; d <= mask; d++) {
+            size_t c = count[d];
+            count[d] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[count[(((uint64_t)src[i].job - (uint64_t)lo) >> shift) & mask]++] = src[i];
+        qc__jobref *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != r)
+        memcpy(r, src, n * sizeof *r);
+    free(tmp);
 }
 
 int qc__snapshot_build(const qc_history *h, qc__snapshot *s)
@@ -287,44 +347,124 @@ int qc_check_double_complete(const qc_history *h, qc_check *out)
 
 /* ---- all checkers ----------------------------------------------------- */
 
+/* The checkers qc_check_all runs, in the order of its results. */
+static int (*const check_fns[])(const qc_history *, qc_check *) = {
+    qc_check_exclusive_claim,
+    qc_check_double_complete,
+    qc_check_no_lost_jobs,
+    qc_check_acked_durable,
+    qc_check_stale_token_rejected,
+    qc_check_no_false_success,
+    qc_check_effects_once,
+    qc_check_exclusive_run,
+    qc_check_recovery,
+    qc_check_bounded_failure,
+    qc_check_no_early_reap,
+    qc_check_batch_bound,
+    qc_check_retry_delay,
+    qc_check_bounded_idle_polling,
+    qc_check_witness_agrees,
+    qc_check_witness_owner,
+    qc_check_worker_progress,
+    qc_check_group_exclusive,
+    qc_check_group_order,
+};
+#define CHECK_COUNT (sizeof check_fns / sizeof check_fns[0])
+
+/* Below this many events the checkers run on the calling thread: starting
+ * threads would cost more than it saves (unit tests, the fuzzer). */
+#define CHECK_PARALLEL_MIN_EVENTS 20000
+
+/* What the checker threads share: the next checker to take, in order. */
+typedef struct check_pool {
+    const qc_history *h;
+    qc_check *c;
+    int rc[CHECK_COUNT]; /* each checker's return */
+    pthread_mutex_t mu;
+    size_t next;
+} check_pool;
+
+static void run_one(const qc_history *h, size_t i, qc_check *c, int *rc)
+{
+    struct timespec a, b;
+
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    *rc = check_fns[i](h, c);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    c->elapsed_ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+}
+
+static void *check_worker(void *arg)
+{
+    check_pool *p = arg;
+
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        size_t i = p->next++;
+        pthread_mutex_unlock(&p->mu);
+        if (i >= CHECK_COUNT)
+            return NULL;
+        run_one(p->h, i, &p->c[i], &p->rc[i]);
+    }
+}
+
+int qc_check_threads(size_t nevents)
+{
+    const char *v = getenv("QC_AUDIT_THREADS");
+    long n = 0;
+
+    if (v != NULL && v[0] != '\0') {
+        char *end;
+        n = strtol(v, &end, 10);
+        if (*end != '\0' || n < 1)
+            n = 0; /* not a count: the default (the CLI refuses it first) */
+    }
+    if (n == 0) {
+        if (nevents < CHECK_PARALLEL_MIN_EVENTS)
+            return 1;
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+    }
+    if (n < 1)
+        n = 1;
+    if (n > (long)CHECK_COUNT)
+        n = (long)CHECK_COUNT;
+    return (int)n;
+}
+
 int qc_check_all(const qc_history *h, qc_check **out, size_t *n)
 {
-    static int (*const run[])(const qc_history *, qc_check *) = {
-        qc_check_exclusive_claim,
-        qc_check_double_complete,
-        qc_check_no_lost_jobs,
-        qc_check_acked_durable,
-        qc_check_stale_token_rejected,
-        qc_check_no_false_success,
-        qc_check_effects_once,
-        qc_check_exclusive_run,
-        qc_check_recovery,
-        qc_check_bounded_failure,
-        qc_check_no_early_reap,
-        qc_check_batch_bound,
-        qc_check_retry_delay,
-        qc_check_bounded_idle_polling,
-        qc_check_witness_agrees,
-        qc_check_witness_owner,
-        qc_check_worker_progress,
-        qc_check_group_exclusive,
-        qc_check_group_order,
-    };
-    size_t count = sizeof run / sizeof run[0];
+    size_t count = CHECK_COUNT;
     qc_check *c = calloc(count, sizeof *c);
-    int rc = 0;
+    check_pool pool;
+    pthread_t tid[CHECK_COUNT];
+    int nthreads, started = 0, rc = 0;
 
     *out = NULL;
     *n = 0;
     if (c == NULL)
         return QC_ENOMEM;
-    for (size_t i = 0; i < count && rc == 0; i++) {
-        struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
-        rc = run[i](h, &c[i]);
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        c[i].elapsed_ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+    memset(&pool, 0, sizeof pool);
+    pool.h = h;
+    pool.c = c;
+    nthreads = qc_check_threads(h->n);
+    if (nthreads > 1 && pthread_mutex_init(&pool.mu, NULL) == 0) {
+        /* The checkers are pure functions of the const history, each
+         * writing only its own c[i]: any interleaving gives the serial
+         * results, in c's fixed order. */
+        for (int t = 1; t < nthreads; t++)
+            if (pthread_create(&tid[started], NULL, check_worker, &pool) == 0)
+                started++;
+        check_worker(&pool);
+        for (int t = 0; t < started; t++)
+            pthread_join(tid[t], NULL);
+        pthread_mutex_destroy(&pool.mu);
+    } else {
+        /* one thread: in order, stopping at the first error */
+        for (size_t i = 0; i < count && rc == 0; i++)
+            run_one(h, i, &c[i], &rc);
     }
+    for (size_t i = 0; i < count && rc == 0; i++)
+        rc = pool.rc[i];
     if (rc != 0) {
         qc_checks_free(c, count);
         return rc;

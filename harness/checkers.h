@@ -220,8 +220,21 @@ void qc_witness_counts_get(const qc_history *h, qc_witness_counts *out);
 int qc_check_worker_progress(const qc_history *h, qc_check *out);
 
 /* Runs every checker; *out is a new array of *n checks freed with
- * qc_checks_free. */
+ * qc_checks_free, always in the same order (exclusive_claim first).  The
+ * checkers run on qc_check_threads(h->n) threads, each taking the next
+ * checker not yet started; they only read h and each writes its own
+ * qc_check, so the results are those of one thread in any interleaving
+ * (only elapsed_ms, each checker's own wall time, differs).  Returns 0,
+ * or QC_ENOMEM when any checker ran out of memory (nothing in *out).
+ * Not to be called while another thread modifies h. */
 int qc_check_all(const qc_history *h, qc_check **out, size_t *n);
+
+/* How many threads qc_check_all uses for a history of nevents events:
+ * QC_AUDIT_THREADS when it is a positive integer (1: one after another on
+ * the calling thread), else 1 below 20,000 events (threads would cost
+ * more than they save) and the online CPUs above; at most the number of
+ * checkers.  Reads the environment; thread-safe as getenv is. */
+int qc_check_threads(size_t nevents);
 void qc_checks_free(qc_check *c, size_t n);
 
 /* Records a violation in c (counts it; stores it while under the cap).

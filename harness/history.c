@@ -1519,10 +1519,12 @@ static int sort_events(qc_history *h)
     return 0;
 }
 
+/* 24 bytes: the table is up to 4 slots an invoke, allocated beside the
+ * whole history (a load of 2^31 events or more is refused before). */
 typedef struct inv_slot {
     int64_t req;
     int worker, inc, file;
-    long idx; /* -1 empty */
+    int32_t idx; /* -1 empty */
 } inv_slot;
 
 static size_t inv_hash(int64_t req, int worker, int inc, int file, size_t mask)
@@ -1570,7 +1572,7 @@ static int pair_invokes(qc_history *h)
             s->worker = e->worker;
             s->inc = e->inc;
             s->file = e->file;
-            s->idx = (long)i;
+            s->idx = (int32_t)i;
         } else if (e->type == QC_EV_OK || e->type == QC_EV_FAIL || e->type == QC_EV_INFO) {
             inv_slot *s = inv_find(tab, cap - 1, e);
             if (s->idx >= 0 && h->ev[s->idx].op == e->op)

@@ -1347,6 +1347,16 @@ int main(int argc, char **argv)
     }
     const char *cmd = argv[1];
     int code;
+    /* The audit's thread count (checkers.h qc_check_threads): a value that
+     * is not a count is refused here rather than silently ignored. */
+    const char *threads = getenv("QC_AUDIT_THREADS");
+    if (threads != NULL && threads[0] != '\0' &&
+        (strspn(threads, "0123456789") != strlen(threads) || atol(threads) < 1 ||
+         strlen(threads) > 4)) {
+        fprintf(stderr, "qchaos: QC_AUDIT_THREADS='%.32s' is not a thread count (1..9999)\n",
+                threads);
+        return 2;
+    }
     if (!strcmp(cmd, "run")) {
         code = cmd_run(argc - 1, argv + 1);
         free(run_typed);

@@ -19,8 +19,10 @@
  * a before/after; QC_LEDGER_PARSER=jansson passes through).  Prints per
  * ledger: events/s of wall time, events per CPU second of the child
  * (user + system over all its threads, wait4's rusage: "per core"), its
- * peak RSS (ru_maxrss) and that divided by the events.  Nothing is
- * asserted: the numbers are the output.
+ * peak RSS (ru_maxrss) and that divided by the events, the threads its
+ * checkers ran on (qc_check_threads; QC_AUDIT_THREADS=1 for one) and the
+ * 1-minute load average when it started.  Nothing is asserted: the
+ * numbers are the output.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -33,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../harness/checkers.h"
 #include "../harness/clock.h"
 #include "../harness/history.h"
 #include "../harness/ledger.h"
@@ -238,9 +241,9 @@ static int bench_audit(long base)
     printf("bench_ledger: audit of generated ledgers by %s%s (left: `qchaos audit` in a child; "
            "right: this build's qc_history_load alone)\n",
            qchaos, getenv("QC_LEDGER_PARSER") ? " (QC_LEDGER_PARSER set)" : "");
-    printf("%10s %10s %9s %12s %16s %10s %12s %5s | %15s %10s %12s\n", "events", "MB_on_disk",
-           "wall_s", "events/s", "events/s/core", "peak_MB", "bytes/event", "exit",
-           "load_ev/s/core", "load_MB", "load_B/event");
+    printf("%10s %10s %9s %12s %16s %10s %12s %5s %7s %6s | %15s %10s %12s\n", "events",
+           "MB_on_disk", "wall_s", "events/s", "events/s/core", "peak_MB", "bytes/event", "exit",
+           "threads", "load1", "load_ev/s/core", "load_MB", "load_B/event");
     for (int i = 0; i < nsizes; i++) {
         long jobs = sizes[i] / 7;
         struct stat st;
@@ -251,13 +254,19 @@ static int bench_audit(long base)
             return 2;
         }
         long events = jobs * 7 + 1;
+        double la[1] = {-1};
+        if (getloadavg(la, 1) < 1)
+            la[0] = -1;
         int rc = audit_child(qchaos, path, &wall, &cpu, &rss);
         double lcpu = 0;
         long lrss = 0;
         size_t fast = 0;
-        printf("%10ld %10.1f %9.2f %12.0f %16.0f %10.1f %12.0f %5d", events,
+        /* threads: the checkers' (qc_check_threads, QC_AUDIT_THREADS passes
+         * through); load1: the 1-minute load average as the audit started */
+        printf("%10ld %10.1f %9.2f %12.0f %16.0f %10.1f %12.0f %5d %7d %6.1f", events,
                st.st_size / 1048576.0, wall / 1e3, events / (wall / 1e3),
-               events / (cpu > 0 ? cpu / 1e3 : 1e-3), rss / 1024.0, rss * 1024.0 / events, rc);
+               events / (cpu > 0 ? cpu / 1e3 : 1e-3), rss / 1024.0, rss * 1024.0 / events, rc,
+               qc_check_threads((size_t)events), la[0]);
         if (load_child(path, &lcpu, &lrss, &fast) == 0)
             printf(" | %15.0f %10.1f %12.0f%s\n", events / (lcpu > 0 ? lcpu / 1e3 : 1e-3),
                    lrss / 1024.0, lrss * 1024.0 / events, fast == 0 ? " (jansson)" : "");

@@ -941,6 +941,161 @@ START_TEST(test_check_all_overlap_ledger_every_verdict)
 }
 END_TEST
 
+static int cmp_ref_test(const void *pa, const void *pb)
+{
+    const qc__jobref *a = pa, *b = pb;
+
+    if (a->job != b->job)
+        return a->job < b->job ? -1 : 1;
+    return a->ev < b->ev ? -1 : a->ev > b->ev;
+}
+
+/* qc__jobrefs_sort (a radix sort where it can) orders refs as qsort by
+ * (job, ev) does: random jobs over small, large, negative and full 64-bit
+ * ranges (QC_NO_JOB among them), sorted and reversed input, refs in
+ * ascending ev (the radix path) and in random ev order (qsort's). */
+START_TEST(test_jobrefs_sort_as_qsort)
+{
+    enum { N = 6000 };
+    static qc__jobref a[N], b[N];
+    uint64_t x = 88172645463325252ull;
+    const int64_t spans[] = {1, 3, 1000, 5000000, INT64_MAX};
+
+    for (int round = 0; round < 40; round++) {
+        size_t n = round % 4 == 0 ? 1 + (size_t)round * 7 : N - (size_t)round * 13;
+        int64_t span = spans[round % 5];
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            int64_t job = span == INT64_MAX ? (int64_t)x : (int64_t)(x % (uint64_t)span) - span / 2;
+            if (round % 7 == 3 && i % 10 == 0)
+                job = QC_NO_JOB;
+            if (round % 9 == 4)
+                job = (int64_t)i; /* already sorted */
+            if (round % 9 == 5)
+                job = (int64_t)(n - i); /* reversed */
+            a[i].job = job;
+            a[i].ev = round % 3 == 2 ? (size_t)(x >> 40) : i * 3 + 1;
+        }
+        memcpy(b, a, n * sizeof *a);
+        qsort(b, n, sizeof *b, cmp_ref_test);
+        qc__jobrefs_sort(a, n);
+        ck_assert_msg(memcmp(a, b, n * sizeof *a) == 0, "round %d (n %zu) differs from qsort",
+                      round, n);
+    }
+}
+END_TEST
+
+/* qc_check_all on threads gives the results of one thread (issue 16): a
+ * ledger of 30,000 jobs where every 50th is claimed a second time during
+ * its lease by another worker and completed twice (exclusive_claim,
+ * double_complete and exclusive_run fail, others pass), checked with
+ * QC_AUDIT_THREADS=1 and =3; every field of every result but the time is
+ * the same, violations byte for byte. */
+START_TEST(test_check_all_threads_same_results)
+{
+    enum { JOBS = 30000 };
+    size_t cap = (size_t)JOBS * 8 * 200, len = 0;
+    char *text = malloc(cap);
+    qc_history h;
+    qc_err err;
+    qc_check *one = NULL, *three = NULL;
+    size_t n1 = 0, n3 = 0;
+    int64_t seq = 0;
+    long failing = 0, passing = 0;
+
+    ck_assert_ptr_nonnull(text);
+    memset(&h, 0, sizeof h);
+    memset(&err, 0, sizeof err);
+    len += (size_t)snprintf(text + len, cap - len,
+                            "{\"type\":\"header\",\"seed\":1,\"batch\":1,\"lease_ms\":5000}\n");
+    for (int j = 1; j <= JOBS; j++) {
+        double now = 1e12 + j * 10.0, t = j * 10.0;
+        int w = j % 16;
+        len += (size_t)snprintf(
+            text + len, cap - len,
+            "{\"seq\":%lld,\"type\":\"ok\",\"op\":\"enqueue\",\"worker\":-1,\"rows\":1,\"job\":%d}\n"
+            "{\"seq\":%lld,\"t\":%.3f,\"type\":\"invoke\",\"op\":\"claim\",\"worker\":%d,"
+            "\"req\":%d}\n"
+            "{\"seq\":%lld,\"t\":%.3f,\"type\":\"ok\",\"op\":\"claim\",\"worker\":%d,\"req\":%d,"
+            "\"rows\":1,\"job\":%d,\"token\":\"t%d\",\"now\":%.1f,\"lease_until\":%.1f}\n"
+            "{\"seq\":%lld,\"t\":%.3f,\"type\":\"effect\",\"worker\":%d,\"job\":%d,"
+            "\"token\":\"t%d\",\"op_key\":\"%d\",\"applied\":true}\n",
+            (long long)seq + 1, j, (long long)seq + 2, t, w, 2 * j, (long long)seq + 3, t + 1, w,
+            2 * j, j, j, now, now + 5000, (long long)seq + 4, t + 1.5, w, j, j, j);
+        seq += 4;
+        if (j % 50 == 0) { /* another worker claims it while the lease is live */
+            len += (size_t)snprintf(
+                text + len, cap - len,
+                "{\"seq\":%lld,\"t\":%.3f,\"type\":\"invoke\",\"op\":\"claim\",\"worker\":%d,"
+                "\"req\":%d}\n"
+                "{\"seq\":%lld,\"t\":%.3f,\"type\":\"ok\",\"op\":\"claim\",\"worker\":%d,"
+                "\"req\":%d,\"rows\":1,\"job\":%d,\"token\":\"u%d\",\"now\":%.1f,"
+                "\"lease_until\":%.1f}\n"
+                "{\"seq\":%lld,\"t\":%.3f,\"type\":\"invoke\",\"op\":\"complete\",\"worker\":%d,"
+                "\"req\":%d,\"job\":%d,\"token\":\"u%d\"}\n"
+                "{\"seq\":%lld,\"t\":%.3f,\"type\":\"ok\",\"op\":\"complete\",\"worker\":%d,"
+                "\"req\":%d,\"job\":%d,\"token\":\"u%d\",\"rows\":1,\"now\":%.1f}\n",
+                (long long)seq + 1, t + 1.2, w + 16, 2 * j, (long long)seq + 2, t + 1.3, w + 16,
+                2 * j, j, j, now + 1, now + 5001, (long long)seq + 3, t + 1.4, w + 16, 2 * j + 1,
+                j, j, (long long)seq + 4, t + 1.45, w + 16, 2 * j + 1, j, j, now + 2);
+            seq += 4;
+        }
+        len += (size_t)snprintf(
+            text + len, cap - len,
+            "{\"seq\":%lld,\"t\":%.3f,\"type\":\"invoke\",\"op\":\"complete\",\"worker\":%d,"
+            "\"req\":%d,\"job\":%d,\"token\":\"t%d\"}\n"
+            "{\"seq\":%lld,\"t\":%.3f,\"type\":\"ok\",\"op\":\"complete\",\"worker\":%d,"
+            "\"req\":%d,\"job\":%d,\"token\":\"t%d\",\"rows\":1,\"now\":%.1f}\n",
+            (long long)seq + 1, t + 2, w, 2 * j + 1, j, j, (long long)seq + 2, t + 3, w,
+            2 * j + 1, j, j, now + 3);
+        seq += 2;
+    }
+    for (int j = 1; j <= JOBS; j++)
+        len +=
+            (size_t)snprintf(text + len, cap - len,
+                             "{\"seq\":%lld,\"type\":\"snapshot\",\"job\":%d,\"state\":\"done\"}\n",
+                             (long long)++seq, j);
+    ck_assert_uint_lt(len, cap);
+    ck_assert_int_eq(qc_history_parse(&h, text, &err), 0);
+    free(text);
+    setenv("QC_AUDIT_THREADS", "1", 1);
+    ck_assert_int_eq(qc_check_threads(h.n), 1);
+    ck_assert_int_eq(qc_check_all(&h, &one, &n1), 0);
+    setenv("QC_AUDIT_THREADS", "3", 1);
+    ck_assert_int_eq(qc_check_threads(h.n), 3);
+    ck_assert_int_eq(qc_check_all(&h, &three, &n3), 0);
+    unsetenv("QC_AUDIT_THREADS");
+    ck_assert_uint_eq(n1, n3);
+    for (size_t i = 0; i < n1; i++) {
+        ck_assert_str_eq(one[i].name, three[i].name);
+        ck_assert_int_eq(one[i].verdict, three[i].verdict);
+        ck_assert_int_eq(one[i].opportunities, three[i].opportunities);
+        ck_assert_int_eq(one[i].nviolations, three[i].nviolations);
+        ck_assert_uint_eq(one[i].nstored, three[i].nstored);
+        ck_assert_str_eq(one[i].summary, three[i].summary);
+        for (size_t k = 0; k < one[i].nstored; k++)
+            ck_assert_msg(memcmp(&one[i].v[k], &three[i].v[k], sizeof one[i].v[k]) == 0,
+                          "%s: violation %zu differs: %s / %s", one[i].name, k, one[i].v[k].msg,
+                          three[i].v[k].msg);
+        failing += one[i].verdict == QC_FAIL;
+        passing += one[i].verdict == QC_PASS;
+    }
+    /* not a comparison of empty results */
+    ck_assert_str_eq(one[0].name, "exclusive_claim");
+    ck_assert_int_eq(one[0].verdict, QC_FAIL);
+    ck_assert_int_eq(one[0].nviolations, JOBS / 50);
+    ck_assert_str_eq(one[1].name, "double_complete");
+    ck_assert_int_eq(one[1].nviolations, JOBS / 50);
+    ck_assert_int_ge(failing, 2);
+    ck_assert_int_ge(passing, 2);
+    qc_checks_free(one, n1);
+    qc_checks_free(three, n3);
+    qc_history_fini(&h);
+}
+END_TEST
+
 /* A correct run of 40,000 jobs (240,000 lines): every checker passes (the
  * fault checkers with nothing to judge say INCONCLUSIVE, never FAIL), in
  * well under a second of checking. */
@@ -1508,6 +1663,8 @@ static Suite *checkers_suite(void)
     tcase_add_test(tc, test_verdict_name_each_verdict_named);
     tcase_add_test(tc, test_check_all_overlap_ledger_every_verdict);
     tcase_add_test(tc, test_check_all_large_correct_ledger_passes);
+    tcase_add_test(tc, test_check_all_threads_same_results);
+    tcase_add_test(tc, test_jobrefs_sort_as_qsort);
     suite_add_tcase(s, tc);
     return s;
 }
