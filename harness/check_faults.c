@@ -55,11 +55,6 @@ const qc_event *qc__invoke_of(const qc_history *h, const qc_event *e)
     return NULL;
 }
 
-int qc__is_claim(const qc_event *e)
-{
-    return e->type == QC_EV_OK && e->op == QC_OP_CLAIM && e->job != QC_NO_JOB && e->rows != 0;
-}
-
 /* ---- stale_token_rejected ---------------------------------------------
  *
  * Supersession is a fact about claims, not about token strings (issue 18):

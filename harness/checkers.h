@@ -268,12 +268,27 @@ int qc__drain_cut_short(const qc_history *h);
 /* ---- shared by the checker files only (not for other modules) ---- */
 
 /* The job an event is about: its own "job", else (a completion whose line
- * lacks it) its invoke's; QC_NO_JOB when neither has one. */
-int64_t qc__event_job(const qc_history *h, const qc_event *e);
+ * lacks it) its invoke's; QC_NO_JOB when neither has one.  Inline (issue
+ * 16: called per event by most checkers). */
+static inline int64_t qc__event_job(const qc_history *h, const qc_event *e)
+{
+    if (e->job != QC_NO_JOB)
+        return e->job;
+    if (e->invoke >= 0 && (size_t)e->invoke < h->n)
+        return h->ev[e->invoke].job;
+    return QC_NO_JOB;
+}
 
 /* The token an event carried: its own "token", else its invoke's; NULL when
- * neither has one. */
-const char *qc__event_token(const qc_history *h, const qc_event *e);
+ * neither has one.  Inline. */
+static inline const char *qc__event_token(const qc_history *h, const qc_event *e)
+{
+    if (e->token != NULL)
+        return e->token;
+    if (e->invoke >= 0 && (size_t)e->invoke < h->n)
+        return h->ev[e->invoke].token;
+    return NULL;
+}
 
 /* Flags, one per event of h: 1 for an invoke that some completion (ok,
  * fail or info) answers.  An invoke left unanswered (the harness stopped, or
@@ -303,7 +318,9 @@ static inline int qc__before(const qc_event *a, const qc_event *b)
  * microseconds), and of those the coarsest.  A protocol that reports whole
  * seconds for one of them can be up to that much off in it: rules that
  * compare server times allow this margin.  0.001 when the ledger has no
- * server time.  Thread-safe (read-only on h). */
+ * server time.  Computed once per history and kept in h->clock_res (the
+ * history must not change after the first call); thread-safe (the memo
+ * is written atomically, with the same value by any thread). */
 double qc__clock_resolution(const qc_history *h);
 
 /* Two OK claims (of one job, or of one group) by different actors, whose
@@ -363,8 +380,11 @@ void qc__token_text(char *buf, size_t n, const char *token);
  * paired invoke; NULL when the ledger has none. */
 const qc_event *qc__invoke_of(const qc_history *h, const qc_event *e);
 
-/* 1 for an OK claim event that returned a job (rows != 0). */
-int qc__is_claim(const qc_event *e);
+/* 1 for an OK claim event that returned a job (rows != 0).  Inline. */
+static inline int qc__is_claim(const qc_event *e)
+{
+    return e->type == QC_EV_OK && e->op == QC_OP_CLAIM && e->job != QC_NO_JOB && e->rows != 0;
+}
 
 /* ---- leases (check_claims.c), shared by exclusive_claim and group_exclusive ---- */
 

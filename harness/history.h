@@ -290,6 +290,10 @@ typedef struct qc_history {
                                          by jansson (headers, lines it does not read;
                                          every line with QC_LEDGER_PARSER=jansson) */
     void *strings;    /* interned string storage (private) */
+    double clock_res; /* memo of qc__clock_resolution (checkers.c): 0 not yet
+                         computed; written once, atomically, by the first
+                         checker that asks (the history is otherwise read-only
+                         to them) */
 } qc_history;
 
 /* Reads one or more ledgers (several harness processes merge by seq order,
