@@ -107,13 +107,40 @@ void qc__check_finish(qc_check *c)
 
 /* ---- job-indexed views ------------------------------------------------ */
 
+/* Stores memo into *slot (a field of the const history, NULL until then)
+ * unless another thread did first; returns the one kept (memo, or the
+ * other's, memo being freed).  Memos are pure functions of the events, so
+ * either is the same. */
+static void *memo_publish(void *const *slot, void *memo)
+{
+    void *expected = NULL;
+
+    if (__atomic_compare_exchange_n((void **)slot, &expected, memo, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+        return memo;
+    free(memo);
+    return expected;
+}
+
+/* Computed once per history (issue 16: six checkers asked for it, each a
+ * pass over every event), kept in h->memo_answered; each call returns its
+ * own copy as before. */
 unsigned char *qc__answered_invokes(const qc_history *h)
 {
-    unsigned char *a = calloc(h->n + 1, 1);
+    unsigned char *m = __atomic_load_n(&h->memo_answered, __ATOMIC_ACQUIRE), *a;
 
-    for (size_t i = 0; a != NULL && i < h->n; i++)
-        if (h->ev[i].invoke >= 0 && (size_t)h->ev[i].invoke < h->n)
-            a[h->ev[i].invoke] = 1;
+    if (m == NULL) {
+        m = calloc(h->n + 1, 1);
+        if (m == NULL)
+            return NULL;
+        for (size_t i = 0; i < h->n; i++)
+            if (h->ev[i].invoke >= 0 && (size_t)h->ev[i].invoke < h->n)
+                m[h->ev[i].invoke] = 1;
+        m = memo_publish(&h->memo_answered, m);
+    }
+    a = malloc(h->n + 1);
+    if (a != NULL)
+        memcpy(a, m, h->n + 1);
     return a;
 }
 
@@ -190,7 +217,50 @@ void qc__jobrefs_sort(qc__jobref *r, size_t n)
     free(tmp);
 }
 
+/* The final snapshot as kept in h->memo_snapshot: its counts and rows. */
+typedef struct snapshot_memo {
+    size_t n, nevents;
+    qc__jobref row[];
+} snapshot_memo;
+
+static int snapshot_scan(const qc_history *h, qc__snapshot *s);
+
+/* Computed once per history (six checkers build it), kept in
+ * h->memo_snapshot; each call gets its own copy of the rows as before. */
 int qc__snapshot_build(const qc_history *h, qc__snapshot *s)
+{
+    snapshot_memo *m = __atomic_load_n(&h->memo_snapshot, __ATOMIC_ACQUIRE);
+
+    if (m == NULL) {
+        qc__snapshot t;
+        int rc = snapshot_scan(h, &t);
+        if (rc != 0)
+            return rc;
+        m = malloc(sizeof *m + t.n * sizeof *t.row);
+        if (m == NULL) {
+            qc__snapshot_fini(&t);
+            return QC_ENOMEM;
+        }
+        m->n = t.n;
+        m->nevents = t.nevents;
+        if (t.n > 0)
+            memcpy(m->row, t.row, t.n * sizeof *t.row);
+        qc__snapshot_fini(&t);
+        m = memo_publish(&h->memo_snapshot, m);
+    }
+    memset(s, 0, sizeof *s);
+    s->nevents = m->nevents;
+    if (m->n == 0)
+        return 0;
+    s->row = malloc(m->n * sizeof *s->row);
+    if (s->row == NULL)
+        return QC_ENOMEM;
+    memcpy(s->row, m->row, m->n * sizeof *s->row);
+    s->n = m->n;
+    return 0;
+}
+
+static int snapshot_scan(const qc_history *h, qc__snapshot *s)
 {
     size_t n = 0, k = 0;
 

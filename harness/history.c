@@ -1752,6 +1752,8 @@ void qc_history_fini(qc_history *h)
         return;
     free(h->ev);
     pool_free(h->strings);
+    free(h->memo_answered);
+    free(h->memo_snapshot);
     memset(h, 0, sizeof *h);
 }
 

@@ -290,6 +290,10 @@ typedef struct qc_history {
                                          by jansson (headers, lines it does not read;
                                          every line with QC_LEDGER_PARSER=jansson) */
     void *strings;    /* interned string storage (private) */
+    void *memo_answered, *memo_snapshot; /* memos of qc__answered_invokes and
+                                            qc__snapshot_build (checkers.c): NULL
+                                            not yet computed; set once, atomically,
+                                            freed by qc_history_fini */
     double clock_res; /* memo of qc__clock_resolution (checkers.c): 0 not yet
                          computed; written once, atomically, by the first
                          checker that asks (the history is otherwise read-only

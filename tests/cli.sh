@@ -49,6 +49,10 @@ for c in audit report mutation gate shrink summary diff; do
 done
 run 2 "run --dsn (no value)" ./qchaos run --dsn; lines "one line" 1; has "says the value is missing" "^qchaos: option '--dsn' of 'run' needs a value"
 run 2 "unknown command" ./qchaos frob; lines "one line" 1
+for v in 0 abc 2x -1; do
+  run 2 "QC_AUDIT_THREADS=$v is refused" env QC_AUDIT_THREADS="$v" ./qchaos audit /dev/null
+  lines "one line" 1; has "names the variable" "^qchaos: QC_AUDIT_THREADS='$v' is not a thread count (1..9999)$"
+done
 
 for d in 'host=x bogus' 'postgres://[bad' 'postgresql://u:s3cret@[bad'; do
   run 2 "--dsn '$d' is an input error" ./qchaos run scenarios/default.ini --dsn "$d" --jobs 10 --out "$tmp/bad"
