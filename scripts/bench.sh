@@ -26,7 +26,9 @@
 # enqueue, an invoke and ok claim, an effect, an invoke and ok complete and a snapshot row, the
 # lines qchaos writes), each audited by `qchaos audit` under /usr/bin/time:
 # events/s of wall time, events per CPU second ("per core"), peak RSS and
-# peak bytes per event (the process's whole RSS divided by the events).
+# peak bytes per event (the process's whole RSS divided by the events), and
+# the 1-minute load average as each audit started (the checkers run on
+# threads: QC_AUDIT_THREADS=1 for one, README "Performance").
 #
 # Everything goes to results/bench/bench.json too (BENCH_OUT overrides the
 # folder).  Environment: BENCH_WORKERS (default "1 4 16 32 64", with
@@ -222,11 +224,12 @@ gen_ledger() {
 sizes="$audit_base $((audit_base * 2)) $((audit_base * 4)) $((audit_base * 8))"
 [ "$full" = 1 ] && sizes+=" 10000000"
 audit_json=""
-printf '\n%10s %10s %9s %12s %16s %10s %12s\n' events MB_on_disk wall_s events/s events/s/core peak_MB bytes/event
+printf '\n%10s %10s %9s %12s %16s %10s %12s %6s\n' events MB_on_disk wall_s events/s events/s/core peak_MB bytes/event load1
 for n in $sizes; do
     gen_ledger "$n" "$work/audit.jsonl"
     ev=$(($(wc -l <"$work/audit.jsonl") - 1))
     disk=$(stat -c %s "$work/audit.jsonl")
+    read -r load1 _ </proc/loadavg  # the 1-minute load average as the audit starts
     t0=$(date +%s.%N)
     /usr/bin/time -f '%U %S %M' -o "$work/audit.time" "$q" audit "$work/audit.jsonl" \
         >"$work/audit.log" 2>&1
@@ -238,10 +241,10 @@ for n in $sizes; do
         printf "%d %.1f %.2f %.0f %.0f %.1f %.0f", n, d / 1048576, w, n / w, n / c, m / 1024, m * 1024 / n }')
     # shellcheck disable=SC2086
     set -- $line
-    printf '%10s %10s %9s %12s %16s %10s %12s   (exit %s: %s)\n' "$@" "$rc" \
+    printf '%10s %10s %9s %12s %16s %10s %12s %6s   (exit %s: %s)\n' "$@" "$load1" "$rc" \
         "$(sed -n 's/^qchaos: verdict: \([A-Z]*\).*/\1/p' "$work/audit.log")"
     audit_json+="${audit_json:+,}
-    {\"events\":$1,\"bytes_on_disk_per_event\":$(awk -v d="$disk" -v n="$1" 'BEGIN{printf "%.1f", d/n}'),\"wall_s\":$3,\"events_per_s\":$4,\"events_per_cpu_s\":$5,\"peak_rss_mb\":$6,\"peak_bytes_per_event\":$7,\"exit\":$rc}"
+    {\"events\":$1,\"bytes_on_disk_per_event\":$(awk -v d="$disk" -v n="$1" 'BEGIN{printf "%.1f", d/n}'),\"wall_s\":$3,\"events_per_s\":$4,\"events_per_cpu_s\":$5,\"peak_rss_mb\":$6,\"peak_bytes_per_event\":$7,\"load1\":$load1,\"exit\":$rc}"
     [ "${BENCH_KEEP:-0}" = 1 ] && mv "$work/audit.jsonl" "$work/audit-$n.jsonl"; rm -f "$work/audit.jsonl"
 done
 
