@@ -688,6 +688,14 @@ int qc_shrink_run(const qc_shrink_opts *o, qc_err *err)
         free(z);
         return 2;
     }
+    /* absolute: the tries' ledgers name their scenario files by this path,
+     * and a replay of one (the printed `qchaos run --replay`) may run from
+     * another folder */
+    {
+        char abs[PATH_MAX];
+        if (realpath(z->out, abs) != NULL)
+            snprintf(z->out, sizeof z->out, "%s", abs);
+    }
     z->tries = json_array();
     describe(&z->orig, desc, sizeof desc);
     printf("qchaos: shrink: %s: %s fails; cutting down %s (at most %d runs of at most %d s)\n",
