@@ -307,9 +307,9 @@ int qc_check_all(const qc_history *h, qc_check **out, size_t *n)
         qc_check_witness_agrees,
         qc_check_witness_owner,
         qc_check_worker_progress,
+        qc_check_own_lease,
         qc_check_group_exclusive,
         qc_check_group_order,
-        qc_check_own_lease,
     };
     size_t count = sizeof run / sizeof run[0];
     qc_check *c = calloc(count, sizeof *c);
