@@ -550,24 +550,24 @@ static int pass(shrinker *z)
     /* decision 955: the partition's window, shorter and sooner; the clock
      * skews smaller (0: off) */
     if (z->cur.partition) {
-        if ((r = cut_long(z, &z->cur.partition_ms, count_ladder, N(count_ladder), 1,
-                          "partition_ms")) < 0)
-            return r;
-        changed += r;
-        /* sooner, from 100 ms on: a window open before the workers'
-         * first connections makes the run exit 3 (a worker cannot
-         * connect), which is this cut's doing, not a broken setup: such a
-         * try is rejected like a passing one and not counted among the
-         * runs that could not be done */
-        int errs = z->errors_in_row;
-        r = cut_long(z, &z->cur.partition_at_ms, count_ladder, N(count_ladder), 100,
-                     "partition_at_ms");
-        if (r == -3)
-            r = 0;
-        z->errors_in_row = errs;
-        if (r < 0)
-            return r;
-        changed += r;
+        /* shorter, then sooner (from 100 ms on).  A window open before
+         * the workers' first connections makes the run exit 3 (a worker
+         * cannot connect), which is the cut's doing, not a broken setup:
+         * such a try is rejected like a passing one and not counted among
+         * the runs that could not be done */
+        static const char *const what[2] = {"partition_ms", "partition_at_ms"};
+        long *dim[2] = {&z->cur.partition_ms, &z->cur.partition_at_ms};
+        const long floors[2] = {1, 100};
+        for (int d = 0; d < 2; d++) {
+            int errs = z->errors_in_row;
+            r = cut_long(z, dim[d], count_ladder, N(count_ladder), floors[d], what[d]);
+            if (r == -3)
+                r = 0;
+            z->errors_in_row = errs;
+            if (r < 0)
+                return r;
+            changed += r;
+        }
     }
     if (z->cur.clock_skew_cap > 0) {
         if ((r = cut_long(z, &z->cur.clock_skew_cap, count_ladder, N(count_ladder), 0,
