@@ -37,6 +37,7 @@
  * group, pairs of its runs.
  */
 #include "checkers.h"
+#include "scenario.h" /* QC_LEASE_MARGIN_MS: the worker's own margin */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,4 +198,294 @@ out:
     free(r);
     free(runs);
     return rc;
+}
+
+/* ---- own_lease (docs/decisions.md 950) -----------------------------------
+ *
+ * A worker that keeps a lease deadline of its own (header "lease_deadline"
+ * sent or answer: [policy] lease_deadline) has it lease_ms after it SENT
+ * the claim, or the last renew (or heartbeat) that was answered with rows
+ * > 0: the invoke events' "t", its own monotonic clock.  A renew answered
+ * otherwise (rows 0, fail, info: refused, or no answer) renews nothing.  A
+ * run's effect, and its first complete (its invoke), after that deadline
+ * went on past the lease, which no lease rule on the server's clock sees
+ * (a renew lost in a partition is an info, not a refusal: decision 932).
+ *
+ * The thread's own lateness is told apart by what the worker provably
+ * knew, never by a guess: the worker (worker.c own_lease_left) starts the
+ * effect or sends the complete only when more than QC_LEASE_MARGIN_MS
+ * (50 ms, the margin of qc__lapse_excused's "work + 50 ms < lease") are
+ * left at a moment after all of
+ *   - its own events before it (requests, answers, effects, "connect
+ *     failed" notes: only its own thread writes them), and
+ *   - for the effect, the claim's answer plus its planned work (the
+ *     effect's work_ms: the sleeps) plus the round trips of its renews of
+ *     the job in between (they come between the sleeps).
+ * The latest of those is K.  A late event whose K already had the deadline
+ * within 50 ms is a decision the correct worker never takes: a violation,
+ * with the claim's (or renew's) send, lease_ms, K and the late event.  A
+ * late event whose K left more than 50 ms is the harness's lateness (the
+ * thread descheduled between the test and the event), as exclusive_run
+ * and effects_once excuse a plan that fitted the lease.  Not judged: the
+ * events after a stall the harness injected into that run
+ * (stall_beyond_lease, stall_until_reclaimed: the stale requests are the
+ * fault's), retried completes, the transaction model, and ledgers whose
+ * workers keep no deadline (header "none", or none: INCONCLUSIVE).
+ *
+ * Opportunities: effects and first completes judged.  Cost: one sort of
+ * the workers' own events by actor, O(n log n), then one pass. */
+
+typedef struct ol_run {
+    int64_t job;
+    size_t basis;    /* the invoke the deadline runs from (claim, or granted renew) */
+    size_t claim_ok; /* the claim's answer (this job's row) */
+    double deadline; /* t of basis + lease_ms */
+    double rtt;      /* round trips of this job's renews so far */
+    double k_effect; /* K of the effect (see above); -1 none yet */
+    size_t k_effect_ev;
+    long unconfirmed; /* the last renew answer that renewed nothing; -1 none */
+    int stalled, effect_done, complete_done;
+} ol_run;
+
+typedef struct ol_ctx {
+    const qc_history *h;
+    qc_check *c;
+    double lease;
+    long judged, late_excused, gave_up;
+} ol_ctx;
+
+/* An event of an actor's stream, with its sort key. */
+typedef struct ol_key {
+    int file, worker, inc;
+    int64_t seq;
+    size_t ev;
+} ol_key;
+
+static int cmp_actor_ev(const void *pa, const void *pb)
+{
+    const ol_key *a = pa, *b = pb;
+    if (a->file != b->file)
+        return a->file < b->file ? -1 : 1;
+    if (a->worker != b->worker)
+        return a->worker < b->worker ? -1 : 1;
+    if (a->inc != b->inc)
+        return a->inc < b->inc ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Judges event i (an effect, or a complete's invoke) of run r whose K is
+ * k (event kev defines it; kplan: K came from the plan, not an event). */
+static void ol_judge(ol_ctx *x, ol_run *r, size_t i, double k, size_t kev, int kplan)
+{
+    const qc_history *h = x->h;
+    const qc_event *e = &h->ev[i], *b = &h->ev[r->basis], *a = &h->ev[r->claim_ok];
+    const double eps = 0.002; /* the ledger's microseconds, truncated */
+    int is_effect = e->type == QC_EV_EFFECT;
+
+    x->judged++;
+    if (!(e->t > r->deadline + eps))
+        return;
+    if (k + QC_LEASE_MARGIN_MS < r->deadline + eps) {
+        x->late_excused++;
+        return;
+    }
+    char why[96], lost[64] = "";
+    if (kplan)
+        snprintf(why, sizeof why, "answer t=%.1f + planned work %.0f ms + renew trips %.1f ms",
+                 a->t, e->work_ms, r->rtt);
+    else
+        snprintf(why, sizeof why, "its event seq %lld", (long long)h->ev[kev].seq);
+    if (r->unconfirmed >= 0) {
+        const qc_event *u = &h->ev[r->unconfirmed];
+        snprintf(lost, sizeof lost, "; renew seq %lld: %s, renewed nothing", (long long)u->seq,
+                 u->type == QC_EV_INFO ? "no answer" : u->type == QC_EV_FAIL ? "failed" : "rows 0");
+    }
+    int64_t seqs[4] = {b->seq, a->seq, h->ev[kplan ? r->claim_ok : kev].seq, e->seq};
+    qc__check_violation(x->c, r->job, seqs, 4,
+                        "worker %d.%d went on past its own lease: job %lld's %s at t=%.1f, "
+                        "%.1f ms after its deadline t=%.1f (lease_ms %.0f from its %s sent at "
+                        "t=%.1f%s); it knew by t=%.1f (%s) that <= %.0f ms were left",
+                        e->worker, e->inc, (long long)r->job, is_effect ? "effect" : "complete",
+                        e->t, e->t - r->deadline, r->deadline, x->lease,
+                        b->op == QC_OP_CLAIM ? "claim" : qc_op_name(b->op), b->t, lost, k, why,
+                        QC_LEASE_MARGIN_MS);
+}
+
+static ol_run *ol_find(ol_run *runs, size_t n, int64_t job)
+{
+    for (size_t k = n; k-- > 0;)
+        if (runs[k].job == job)
+            return &runs[k];
+    return NULL;
+}
+
+/* One actor's events ix[0..n) in seq order. */
+static int ol_actor(ol_ctx *x, const size_t *ix, size_t n)
+{
+    const qc_history *h = x->h;
+    ol_run *runs = NULL;
+    size_t nr = 0, cap = 0;
+    long claim_inv = -1;
+    double prev_t = -1;
+    long prev_ev = -1;
+
+    for (size_t p = 0; p < n; p++) {
+        size_t i = ix[p];
+        const qc_event *e = &h->ev[i];
+        int counts = 1; /* one of the worker thread's own events (for K) */
+        ol_run *r;
+        switch (e->type) {
+        case QC_EV_INVOKE:
+            if (e->op == QC_OP_CLAIM) {
+                claim_inv = (long)i;
+                nr = 0; /* the worker claims again only once its batch is over */
+            } else if (e->op == QC_OP_COMPLETE && (r = ol_find(runs, nr, e->job)) != NULL &&
+                       !r->complete_done && !r->stalled) {
+                /* K: its last own event (the effect, or a reconnect's note) */
+                r->complete_done = 1;
+                if (prev_ev >= 0)
+                    ol_judge(x, r, i, prev_t, (size_t)prev_ev, 0);
+            } else if (e->op == QC_OP_COMPLETE && (r = ol_find(runs, nr, e->job)) != NULL) {
+                r->complete_done = 1;
+            }
+            break;
+        case QC_EV_OK:
+        case QC_EV_FAIL:
+        case QC_EV_INFO:
+            if (e->type == QC_EV_OK && e->op == QC_OP_CLAIM && e->job != QC_NO_JOB &&
+                e->rows > 0 && claim_inv >= 0 && h->ev[claim_inv].req == e->req) {
+                if (qc__grow((void **)&runs, &cap, nr + 1, sizeof *runs) != 0) {
+                    free(runs);
+                    return QC_ENOMEM;
+                }
+                runs[nr++] = (ol_run){e->job, (size_t)claim_inv, i,
+                                      h->ev[claim_inv].t + x->lease, 0, -1, 0, -1, 0, 0, 0};
+            } else if ((e->op == QC_OP_RENEW || e->op == QC_OP_HEARTBEAT) && e->invoke >= 0) {
+                const qc_event *inv = &h->ev[e->invoke];
+                int granted = e->type == QC_EV_OK && e->rows > 0;
+                for (size_t k = 0; k < nr; k++) {
+                    r = &runs[k];
+                    if (e->op == QC_OP_RENEW && r->job != qc__event_job(h, e))
+                        continue;
+                    if (inv->seq < h->ev[r->claim_ok].seq)
+                        continue;
+                    if (e->op == QC_OP_RENEW)
+                        r->rtt += e->t - inv->t;
+                    if (granted && inv->t + x->lease > r->deadline) {
+                        r->deadline = inv->t + x->lease;
+                        r->basis = (size_t)e->invoke;
+                        r->unconfirmed = -1;
+                    } else if (!granted) {
+                        r->unconfirmed = (long)i;
+                    }
+                }
+            }
+            break;
+        case QC_EV_EFFECT:
+            if ((r = ol_find(runs, nr, e->job)) != NULL && !r->effect_done && !r->stalled) {
+                double plan = qc__has_time(e->work_ms) ? h->ev[r->claim_ok].t + e->work_ms + r->rtt
+                                                       : -1;
+                int kplan = plan > prev_t;
+                r->k_effect = kplan ? plan : prev_t;
+                r->k_effect_ev = kplan ? r->claim_ok : (size_t)prev_ev;
+                r->effect_done = 1;
+                if (r->k_effect >= 0)
+                    ol_judge(x, r, i, r->k_effect, r->k_effect_ev, kplan);
+            } else if (r != NULL) {
+                r->effect_done = 1;
+            }
+            break;
+        case QC_EV_FAULT:
+            counts = 0;
+            if (e->x->fault != NULL && (!strcmp(e->x->fault, "stall_beyond_lease") ||
+                                        !strcmp(e->x->fault, "stall_until_reclaimed")) &&
+                (r = ol_find(runs, nr, e->job)) != NULL)
+                r->stalled = 1;
+            break;
+        case QC_EV_NOTE:
+            counts = e->x->note != NULL && !strcmp(e->x->note, "connect failed");
+            if (e->x->note != NULL && !strcmp(e->x->note, "own lease ran out"))
+                x->gave_up++;
+            break;
+        default:
+            counts = 0;
+        }
+        if (counts) {
+            prev_t = e->t;
+            prev_ev = (long)i;
+        }
+    }
+    free(runs);
+    return 0;
+}
+
+int qc_check_own_lease(const qc_history *h, qc_check *out)
+{
+    ol_ctx x = {h, out, (double)h->info.lease_ms, 0, 0, 0};
+    ol_key *keys = NULL;
+    size_t *ix = NULL, n = 0;
+    int rc = 0;
+
+    memset(out, 0, sizeof *out);
+    out->name = "own_lease";
+    if (h->info.lease_deadline <= 0 || strcmp(h->info.model, "transaction") == 0 ||
+        h->info.lease_ms <= 0) {
+        snprintf(out->summary, sizeof out->summary,
+                 "not judged: %s",
+                 strcmp(h->info.model, "transaction") == 0
+                     ? "transaction model (a claim lives in its transaction, not a lease)"
+                 : h->info.lease_deadline == 0
+                     ? "the workers keep no lease deadline of their own (lease_deadline none)"
+                     : "the ledger does not say whether the workers keep a lease deadline of "
+                       "their own (header lease_deadline)");
+        qc__check_finish(out);
+        return 0;
+    }
+    if ((ix = malloc((h->n + 1) * sizeof *ix)) == NULL ||
+        (keys = malloc((h->n + 1) * sizeof *keys)) == NULL) {
+        free(ix);
+        return QC_ENOMEM;
+    }
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        if (e->worker < 0)
+            continue;
+        switch (e->type) {
+        case QC_EV_INVOKE:
+        case QC_EV_OK:
+        case QC_EV_FAIL:
+        case QC_EV_INFO:
+        case QC_EV_EFFECT:
+        case QC_EV_FAULT:
+        case QC_EV_NOTE:
+            keys[n++] = (ol_key){e->file, e->worker, e->inc, e->seq, i};
+            break;
+        default:
+            break;
+        }
+    }
+    qsort(keys, n, sizeof *keys, cmp_actor_ev);
+    for (size_t k = 0; k < n; k++)
+        ix[k] = keys[k].ev;
+    for (size_t a = 0, b; a < n && rc == 0; a = b) {
+        for (b = a + 1; b < n; b++)
+            if (keys[b].file != keys[a].file || keys[b].worker != keys[a].worker ||
+                keys[b].inc != keys[a].inc)
+                break;
+        rc = ol_actor(&x, ix + a, b - a);
+    }
+    free(keys);
+    free(ix);
+    if (rc != 0)
+        return rc;
+    out->opportunities = x.judged;
+    snprintf(out->summary, sizeof out->summary,
+             "%ld effects and first completes judged against their worker's own lease "
+             "(lease_ms %ld from the %s); %ld late by the thread's own lateness (more than "
+             "%.0f ms were left when it last knew), %ld gone on past their lease; %ld jobs "
+             "given up by the workers' own clock",
+             x.judged, h->info.lease_ms, "claim's or granted renew's send", x.late_excused,
+             QC_LEASE_MARGIN_MS, out->nviolations, x.gave_up);
+    qc__check_finish(out);
+    return 0;
 }

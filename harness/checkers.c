@@ -307,6 +307,7 @@ int qc_check_all(const qc_history *h, qc_check **out, size_t *n)
         qc_check_witness_agrees,
         qc_check_witness_owner,
         qc_check_worker_progress,
+        qc_check_own_lease,
         qc_check_group_exclusive,
         qc_check_group_order,
     };

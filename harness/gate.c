@@ -94,6 +94,10 @@ static const gate_scenario battery[] = {
     {"network_partition.ini", "lease",
      "two workers cut off longer than the lease: their retried completes refused "
      "(no_false_success)", 1, 0},
+    {"network_bandwidth.ini", "lease",
+     "a slow link and a large claim answer: a worker's own lease measured from the answer "
+     "(own_lease)",
+     1, 0},
     {"network_reset.ini", "lease",
      "a reset connection: the retried complete must still be the owner's (no_early_reap)", 1, 0},
     {"cases/c20_wedged.ini", "lease",

@@ -252,6 +252,10 @@ typedef struct qc_run_info {
                                  :lease_ms, 0 not, -1 unknown (an older ledger) */
     int heartbeat;           /* header "heartbeat": 1 workers renew every lease/3
                                 while working, 0 not; -1 unknown */
+    int lease_deadline;      /* header "lease_deadline": 1 "sent", 2 "answer" (the
+                                workers keep a lease deadline of their own, measured
+                                from the claim's send or its answer), 0 "none"; -1
+                                unknown (an older ledger) */
     int sink_plain;          /* header "sink": 1 "plain" (every delivery applied),
                                 0 "idempotent" (dedup by op key); -1 unknown */
     /* Header "columns": per step, the result columns its last statement

@@ -249,6 +249,15 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "poison_mode", json_string(s->poison_crash ? "crash" : "fail"));
     json_object_set_new(h, "sink", json_string(s->sink_idempotent ? "idempotent" : "plain"));
     json_object_set_new(h, "heartbeat", json_boolean(s->heartbeat));
+    {
+        /* the workers' own lease clock (own_lease, check_runs.c): an
+         * adapter's library and the transaction model keep none of qchaos's */
+        static const char *const dl[] = {"sent", "answer", "none"};
+        int k = s->lease_deadline >= 0 && s->lease_deadline <= 2 ? s->lease_deadline : 2;
+        if (s->adapter_command[0] || !strcmp(proto->model, "transaction"))
+            k = QC_LEASE_DEADLINE_NONE;
+        json_object_set_new(h, "lease_deadline", json_string(dl[k]));
+    }
     json_object_set_new(h, "pooler", json_string(s->pooler));
     if (strcmp(s->pooler, "none"))
         json_object_set_new(h, "pool_size", json_integer(s->pool_size));
@@ -2083,6 +2092,7 @@ setup_done:
     json_object_set_new(mm, "empty_claims", json_integer(atomic_load(&sh.empty_claims)));
     json_object_set_new(mm, "completes_ok", json_integer(atomic_load(&sh.completes_ok)));
     json_object_set_new(mm, "completes_zero_rows", json_integer(atomic_load(&sh.completes_zero)));
+    json_object_set_new(mm, "own_lease_gave_up", json_integer(atomic_load(&sh.own_lease_gave_up)));
     json_object_set_new(mm, "errors", json_integer(atomic_load(&sh.errors)));
     json_object_set_new(mm, "reaped", json_integer(atomic_load(&sh.reaped)));
     json_object_set_new(mm, "drained", json_boolean(drained));

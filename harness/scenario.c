@@ -426,10 +426,21 @@ static int handler(void *user, const char *section, const char *name, const char
         CHOICEKEY("worker_name", worker_name_kept, "per_incarnation", "kept")
         LONGKEY("policy", "tcp_user_timeout_ms", network.tcp_user_timeout_ms, 0)
         CHOICEKEY("on_listen_lost", listen_lost_ignore, "fallback", "ignore")
+        CHOICEKEY("on_renew_lost", renew_lost_continue, "stop", "continue")
+        if (!strcmp(name, "lease_deadline")) {
+            static const char *const v[] = {"sent", "answer", "none"};
+            for (int k = 0; k < 3; k++)
+                if (!strcmp(value, v[k])) {
+                    s->lease_deadline = k; /* QC_LEASE_DEADLINE_SENT, _ANSWER, _NONE */
+                    return 1;
+                }
+            return fail(c, "lease_deadline must be sent, answer or none, got '%s'", value);
+        }
         return fail(c,
                     "unknown key '%s' in [%s] (expected heartbeat, heartbeat_every_ms, "
-                    "on_renew_refused, count_zero_row_complete, on_lost_ack, after_stall, "
-                    "worker_name, tcp_user_timeout_ms, on_listen_lost)",
+                    "on_renew_refused, on_renew_lost, count_zero_row_complete, on_lost_ack, "
+                    "after_stall, worker_name, tcp_user_timeout_ms, on_listen_lost, "
+                    "lease_deadline)",
                     name, section);
     }
     if (!strcmp(section, "sink")) {
@@ -1003,7 +1014,7 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err)
         static const char *const known =
             ",exclusive_claim,double_complete,no_lost_jobs,acked_durable,stale_token_rejected,"
             "no_false_success,effects_once,exclusive_run,recovery,bounded_failure,no_early_reap,batch_bound,retry_delay,"
-            "bounded_idle_polling,group_exclusive,group_order,worker_progress,";
+            "bounded_idle_polling,group_exclusive,group_order,worker_progress,own_lease,";
         char buf[1024];
         snprintf(buf, sizeof buf, "%s", s->checkers);
         char *save = NULL;

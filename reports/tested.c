@@ -48,6 +48,10 @@ static const struct gloss {
     {"exclusive_run",
      "no two workers run one job (claim to effect) at once, nor two jobs of one group",
      "a run that followed another run of its job"},
+    {"own_lease",
+     "a worker that keeps a lease deadline of its own (lease_ms from sending the claim or its "
+     "last granted renew) starts no effect and sends no complete past it",
+     "an effect or a first complete of a worker that keeps its own deadline"},
     {"recovery", "a job abandoned by a fault becomes claimable again once its lease has expired",
      "a fault that left a job without its owner (kill, stall, lost request, crashing poison)"},
     {"bounded_failure",

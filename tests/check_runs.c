@@ -1,6 +1,8 @@
 /*
  * check_runs.c - unit tests of exclusive_run (harness/check_runs.c, issue
- * 18): runs of one job (claim to effect) never overlap across actors.
+ * 18): runs of one job (claim to effect) never overlap across actors; and
+ * of own_lease (decision 950): no effect or complete past the worker's own
+ * lease deadline.
  * Hand-written ledgers (' for ") that violate the rule, and ones with the
  * innocent explanations it must not call a violation.
  */
@@ -154,6 +156,173 @@ START_TEST(test_exclusive_run_single_runs_inconclusive)
 }
 END_TEST
 
+/* ---- own_lease (docs/decisions.md 950) ---- */
+
+#define OL_HDR(dl) "{'type':'header','seed':7,'lease_ms':1000,'sink':'idempotent','heartbeat':true," \
+                   "'lease_deadline':'" dl "'}\n"
+
+/* Worker 3 claims job 17 (sent t 100), renews at t 400 (granted: its
+ * deadline is 1400), renews again at 700 into a partition: no answer
+ * (info at 1700).  It works on: effect at 1750, complete at 1760, both
+ * past 1400, and it knew (its info came at 1700): the mutant
+ * on_renew_lost = continue. */
+#define OL_LOST_BODY                                                                               \
+    "{'seq':1,'t':100,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"                  \
+    "{'seq':2,'t':110,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,'job':17,"      \
+    "'token':'a','now':1000.25,'lease_until':2000.25}\n"                                           \
+    "{'seq':3,'t':400,'type':'invoke','op':'renew','worker':3,'inc':0,'req':2,'job':17,"           \
+    "'token':'a'}\n"                                                                               \
+    "{'seq':4,'t':410,'type':'ok','op':'renew','worker':3,'inc':0,'req':2,'job':17,"               \
+    "'token':'a','rows':1,'now':1300,'lease_until':2300}\n"                                        \
+    "{'seq':5,'t':700,'type':'invoke','op':'renew','worker':3,'inc':0,'req':3,'job':17,"           \
+    "'token':'a'}\n"                                                                               \
+    "{'seq':6,'t':1700,'type':'info','op':'renew','worker':3,'inc':0,'req':3,'job':17,"            \
+    "'token':'a','error':'timeout'}\n"                                                             \
+    "{'seq':7,'t':1750,'type':'effect','worker':3,'inc':0,'job':17,'token':'a','op_key':'17',"     \
+    "'applied':true,'work_ms':30}\n"                                                               \
+    "{'seq':8,'t':1760,'type':'invoke','op':'complete','worker':3,'inc':0,'req':4,'job':17,"       \
+    "'token':'a'}\n"                                                                               \
+    "{'seq':9,'t':1770,'type':'ok','op':'complete','worker':3,'inc':0,'req':4,'job':17,"           \
+    "'token':'a','rows':0}\n"
+
+START_TEST(test_own_lease_went_on_after_lost_renew_fails)
+{
+    qc_check c;
+
+    run(qc_check_own_lease, OL_HDR("sent") OL_LOST_BODY, &c);
+    ck_assert_str_eq(c.name, "own_lease");
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 2);
+    ck_assert_int_eq(c.opportunities, 2);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 3, 6, 7);
+    ASSERT_VIOLATION(&c, 1, 17, 2, 3, 7, 8);
+    ck_assert_msg(strstr(c.v[0].msg, "deadline t=1400.0") != NULL &&
+                      strstr(c.v[0].msg, "lease_ms 1000 from its renew sent at t=400.0") != NULL &&
+                      strstr(c.v[0].msg, "renew seq 6: no answer") != NULL,
+                  "%s", c.v[0].msg);
+    free(c.v);
+    /* the same ledger from workers that keep no deadline: not judged */
+    run(qc_check_own_lease, OL_HDR("none") OL_LOST_BODY, &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+    run(qc_check_own_lease, HDR("true") OL_LOST_BODY, &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    free(c.v);
+}
+END_TEST
+
+/* The claim's answer took 400 ms (a slow link): sent at t 0, read at 400;
+ * 600 ms of work to the effect at t 1001: past the deadline t 1000, and
+ * the plan alone (400 + 600) said so.  A worker measuring its lease from
+ * the answer (lease_deadline = answer) thinks 399 ms are left. */
+START_TEST(test_own_lease_measured_from_the_answer_fails)
+{
+    qc_check c;
+
+    run(qc_check_own_lease,
+        OL_HDR("answer")
+        "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':1,'inc':0,'req':1}\n"
+        "{'seq':2,'t':400,'type':'ok','op':'claim','worker':1,'inc':0,'req':1,'rows':1,"
+        "'job':5,'token':'a','now':1000,'lease_until':2000}\n"
+        "{'seq':3,'t':1001,'type':'effect','worker':1,'inc':0,'job':5,'token':'a',"
+        "'applied':true,'work_ms':600}\n"
+        "{'seq':4,'t':1001.5,'type':'invoke','op':'complete','worker':1,'inc':0,'req':2,"
+        "'job':5,'token':'a'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 2);
+    ASSERT_VIOLATION(&c, 0, 5, 1, 2, 3);
+    ASSERT_VIOLATION(&c, 1, 5, 1, 2, 3, 4);
+    ck_assert_msg(strstr(c.v[0].msg, "planned work 600 ms") != NULL, "%s", c.v[0].msg);
+    free(c.v);
+}
+END_TEST
+
+/* What the correct worker does, and the harness's lateness:
+ *   - job 5: planned to finish at 510 (answer 10 + work 500), so its test
+ *     passed, then its thread was descheduled: effect at 1200, late; its
+ *     complete's test at 1201 failed: it gave the job up (note);
+ *   - job 6: a granted renew moved the deadline to 2300 (sent 1300);
+ *   - job 7: a stall the harness injected after the effect; the stale
+ *     complete at 5000 is the fault's;
+ *   - job 8: a complete whose answer was lost, retried after the lease. */
+START_TEST(test_own_lease_starved_granted_stalled_retried_passes)
+{
+    qc_check c;
+
+    run(qc_check_own_lease,
+        OL_HDR("sent")
+        "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':1,'inc':0,'req':1}\n"
+        "{'seq':2,'t':10,'type':'ok','op':'claim','worker':1,'inc':0,'req':1,'rows':1,"
+        "'job':5,'token':'a','now':1000,'lease_until':2000}\n"
+        "{'seq':3,'t':1200,'type':'effect','worker':1,'inc':0,'job':5,'token':'a',"
+        "'applied':true,'work_ms':500}\n"
+        "{'seq':4,'t':1201,'type':'note','note':'own lease ran out','worker':1,'inc':0,"
+        "'job':5,'point':'complete'}\n"
+        "{'seq':5,'t':1300,'type':'invoke','op':'claim','worker':1,'inc':0,'req':2}\n"
+        "{'seq':6,'t':1310,'type':'ok','op':'claim','worker':1,'inc':0,'req':2,'rows':1,"
+        "'job':6,'token':'b','now':2300,'lease_until':3300}\n"
+        "{'seq':7,'t':1900,'type':'invoke','op':'renew','worker':1,'inc':0,'req':3,'job':6,"
+        "'token':'b'}\n"
+        "{'seq':8,'t':1910,'type':'ok','op':'renew','worker':1,'inc':0,'req':3,'job':6,"
+        "'token':'b','rows':1}\n"
+        "{'seq':9,'t':2500,'type':'effect','worker':1,'inc':0,'job':6,'token':'b',"
+        "'applied':true,'work_ms':1150}\n"
+        "{'seq':10,'t':2501,'type':'invoke','op':'complete','worker':1,'inc':0,'req':4,"
+        "'job':6,'token':'b'}\n"
+        "{'seq':11,'t':2510,'type':'ok','op':'complete','worker':1,'inc':0,'req':4,'job':6,"
+        "'token':'b','rows':1}\n"
+        "{'seq':12,'t':2600,'type':'invoke','op':'claim','worker':1,'inc':0,'req':5}\n"
+        "{'seq':13,'t':2610,'type':'ok','op':'claim','worker':1,'inc':0,'req':5,'rows':1,"
+        "'job':7,'token':'c','now':3600,'lease_until':4600}\n"
+        "{'seq':14,'t':2620,'type':'effect','worker':1,'inc':0,'job':7,'token':'c',"
+        "'applied':true,'work_ms':5}\n"
+        "{'seq':15,'t':2621,'type':'fault','fault':'stall_beyond_lease','worker':1,'inc':0,"
+        "'job':7,'token':'c','until_t':4900}\n"
+        "{'seq':16,'t':5000,'type':'invoke','op':'complete','worker':1,'inc':0,'req':6,"
+        "'job':7,'token':'c'}\n"
+        "{'seq':17,'t':5010,'type':'ok','op':'complete','worker':1,'inc':0,'req':6,'job':7,"
+        "'token':'c','rows':0}\n"
+        "{'seq':18,'t':5100,'type':'invoke','op':'claim','worker':1,'inc':0,'req':7}\n"
+        "{'seq':19,'t':5110,'type':'ok','op':'claim','worker':1,'inc':0,'req':7,'rows':1,"
+        "'job':8,'token':'d','now':6100,'lease_until':7100}\n"
+        "{'seq':20,'t':5120,'type':'effect','worker':1,'inc':0,'job':8,'token':'d',"
+        "'applied':true,'work_ms':5}\n"
+        "{'seq':21,'t':5121,'type':'invoke','op':'complete','worker':1,'inc':0,'req':8,"
+        "'job':8,'token':'d'}\n"
+        "{'seq':22,'t':6200,'type':'info','op':'complete','worker':1,'inc':0,'req':8,'job':8,"
+        "'token':'d','error':'timeout'}\n"
+        "{'seq':23,'t':6300,'type':'invoke','op':'complete','worker':1,'inc':0,'req':9,"
+        "'job':8,'token':'d'}\n"
+        "{'seq':24,'t':6310,'type':'ok','op':'complete','worker':1,'inc':0,'req':9,'job':8,"
+        "'token':'d','rows':0}\n",
+        &c);
+    ck_assert_msg(c.verdict == QC_PASS, "%s", c.nstored ? c.v[0].msg : c.summary);
+    /* effects of 5, 6, 7, 8 and first completes of 6 and 8 */
+    ck_assert_int_eq(c.opportunities, 6);
+    ck_assert_msg(strstr(c.summary, "1 late by the thread's own lateness") != NULL &&
+                      strstr(c.summary, "1 jobs given up") != NULL,
+                  "%s", c.summary);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_own_lease_transaction_model_inconclusive)
+{
+    qc_check c;
+
+    run(qc_check_own_lease,
+        "{'type':'header','seed':7,'lease_ms':1000,'model':'transaction',"
+        "'lease_deadline':'sent'}\n" OL_LOST_BODY,
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_msg(strstr(c.summary, "transaction model") != NULL, "%s", c.summary);
+    free(c.v);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("runs");
@@ -164,6 +333,13 @@ static Suite *suite(void)
     tcase_add_test(tc, test_exclusive_run_job_handed_out_within_live_lease_fails);
     tcase_add_test(tc, test_exclusive_run_sequential_runs_and_group_overlap);
     tcase_add_test(tc, test_exclusive_run_single_runs_inconclusive);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("own_lease");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_own_lease_went_on_after_lost_renew_fails);
+    tcase_add_test(tc, test_own_lease_measured_from_the_answer_fails);
+    tcase_add_test(tc, test_own_lease_starved_granted_stalled_retried_passes);
+    tcase_add_test(tc, test_own_lease_transaction_model_inconclusive);
     suite_add_tcase(s, tc);
     return s;
 }

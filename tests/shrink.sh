@@ -146,7 +146,7 @@ else
 fi
 # issue 17: the listen nemesis keys and the proxy's keys are cut too.  A
 # LISTEN protocol behind the proxy with latency, jitter, a bandwidth limit,
-# a partition and listen kills; the failure (a 0-row complete counted
+# a partition, listen kills and clock skews (decision 955); the failure (a 0-row complete counted
 # after a lost ack) needs none of them, so each cut is kept and shrunk.ini
 # has them off.  One try per cut (--tries 1): the lost ack fails every run.
 cat >"$tmp/net.ini" <<EOF
@@ -169,6 +169,8 @@ partition_ms = 300
 count_zero_row_complete = yes
 [faults]
 lost_ack = 1
+clock_skew_ms = 400,-700
+reaper_skew_ms = -300
 [nemesis]
 listen_close_every_ms = 300
 listen_terminate_every_ms = 400
@@ -181,11 +183,11 @@ if [ $rc -eq 1 ]; then ok "the network + listen run fails no_false_success (exit
   bad "the network + listen run: exit $rc, want 1: $(grep -E 'verdict|qchaos: [a-z]' "$tmp/netfail.log" | tail -n 3)"
 fi
 run 0 "shrink cuts the listen and network keys" "$bin" shrink "$tmp/netfail" --dsn "$dsn" \
-  --tries 1 --confirm 1 --max-runs 14 --out "$tmp/netshrunk"
+  --tries 1 --confirm 1 --max-runs 16 --out "$tmp/netshrunk"
 cp "$tmp/out" "$tmp/netshrink.log"
 nini=$tmp/netshrunk/shrunk.ini
 for kv in 'listen_close_every_ms = 0' 'listen_terminate_every_ms = 0' 'latency_ms = 0' \
-  'jitter_ms = 0' 'bandwidth = 0'; do
+  'jitter_ms = 0' 'bandwidth = 0' 'clock_skew_ms = 0,0' 'reaper_skew_ms = 0'; do
   if sed -n '/--- the cut/,$p' "$nini" 2>/dev/null | grep -qx "$kv"; then ok "shrunk.ini: $kv"; else
     bad "shrunk.ini lacks '$kv' in its cut: $(sed -n '/--- the cut/,$p' "$nini" 2>/dev/null | tr '\n' ' ')"
   fi
