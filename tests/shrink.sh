@@ -92,7 +92,7 @@ fi
 
 # the shrink itself
 t0=$(date +%s)
-"$bin" shrink "$tmp/fail" --dsn "$dsn" --max-runs 12 --timeout 120 --confirm 1 \
+"$bin" shrink "$tmp/fail" --dsn "$dsn" --max-runs 20 --timeout 120 --confirm 1 \
   --out "$tmp/shrunk" >"$tmp/out" 2>&1
 rc=$?
 echo "   (shrink: exit $rc in $(($(date +%s) - t0)) s: $(grep -E -- '-> ' "$tmp/out" | sed 's/qchaos: shrink: //')"
