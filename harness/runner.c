@@ -1253,11 +1253,27 @@ static int make_schedule(const qc_run_opts *o, const qc_protocol *proto, int txn
     free(v);
     return 0;
 }
+/* After the control connection was opened again (a restart, a failover):
+ * the run lock went with the old session (owner.h); takes it again, and
+ * says so when another run took it in between (its setup may have reset
+ * this run's tables: the verdict is in doubt). */
+static void relock(const qc_driver *d, qc_conn *ctl, const char *engine, int shared, int held)
+{
+    int taken = 0;
+    qc_err e = {0};
+    if (!held || !ctl)
+        return;
+    if (qc_owner_lock(d, ctl, engine, shared, &taken, &e) == QC_ESTATE)
+        fprintf(stderr, "qchaos: warning: after the control connection was opened again: %s\n",
+                e.msg);
+}
+
 
 int qc_run(const qc_run_opts *o, qc_err *err)
 {
     const qc_scenario *s = &o->sc;
     int code = 3;
+    int run_locked = 0; /* the run lock (owner.h) is held by ctl's session */
     qc_protocol *proto = NULL;
     ephemeral eph = {0};
     qc_conn *ctl = NULL;
@@ -1472,6 +1488,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         goto out;
     }
     if (d->open(dsn, &ctl, err) != 0)
+        goto out;
+    /* one run at a time on a database (owner.h): before anything is read
+     * or touched; exit 3, the target is busy */
+    if ((rc = qc_owner_lock(d, ctl, proto->engine, nshards > 1, &run_locked, err)) != 0)
         goto out;
     d->server_version(ctl, server, sizeof server);
     target = qc_target_json(d, ctl, how, !strcmp(how, "environment") ? env_vars : "", server);
@@ -1796,6 +1816,7 @@ setup_done:
             qc_err e2 = {0};
             if (d->open(dsn, &ctl, &e2) != 0)
                 ctl = NULL;
+            relock(d, ctl, proto->engine, nshards > 1, run_locked);
         }
         m.ok = 0;
         if (ctl) {
@@ -1943,7 +1964,8 @@ setup_done:
                     d->close(ctl);
                 ctl = NULL;
                 if (d->open(dsn, &ctl, &serr) == 0 &&
-                    qc_shard_set(d, ctl, shard, QC_SHARD_STOPPED, -1, &serr) == 0)
+                    (relock(d, ctl, proto->engine, 1, run_locked),
+                     qc_shard_set(d, ctl, shard, QC_SHARD_STOPPED, -1, &serr) == 0))
                     break;
                 qc_clock_sleep_ms(200);
             }
@@ -1982,6 +2004,8 @@ setup_done:
         if (d->open(dsn, &ctl, &e2) != 0) {
             ctl = NULL;
             qc_clock_sleep_ms(200);
+        } else {
+            relock(d, ctl, proto->engine, nshards > 1, run_locked);
         }
     }
     if (!ctl) {
@@ -2000,6 +2024,8 @@ setup_done:
         ledger = NULL;
         goto out;
     }
+    if (nem.switched)
+        relock(d, ctl, proto->engine, nshards > 1, run_locked);
     if (shard == 0 && write_snapshot(d, ctl, proto, lb, &snap_rows, err) != 0) {
         qc_err_prefix(err, "final snapshot");
         qc_ledger_close(ledger, NULL);
