@@ -464,10 +464,11 @@ static void run_one(gate_ctx *g, size_t idx, const char *dsn)
            r->results == NULL ? "no results" : r->failed, r->failed[0] && r->unjudged[0] ? "; " : "",
            r->unjudged);
     if (r->exit != 0) /* where to look, and how to run it again */
-        printf("    %s/ (run.log, report.html); repeat: qchaos run %s --protocol %s "
+        printf("    %s/ (%s); repeat: %s run %s --protocol %s "
                "--seed %d%s%s\n",
-               dir, g->files[s], o->protocol, seed, o->dsn ? " --dsn " : "",
-               o->dsn ? "'...'" : "");
+               dir, r->results == NULL ? "run.log" : "run.log, report.html",
+               o->prog ? o->prog : "qchaos", g->files[s], o->protocol, seed,
+               o->dsn ? " --dsn " : "", o->dsn ? "'...'" : "");
     fflush(stdout);
     pthread_mutex_unlock(&g->print);
 }

@@ -820,6 +820,7 @@ int qc_shrink_run(const qc_shrink_opts *o, qc_err *err)
             z->cur = c, z->accepted = -1;
     }
 
+    const char *prog = o->prog ? o->prog : "qchaos"; /* in the printed commands */
     int wrote = 0, confirmed = 0, confirm_runs = 0;
     char shrunk[PATH_MAX + 32];
     snprintf(shrunk, sizeof shrunk, "%s/shrunk.ini", z->out);
@@ -831,13 +832,13 @@ int qc_shrink_run(const qc_shrink_opts *o, qc_err *err)
                  "(scenario %s, protocol %s,\n %s, seed %lld).\n"
                  "Checker that fails: %s (it failed in %s).\n"
                  "This scenario: %s, seed %lld.\n"
-                 "Run it: qchaos run %s%s\n"
+                 "Run it: %s run %s%s\n"
                  "Its seed fixes the workload and the faults, not the interleaving: a run of\n"
                  "it can pass.  The failing run's interleaving, replayed:\n"
-                 "qchaos run --replay %s%s",
+                 "%s run --replay %s%s",
                  z->run_dir, z->scenario, z->protocol, desc, z->orig.seed, z->checker,
-                 z->last_dir, cdesc, z->cur.seed, shrunk, o->dsn ? " --dsn '...'" : "",
-                 z->last_dir, o->dsn ? " --dsn '...'" : "");
+                 z->last_dir, cdesc, z->cur.seed, prog, shrunk, o->dsn ? " --dsn '...'" : "",
+                 prog, z->last_dir, o->dsn ? " --dsn '...'" : "");
         if (write_scenario(z, &z->cur, shrunk, header, err) != 0) {
             code = 2;
         } else {
@@ -886,12 +887,12 @@ int qc_shrink_run(const qc_shrink_opts *o, qc_err *err)
             printf("qchaos: shrink: %s failed in %d of %d confirmation runs\n", z->checker,
                    confirmed, confirm_runs);
         printf("qchaos: shrink: scenario in %s (shrink.json: every try)\n", shrunk);
-        printf("qchaos: shrink: run it: %s run %s%s\n", "qchaos", shrunk,
+        printf("qchaos: shrink: run it: %s run %s%s\n", prog, shrunk,
                o->dsn ? " --dsn '...'" : "");
         /* the seed does not fix the interleaving (a race in 1 job fails in
          * 8 of 10 runs on an idle machine, fewer under load): the kept
          * cut's failing run replays it (decision 62) */
-        printf("qchaos: shrink: replay its failing run: qchaos run --replay %s%s\n",
+        printf("qchaos: shrink: replay its failing run: %s run --replay %s%s\n", prog,
                z->last_dir, o->dsn ? " --dsn '...'" : "");
     }
     if (qc_interrupted) {

@@ -114,7 +114,7 @@ if grep -q '^; Checker that fails: exclusive_claim' "$ini" 2>/dev/null &&
 else
   bad "its comment does not name the run and the checker: $(head -n 5 "$ini" 2>/dev/null)"
 fi
-has "the command that runs it is printed" "run it: qchaos run $ini --dsn '...'"
+has "the command that runs it is printed (the binary as invoked)" "run it: $bin run $ini --dsn '...'"
 # and it still fails, run as the user would run it.  Its seed fixes the
 # workload, not the interleaving: a 2-worker, 1-job race failed in 8 of 10
 # runs on an idle machine and in neither of two runs in CI at load 5, so up
@@ -131,8 +131,8 @@ else
 fi
 # what does not depend on the interleaving: the kept cut's failing run,
 # replayed (decision 62), fails exclusive_claim again
-rdir=$(sed -n 's/^qchaos: shrink: replay its failing run: qchaos run --replay \([^ ]*\).*/\1/p' "$tmp/out")
-if [ -n "$rdir" ] && [ -f "$rdir/ledger.jsonl" ] && grep -q "^; qchaos run --replay $rdir" "$ini"; then
+rdir=$(sed -n 's/^qchaos: shrink: replay its failing run: [^ ]* run --replay \([^ ]*\).*/\1/p' "$tmp/out")
+if [ -n "$rdir" ] && [ -f "$rdir/ledger.jsonl" ] && grep -q "^; $bin run --replay $rdir" "$ini"; then
   ok "the replay of its failing run is printed and in shrunk.ini"
 else
   bad "no replay command for a failing run in the output / shrunk.ini (got '$rdir')"
