@@ -193,7 +193,7 @@ static int64_t sent_seq(const qc_history *h, const qc_event *e)
  * record of fault f, from the job's events r[0..n) (seq order) where f is
  * r[k]. */
 static void find_window(const qc_history *h, const qc__jobref *r, size_t n, size_t k, rec *x,
-                        double res)
+                        double res, const size_t *hb, size_t nhb)
 {
     const qc_event *f = &h->ev[r[k].ev];
 
@@ -223,6 +223,26 @@ static void find_window(const qc_history *h, const qc__jobref *r, size_t n, size
                 x->until = e->lease_until;
             } else {
                 x->anchor = -1; /* extended to an unknown end */
+            }
+        }
+    }
+    /* A heartbeat of the owner's own incarnation sent after its claim was
+     * sent may have extended the lease (the heartbeat contract: every live
+     * lease of the incarnation; its event names no job, and a statement's
+     * rows each read their own clock_timestamp()): the lease's end is
+     * unknown (decision 961).  Another incarnation's heartbeat is no
+     * excuse: it must not touch this lease. */
+    if (x->lease >= 0) {
+        const qc_event *cl0 = &h->ev[x->lease];
+        int64_t csent = sent_seq(h, cl0);
+        for (size_t j = 0; j < nhb; j++) {
+            const qc_event *e = &h->ev[hb[j]];
+            if (e->file != f->file || e->worker != cl0->worker || e->inc != cl0->inc ||
+                sent_seq(h, e) <= csent)
+                continue;
+            if (e->type == QC_EV_INFO || (e->type == QC_EV_OK && e->rows > 0)) {
+                x->anchor = -1;
+                break;
             }
         }
     }
@@ -295,7 +315,7 @@ static int recovery_scan(const qc_history *h, rec **out, size_t *n)
     qc__snapshot snap;
     qc__jobref *r = NULL;
     rec *rs = NULL;
-    size_t nr = 0, nf = 0;
+    size_t nr = 0, nf = 0, nhb = 0, *hb = NULL;
     int rc;
     double res = qc__clock_resolution(h);
 
@@ -304,13 +324,16 @@ static int recovery_scan(const qc_history *h, rec **out, size_t *n)
     if ((rc = qc__snapshot_build(h, &snap)) != 0)
         return rc;
     r = malloc((h->n + 1) * sizeof *r);
-    if (r == NULL) {
+    hb = malloc((h->n + 1) * sizeof *hb);
+    if (r == NULL || hb == NULL) {
         rc = QC_ENOMEM;
         goto out;
     }
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *e = &h->ev[i];
         int64_t job;
+        if (e->op == QC_OP_HEARTBEAT && (e->type == QC_EV_OK || e->type == QC_EV_INFO))
+            hb[nhb++] = i;
         if (is_abandoning(h, e)) {
             r[nr++] = (qc__jobref){e->job, i};
             nf++;
@@ -342,7 +365,7 @@ static int recovery_scan(const qc_history *h, rec **out, size_t *n)
             x->by = -1;
             x->snap = -1;
             x->ms = QC_NO_TIME;
-            find_window(h, r + a, b - a, k - a, x, res);
+            find_window(h, r + a, b - a, k - a, x, res, hb, nhb);
             for (size_t j = k + 1; j < b; j++) {
                 if (recovers(h, f, &h->ev[r[j].ev])) {
                     x->by = (long)r[j].ev;
@@ -371,6 +394,7 @@ static int recovery_scan(const qc_history *h, rec **out, size_t *n)
     rs = NULL;
 out:
     free(r);
+    free(hb);
     free(rs);
     qc__snapshot_fini(&snap);
     return rc;

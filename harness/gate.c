@@ -103,6 +103,9 @@ static const gate_scenario battery[] = {
      0},
     {"clock_skew_reaper.ini", "lease",
      "a reaper on a skewed clock takes live leases (C24, no_early_reap)", 0, 0},
+    /* model "heartbeat": lease protocols with a heartbeat step only (decision 961) */
+    {"gate/heartbeat_restart.ini", "heartbeat",
+     "a restarted worker's heartbeat renewing its dead incarnation's leases (recovery)", 0, 0},
     /* model "listen": lease protocols with a listen step only (issue 17) */
     {"listen.ini", "listen",
      "LISTEN wake-ups under listen kills and lost notifications: a hot loop on a dead listen "
@@ -516,6 +519,10 @@ int qc_gate_run(const qc_gate_opts *o, qc_gate_result *res, qc_err *err)
             char f[PATH_MAX + 64], real[PATH_MAX];
             if (g->model != NULL && !strcmp(g->model, "listen")) {
                 if (strcmp(proto->model, "lease") != 0 || !proto->steps[QC_STEP_LISTEN].present)
+                    continue;
+            } else if (g->model != NULL && !strcmp(g->model, "heartbeat")) {
+                if (strcmp(proto->model, "lease") != 0 ||
+                    !proto->steps[QC_STEP_HEARTBEAT].present)
                     continue;
             } else if (g->model != NULL && strcmp(g->model, proto->model) != 0) {
                 continue;
