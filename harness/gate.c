@@ -53,6 +53,10 @@ static const gate_scenario battery[] = {
      "scripted: a claim between its read and its write while another worker claims and fails "
      "the job (C04: retry_delay)",
      0, 0},
+    {"scripts/renew_toctou.ini", "lease",
+     "scripted: a renew held between its token check and its write while the job is reaped and "
+     "claimed again (stale_token_rejected)",
+     0, 0},
     {"scripts/c01_snapshot.ini", "transaction",
      "scripted: a claim's snapshot taken before another worker completes the job (C01)", 0, 0},
     {"kill_after_claim.ini", NULL,
