@@ -57,6 +57,9 @@ static const gate_scenario battery[] = {
      "scripted: a renew held between its token check and its write while the job is reaped and "
      "claimed again (stale_token_rejected)",
      0, 0},
+    {"scripts/reap_renew_race.ini", "lease",
+     "scripted: a reaper between its read and its write while the owner renews (no_early_reap)",
+     0, 0},
     {"scripts/c01_snapshot.ini", "transaction",
      "scripted: a claim's snapshot taken before another worker completes the job (C01)", 0, 0},
     {"kill_after_claim.ini", NULL,
