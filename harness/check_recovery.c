@@ -18,8 +18,10 @@
  * (recovery_slack_ms):
  *   (1) a reap pass SENT after that moment, answered before anything else
  *       touched the job (no claim, complete, fail or renew of it in flight
- *       or done, no reap of it yet), whose rows are all named, did not
- *       return the job: the reaper left an expired lease in place;
+ *       or done, no reap of it yet), whose rows are all named, returned no
+ *       job at all: the reaper left an expired lease in place (a pass that
+ *       returned other jobs is not judged: a reaper may take a bounded
+ *       batch per pass, decision 967);
  *   (2) with no reaper in the ledger (the claim itself must take expired
  *       leases): an empty claim sent after that moment, answered before the
  *       job's next claim was sent; or, after a reap returned the job to
@@ -50,6 +52,10 @@
  *     the answer came;
  *   - a row the reaper skipped because another session held it: only passes
  *     answered before any other request touched the job are judged;
+ *   - a reaper that takes a bounded batch per pass (LIMIT n): a pass that
+ *     returned other jobs made progress and is not judged (decision 967);
+ *   - a heartbeat (it names no job) of the lease's own incarnation: it may
+ *     have extended the lease, whose end is then unknown (decision 961);
  *   - a reordered ledger: only seqs of one ledger are compared, and each
  *     is taken at append time;
  *   - several ledgers (a sharded run): a request or reap of the job in
@@ -589,9 +595,14 @@ static void judge_window(qc_check *c, const qc_history *h, const rec *x, const r
                 return; /* given back (early reaps are no_early_reap's) */
             continue;
         }
-        (*judged)++;
-        if (has)
+        if (has) {
+            (*judged)++;
             return;
+        }
+        if (p[k].njobs > 0)
+            continue; /* it returned other jobs: a reaper may take a bounded batch per pass
+                         (decision 967); only a pass that found nothing is a refusal */
+        (*judged)++;
         int64_t seqs[] = {cl->seq, f->seq, inv->seq, p[k].ok_seq};
         qc__check_violation(c, f->job, seqs, 4,
                             "job %lld: %s at seq %lld abandoned its lease (until +%.0f ms of the "

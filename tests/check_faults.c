@@ -533,18 +533,40 @@ START_TEST(test_recovery_reap_pass_after_expiry_misses_job_fails)
     qc_check c;
 
     /* The pass sent at t 7600, after the lease expired and the slack
-     * passed, returned job 18 but not job 17. */
+     * passed, returned nothing: the reaper left job 17's expired lease. */
     run(qc_check_recovery,
         KILL_PREFIX "{'seq':6,'t':7600,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':9}\n"
                     "{'seq':7,'t':7601,'type':'ok','op':'reap','worker':-1,'inc':0,'req':9,"
-                    "'rows':1,'job':18,'token':'q','state':'ready','now':8601.5}\n"
+                    "'rows':0}\n"
                     "{'seq':10,'type':'snapshot','job':17,'state':'inflight'}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.nviolations, 2); /* the missed pass, and never recovered */
     ASSERT_VIOLATION(&c, 0, 17, 2, 3, 6, 7);
     ASSERT_MSG_HAS(&c, 0, "the reap pass sent at seq 6");
-    ASSERT_MSG_HAS(&c, 0, "returned 1 jobs but not this one");
+    ASSERT_MSG_HAS(&c, 0, "returned 0 jobs but not this one");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_recovery_bounded_reap_batch_not_judged)
+{
+    qc_check c;
+
+    /* Decision 967: the same pass returned job 18 but not job 17 (a reaper
+     * that takes a bounded batch per pass made progress); the next pass
+     * returns job 17.  Not a violation of rule (1). */
+    run(qc_check_recovery,
+        KILL_PREFIX "{'seq':6,'t':7600,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':9}\n"
+                    "{'seq':7,'t':7601,'type':'ok','op':'reap','worker':-1,'inc':0,'req':9,"
+                    "'rows':1,'job':18,'token':'q','state':'ready','now':8601.5}\n"
+                    "{'seq':8,'t':7700,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':10}\n"
+                    "{'seq':9,'t':7701,'type':'ok','op':'reap','worker':-1,'inc':0,'req':10,"
+                    "'rows':1,'job':17,'token':'a','state':'ready','now':8701.5}\n"
+                    "{'seq':10,'type':'snapshot','job':17,'state':'done'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.nviolations, 0);
     free(c.v);
 }
 END_TEST
@@ -1821,6 +1843,7 @@ static Suite *faults_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_recovery_kill_after_claim_reaped_after_expiry_passes);
     tcase_add_test(tc, test_recovery_reap_pass_after_expiry_misses_job_fails);
+    tcase_add_test(tc, test_recovery_bounded_reap_batch_not_judged);
     tcase_add_test(tc, test_recovery_own_heartbeat_may_extend_lease_passes);
     tcase_add_test(tc, test_recovery_other_incarnation_heartbeat_no_excuse_fails);
     tcase_add_test(tc, test_recovery_starved_reaper_late_passes);
