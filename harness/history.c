@@ -362,6 +362,8 @@ static void info_defaults(qc_run_info *info)
     info->heartbeat = -1;
     info->lease_deadline = -1;
     info->claim_reads_lease_ms = -1;
+    info->fail_reads_delay_ms = -1;
+    info->renew_reads_lease_ms = -1;
     info->sink_plain = -1;
     snprintf(info->model, sizeof info->model, "lease");
 }
@@ -537,6 +539,18 @@ static int parse_header(part *pt, json_t *o, where w, qc_err *err)
         if (!json_is_boolean(v))
             return bad_field(err, w, "claim_reads_lease_ms", "a boolean");
         r.info.claim_reads_lease_ms = json_is_true(v);
+    }
+    v = json_object_get(o, "renew_reads_lease_ms");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_boolean(v))
+            return bad_field(err, w, "renew_reads_lease_ms", "a boolean");
+        r.info.renew_reads_lease_ms = json_is_true(v);
+    }
+    v = json_object_get(o, "fail_reads_delay_ms");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_boolean(v))
+            return bad_field(err, w, "fail_reads_delay_ms", "a boolean");
+        r.info.fail_reads_delay_ms = json_is_true(v);
     }
     if (get_checkers(json_object_get(o, "checkers"), r.info.checkers, sizeof r.info.checkers) < 0)
         return bad_field(err, w, "checkers",

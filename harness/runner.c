@@ -197,6 +197,12 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "claim_reads_lease_ms",
                         json_boolean(proto->steps[QC_STEP_CLAIM].present &&
                                      qc_protocol_reads(proto, QC_STEP_CLAIM, "lease_ms")));
+    json_object_set_new(h, "renew_reads_lease_ms",
+                        json_boolean(proto->steps[QC_STEP_RENEW].present &&
+                                     qc_protocol_reads(proto, QC_STEP_RENEW, "lease_ms")));
+    json_object_set_new(h, "fail_reads_delay_ms",
+                        json_boolean(proto->steps[QC_STEP_FAIL].present &&
+                                     qc_protocol_reads(proto, QC_STEP_FAIL, "delay_ms")));
     json_object_set_new(h, "max_attempts", json_integer(s->max_attempts));
     json_object_set_new(h, "reaper_interval_ms", json_integer(s->reaper_interval_ms));
     json_object_set_new(h, "statement_timeout_ms",

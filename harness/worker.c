@@ -701,9 +701,12 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
     }
     if (step == QC_STEP_FAIL) {
         /* what the fail asked for and what the server made of it: the
-         * retry_delay checker (check_retry.c) judges the next claim by them;
-         * a fail step that does not read :delay_ms promised no delay */
-        if (sh->sc->retry_delay_ms > 0 && qc_protocol_reads(sh->proto, QC_STEP_FAIL, "delay_ms"))
+         * retry_delay checker (check_retry.c) judges the next claim by them.
+         * The delay is what the worker asked for, whether or not the fail
+         * step reads :delay_ms (decision 960: a fail that ignores the
+         * delay asked for, retrying at once, is judged like one that
+         * honours it; the header's fail_reads_delay_ms says which) */
+        if (sh->sc->retry_delay_ms > 0)
             json_object_set_new(e, "delay_ms", json_integer(sh->sc->retry_delay_ms));
         const char *st = qc_result_get(&r, 0, "state");
         if (st)
