@@ -53,11 +53,34 @@ typedef struct run {
     const char *group;
 } run;
 
+/* Claim order; two runs of one claim (two effects after it) in effect
+ * order. */
 static int cmp_run_claim(const void *pa, const void *pb)
 {
     const run *a = pa, *b = pb;
 
-    return a->claim < b->claim ? -1 : a->claim > b->claim;
+    if (a->claim != b->claim)
+        return a->claim < b->claim ? -1 : 1;
+    return a->effect < b->effect ? -1 : a->effect > b->effect;
+}
+
+/* One event of a job with its actor, sorted by actor then event (seq). */
+typedef struct job_actor {
+    int file, worker, inc;
+    size_t ev;
+} job_actor;
+
+static int cmp_job_actor(const void *pa, const void *pb)
+{
+    const job_actor *a = pa, *b = pb;
+
+    if (a->file != b->file)
+        return a->file < b->file ? -1 : 1;
+    if (a->worker != b->worker)
+        return a->worker < b->worker ? -1 : 1;
+    if (a->inc != b->inc)
+        return a->inc < b->inc ? -1 : 1;
+    return a->ev < b->ev ? -1 : a->ev > b->ev;
 }
 
 static int cmp_run_group(const void *pa, const void *pb)
@@ -67,7 +90,7 @@ static int cmp_run_group(const void *pa, const void *pb)
 
     if (c != 0)
         return c;
-    return a->claim < b->claim ? -1 : a->claim > b->claim;
+    return cmp_run_claim(pa, pb);
 }
 
 /* The granted renews of the ledger (OK, rows > 0, of a known job), sorted
@@ -190,6 +213,7 @@ int qc_check_exclusive_run(const qc_history *h, qc_check *out)
     qc__jobref *r = NULL, *gr = NULL;
     run *runs = NULL;
     size_t *live = NULL;
+    job_actor *ax = NULL;
     size_t n = 0, ng_r = 0, nr = 0, capr = 0;
     long followed = 0;
     int rc = 0;
@@ -197,12 +221,15 @@ int qc_check_exclusive_run(const qc_history *h, qc_check *out)
 
     memset(out, 0, sizeof *out);
     out->name = "exclusive_run";
-    /* live: judge's sweep, room for every run (a run has an effect event) */
+    /* live: judge's sweep, room for every run (a run has an effect event);
+     * ax: one job's events by actor */
     if ((r = malloc((h->n + 1) * sizeof *r)) == NULL ||
         (gr = malloc((h->n + 1) * sizeof *gr)) == NULL ||
-        (live = malloc((h->n + 1) * sizeof *live)) == NULL) {
+        (live = malloc((h->n + 1) * sizeof *live)) == NULL ||
+        (ax = malloc((h->n + 1) * sizeof *ax)) == NULL) {
         free(r);
         free(gr);
+        free(live);
         return QC_ENOMEM;
     }
     for (size_t i = 0; i < h->n; i++) {
@@ -221,33 +248,40 @@ int qc_check_exclusive_run(const qc_history *h, qc_check *out)
     renews g = {gr, ng_r};
     for (size_t a = 0, b; a < n; a = b) {
         size_t first = nr;
-        for (b = a; b < n && r[b].job == r[a].job; b++) {
-            const qc_event *e = &h->ev[r[b].ev];
-            if (e->type != QC_EV_EFFECT)
-                continue;
-            /* the claim that gave the effect's worker the job */
-            long cl = -1;
-            int knew = 0;
-            for (size_t k = a; k < b; k++) {
-                const qc_event *x = &h->ev[r[k].ev];
-                if (x->seq >= e->seq)
-                    break;
-                if (x->file != e->file || x->worker != e->worker || x->inc != e->inc)
+        for (b = a; b < n && r[b].job == r[a].job; b++)
+            ;
+        /* the job's events by actor, then seq: each actor's claims, refused
+         * renews and effects in one pass (a job claimed 20,000 times costs a
+         * sort, not 20,000 scans of its events: decision 972) */
+        for (size_t k = a; k < b; k++) {
+            const qc_event *x = &h->ev[r[k].ev];
+            ax[k - a] = (job_actor){x->file, x->worker, x->inc, r[k].ev};
+        }
+        qsort(ax, b - a, sizeof *ax, cmp_job_actor);
+        long cl = -1;
+        int knew = 0;
+        for (size_t k = 0; k < b - a; k++) {
+            const qc_event *x = &h->ev[ax[k].ev];
+            if (k == 0 || ax[k].file != ax[k - 1].file || ax[k].worker != ax[k - 1].worker ||
+                ax[k].inc != ax[k - 1].inc) {
+                cl = -1; /* a new actor */
+                knew = 0;
+            }
+            if (x->type == QC_EV_EFFECT) {
+                /* the run: from the claim that gave the effect's worker the job */
+                if (cl < 0)
                     continue;
-                if (qc__is_claim(x)) {
-                    cl = (long)r[k].ev;
-                    knew = 0;
-                } else if (x->op == QC_OP_RENEW && cl >= 0) {
-                    knew = 1;
+                if (qc__grow((void **)&runs, &capr, nr + 1, sizeof *runs) != 0) {
+                    rc = QC_ENOMEM;
+                    goto out;
                 }
+                runs[nr++] = (run){(size_t)cl, ax[k].ev, knew, h->ev[cl].group};
+            } else if (qc__is_claim(x)) {
+                cl = (long)ax[k].ev;
+                knew = 0;
+            } else if (x->op == QC_OP_RENEW && cl >= 0) {
+                knew = 1; /* a renew of the claim answered with rows 0 */
             }
-            if (cl < 0)
-                continue;
-            if (qc__grow((void **)&runs, &capr, nr + 1, sizeof *runs) != 0) {
-                rc = QC_ENOMEM;
-                goto out;
-            }
-            runs[nr++] = (run){(size_t)cl, r[b].ev, knew, h->ev[cl].group};
         }
         if (nr - first > 1) {
             qsort(runs + first, nr - first, sizeof *runs, cmp_run_claim);
@@ -278,6 +312,7 @@ out:
     free(gr);
     free(runs);
     free(live);
+    free(ax);
     return rc;
 }
 

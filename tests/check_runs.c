@@ -163,7 +163,8 @@ END_TEST
  * claim; this ledger has both in bulk: 16 workers, 40 runs each, half on
  * job 1, half on jobs 20..23 of group 'g', 100 ms leases, work of 1-250
  * ms, renews granted (extending the lease: some overlaps stop being
- * excused) or refused (the worker knew).  The reference below is the
+ * excused) or refused (the worker knew), a new incarnation every 10 runs,
+ * and one effect in 10 delivered twice (two runs of one claim).  The reference below is the
  * checker's rule written out for every pair with the shared
  * qc__lapse_excused: the violations (count, order, evidence) must agree. */
 
@@ -174,7 +175,7 @@ typedef struct gen_ev {
 } gen_ev;
 
 typedef struct gen_run {
-    int worker, job, knew;
+    int worker, inc, job, knew;
     double t_claim, t_effect;
     int64_t claim_seq, effect_seq; /* filled once sorted */
     int claim_ord, effect_ord;
@@ -219,7 +220,7 @@ static void ref_judge(const qc_history *h, gen_run **rr, int n, int grouped, int
 {
     for (int j = 1; j < n; j++) {
         for (int i = 0; i < j; i++) {
-            if (rr[i]->worker == rr[j]->worker)
+            if (rr[i]->worker == rr[j]->worker && rr[i]->inc == rr[j]->inc)
                 continue;
             if (grouped && rr[i]->job == rr[j]->job)
                 continue;
@@ -249,7 +250,7 @@ static void ref_judge(const qc_history *h, gen_run **rr, int n, int grouped, int
 
 START_TEST(test_exclusive_run_many_overlaps_match_every_pair)
 {
-    enum { W = 16, R = 40, NR = W * R, MAXEV = NR * 8 };
+    enum { W = 16, R = 40, NR = 2 * W * R, MAXEV = NR * 8 };
     gen_ev *ev = calloc(MAXEV, sizeof *ev);
     gen_run *runs = calloc(NR, sizeof *runs);
     int ne = 0, nr = 0, req = 0;
@@ -269,39 +270,51 @@ START_TEST(test_exclusive_run_many_overlaps_match_every_pair)
             gen_run *r = &runs[nr];
             int job = gen_rand(2) ? 1 : 20 + (int)gen_rand(4);
             double work = 1 + gen_rand(250);
+            int inc = k / 10; /* a new incarnation every 10 runs */
             r->worker = w;
+            r->inc = inc;
             r->job = job;
             r->t_claim = t + 0.5;
             r->claim_ord = ne + 1;
-            GEN(t, "{'t':%.3f,'type':'invoke','op':'claim','worker':%d,'inc':0,'req':%d}", t, w,
+            GEN(t, "{'t':%.3f,'type':'invoke','op':'claim','worker':%d,'inc':%d,'req':%d}", t, w, inc,
                 ++req);
             GEN(t + 0.5,
-                "{'t':%.3f,'type':'ok','op':'claim','worker':%d,'inc':0,'req':%d,'rows':1,"
+                "{'t':%.3f,'type':'ok','op':'claim','worker':%d,'inc':%d,'req':%d,'rows':1,"
                 "'job':%d,'token':'w%dr%d','now':%.3f,'lease_until':%.3f%s}",
-                t + 0.5, w, req, job, w, k, 1000.0 + t + 0.5, 1100.0 + t + 0.5,
+                t + 0.5, w, inc, req, job, w, k, 1000.0 + t + 0.5, 1100.0 + t + 0.5,
                 job == 1 ? "" : ",'group':'g'");
             unsigned what = gen_rand(20);
             double tr = t + 0.5 + work / 2;
             if (what < 10 || what == 19) { /* a granted renew, a refused one, or none */
-                GEN(tr, "{'t':%.3f,'type':'invoke','op':'renew','worker':%d,'inc':0,'req':%d,"
-                        "'job':%d,'token':'w%dr%d'}", tr, w, ++req, job, w, k);
+                GEN(tr, "{'t':%.3f,'type':'invoke','op':'renew','worker':%d,'inc':%d,'req':%d,"
+                        "'job':%d,'token':'w%dr%d'}", tr, w, inc, ++req, job, w, k);
                 if (what < 10)
-                    GEN(tr + 0.25, "{'t':%.3f,'type':'ok','op':'renew','worker':%d,'inc':0,"
+                    GEN(tr + 0.25, "{'t':%.3f,'type':'ok','op':'renew','worker':%d,'inc':%d,"
                                    "'req':%d,'job':%d,'token':'w%dr%d','rows':1,'now':%.3f,"
                                    "'lease_until':%.3f}",
-                        tr + 0.25, w, req, job, w, k, 1000.0 + tr + 0.25, 1100.0 + tr + 0.25);
+                        tr + 0.25, w, inc, req, job, w, k, 1000.0 + tr + 0.25, 1100.0 + tr + 0.25);
                 else {
-                    GEN(tr + 0.25, "{'t':%.3f,'type':'ok','op':'renew','worker':%d,'inc':0,"
+                    GEN(tr + 0.25, "{'t':%.3f,'type':'ok','op':'renew','worker':%d,'inc':%d,"
                                    "'req':%d,'job':%d,'token':'w%dr%d','rows':0}",
-                        tr + 0.25, w, req, job, w, k);
+                        tr + 0.25, w, inc, req, job, w, k);
                     r->knew = 1;
                 }
             }
             r->t_effect = t + 0.75 + work;
             r->effect_ord = ne;
-            GEN(t + 0.75 + work, "{'t':%.3f,'type':'effect','worker':%d,'inc':0,'job':%d,"
+            GEN(t + 0.75 + work, "{'t':%.3f,'type':'effect','worker':%d,'inc':%d,'job':%d,"
                                  "'token':'w%dr%d','op_key':'%d','applied':false,'work_ms':%.0f}",
-                t + 0.75 + work, w, job, w, k, job, work);
+                t + 0.75 + work, w, inc, job, w, k, job, work);
+            if (gen_rand(10) == 0) { /* a re-delivery: a second run of the same claim */
+                gen_run *r2 = &runs[++nr];
+                *r2 = *r;
+                r2->t_effect = t + 0.875 + work;
+                r2->effect_ord = ne;
+                GEN(t + 0.875 + work, "{'t':%.3f,'type':'effect','worker':%d,'inc':%d,'job':%d,"
+                                      "'token':'w%dr%d','op_key':'%d','applied':false,"
+                                      "'work_ms':%.0f}",
+                    t + 0.875 + work, w, inc, job, w, k, job, work);
+            }
             t += work + 1 + gen_rand(30);
         }
     }
@@ -339,7 +352,7 @@ START_TEST(test_exclusive_run_many_overlaps_match_every_pair)
     const int jobs[] = {1, 20, 21, 22, 23, 0};
     for (int g = 0; g < 6; g++) {
         int n = 0;
-        for (int64_t s = 1; s <= ne; s++) /* claim order */
+        for (int64_t s = 1; s <= ne; s++) /* claim order (a claim's runs in effect order) */
             for (int k = 0; k < nr; k++)
                 if (runs[k].claim_seq == s && (g < 5 ? runs[k].job == jobs[g] : runs[k].job != 1))
                     rr[n++] = &runs[k];
