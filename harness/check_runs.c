@@ -34,10 +34,10 @@
  *
  * Opportunities: runs that followed another run of their job (or group).
  * Cost: one sort of the claims and effects by job and one of the granted
- * renews, O(n log n); per job, its events times its effects; per job or
+ * renews, O(n log n); per job, a sort of its events by actor; per job or
  * group, each run against the runs still going on at its claim (a sweep);
  * per pair of overlapping runs, the renews of the earlier run's job
- * (decisions 970-971).
+ * (decisions 970-972).
  */
 #include "checkers.h"
 #include "scenario.h" /* QC_LEASE_MARGIN_MS: the worker's own margin */
