@@ -506,14 +506,23 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         qc_err gerr = {0};
         double tg = qc_clock_ms();
         int rc = qc_gate_run(&g, NULL, &gerr);
-        fprintf(stderr, "qchaos: mutation: correct protocol %s through the gate (%d seeds, %d at "
-                        "a time): exit %d in %.0f s%s%s\n",
-                base, K, g.jobs, rc, (qc_clock_ms() - tg) / 1000.0, gerr.msg[0] ? ": " : "",
-                gerr.msg);
         char gj[PATH_MAX + 80];
         snprintf(gj, sizeof gj, "%s/gate.json", out);
         json_t *root = json_load_file(gj, 0, NULL), *r;
-        size_t i;
+        size_t i, nran = 0;
+        json_array_foreach(json_object_get(root, "runs"), i, r) nran +=
+            json_is_true(json_object_get(r, "run"));
+        if (nran == 0 && rc == 0 && g.nonly > 0)
+            /* --only: none of the chosen scenarios is in this protocol's
+             * battery (another model's); an exit 0 of no run is no pass */
+            fprintf(stderr, "qchaos: mutation: correct protocol %s: none of the chosen scenarios "
+                            "is in its battery (0 runs): not judged\n",
+                    base);
+        else
+            fprintf(stderr, "qchaos: mutation: correct protocol %s through the gate (%d seeds, %d "
+                            "at a time): %zu runs, exit %d in %.0f s%s%s\n",
+                    base, K, g.jobs, nran, rc, (qc_clock_ms() - tg) / 1000.0,
+                    gerr.msg[0] ? ": " : "", gerr.msg);
         json_array_foreach(json_object_get(root, "runs"), i, r)
         {
             const char *scen = json_string_value(json_object_get(r, "scenario"));
