@@ -520,6 +520,11 @@ int qc_adapter_check(const qc_scenario *sc, qc_err *err)
                           "jobs its own way; [adapter] poll_ms is its poll interval)",
                           src, sc->listen_lost_ignore ? "[policy] on_listen_lost"
                                                       : "[idle] listen_poll_ms");
+    if (sc->renew_lost_continue || sc->lease_deadline == QC_LEASE_DEADLINE_ANSWER)
+        return qc_err_set(err, QC_EINVAL,
+                          "%s: [policy] %s is not available with [adapter] (the library keeps "
+                          "its own lease and renews by itself)",
+                          src, sc->renew_lost_continue ? "on_renew_lost" : "lease_deadline");
     return 0;
 }
 

@@ -35,10 +35,11 @@
  *       the client's monotonic clock may be slewed apart) must be below
  *       lease_until.
  *
- *   (c) a lease granted short: an OK claim whose lease_until is less than
- *       half the lease it asked for (`:lease_ms`, the header's lease_ms,
- *       judged only when the header says the claim reads it) after its own
- *       server "now".  The lease began at a clock reading taken while the
+ *   (c) a lease granted short: an OK claim (or an OK renew with rows > 0:
+ *       decision 962) whose lease_until is less than half the lease it
+ *       asked for (`:lease_ms`, the header's lease_ms, judged only when the
+ *       header says the step reads it: claim_reads_lease_ms,
+ *       renew_reads_lease_ms) after its own server "now".  The lease began at a clock reading taken while the
  *       claim ran, so it is at most lease_until - now + the claim's own
  *       duration (client ms, invoke to answer) + the clock resolution; when
  *       even that is below lease_ms / 2 the lease is short (a unit slip,
@@ -480,14 +481,18 @@ static int change_lease(qc_check *c, job_scan *js, const qc_history *h, size_t i
     return 0;
 }
 
-/* (c): an OK claim event i granted less than half its :lease_ms. */
+/* (c): an OK claim event i, or an OK renew with rows > 0 (decision 962),
+ * granted less than half its :lease_ms. */
 static void judge_grant(qc_check *c, const qc_history *h, size_t i, double res)
 {
     const qc_event *e = &h->ev[i], *inv = qc__invoke_of(h, e);
     int64_t seqs[2];
     int ns = 0;
+    int reads = e->op == QC_OP_RENEW ? h->info.renew_reads_lease_ms : h->info.claim_reads_lease_ms;
 
-    if (h->info.claim_reads_lease_ms != 1 || h->info.lease_ms <= 0 || !qc__has_time(e->now) ||
+    if (e->op == QC_OP_RENEW && !(e->type == QC_EV_OK && e->rows > 0))
+        return;
+    if (reads != 1 || h->info.lease_ms <= 0 || !qc__has_time(e->now) ||
         !qc__has_time(e->lease_until))
         return;
     double dur = 0;
@@ -500,11 +505,12 @@ static void judge_grant(qc_check *c, const qc_history *h, size_t i, double res)
     if (inv != NULL)
         seqs[ns++] = inv->seq;
     seqs[ns++] = e->seq;
-    qc__check_violation(c, e->job, seqs, ns,
-                        "job %lld: claim by worker %d (seq %lld) was granted a lease of %.0f ms "
+    qc__check_violation(c, qc__event_job(h, e), seqs, ns,
+                        "job %lld: %s by worker %d (seq %lld) was granted a lease of %.0f ms "
                         "(lease_until - its now; at most %.0f ms counting its %.0f ms in flight) "
                         "where it asked for :lease_ms = %ld ms: the lease is short",
-                        (long long)e->job, e->worker, (long long)e->seq,
+                        (long long)qc__event_job(h, e), qc_op_name(e->op), e->worker,
+                        (long long)e->seq,
                         (double)lround(e->lease_until - e->now), most, dur, h->info.lease_ms);
 }
 
@@ -555,6 +561,8 @@ int qc_check_no_early_reap(const qc_history *h, qc_check *out)
                     rt.ambiguous++;
             } else {
                 rc = change_lease(out, &js, h, r[b].ev, res);
+                if (e->op == QC_OP_RENEW)
+                    judge_grant(out, h, r[b].ev, res);
             }
         }
     }

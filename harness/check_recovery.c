@@ -18,8 +18,10 @@
  * (recovery_slack_ms):
  *   (1) a reap pass SENT after that moment, answered before anything else
  *       touched the job (no claim, complete, fail or renew of it in flight
- *       or done, no reap of it yet), whose rows are all named, did not
- *       return the job: the reaper left an expired lease in place;
+ *       or done, no reap of it yet), whose rows are all named, returned no
+ *       job at all: the reaper left an expired lease in place (a pass that
+ *       returned other jobs is not judged: a reaper may take a bounded
+ *       batch per pass, decision 967);
  *   (2) with no reaper in the ledger (the claim itself must take expired
  *       leases): an empty claim sent after that moment, answered before the
  *       job's next claim was sent; or, after a reap returned the job to
@@ -50,6 +52,10 @@
  *     the answer came;
  *   - a row the reaper skipped because another session held it: only passes
  *     answered before any other request touched the job are judged;
+ *   - a reaper that takes a bounded batch per pass (LIMIT n): a pass that
+ *     returned other jobs made progress and is not judged (decision 967);
+ *   - a heartbeat (it names no job) of the lease's own incarnation: it may
+ *     have extended the lease, whose end is then unknown (decision 961);
  *   - a reordered ledger: only seqs of one ledger are compared, and each
  *     is taken at append time;
  *   - several ledgers (a sharded run): a request or reap of the job in
@@ -193,7 +199,7 @@ static int64_t sent_seq(const qc_history *h, const qc_event *e)
  * record of fault f, from the job's events r[0..n) (seq order) where f is
  * r[k]. */
 static void find_window(const qc_history *h, const qc__jobref *r, size_t n, size_t k, rec *x,
-                        double res)
+                        double res, const size_t *hb, size_t nhb)
 {
     const qc_event *f = &h->ev[r[k].ev];
 
@@ -223,6 +229,26 @@ static void find_window(const qc_history *h, const qc__jobref *r, size_t n, size
                 x->until = e->lease_until;
             } else {
                 x->anchor = -1; /* extended to an unknown end */
+            }
+        }
+    }
+    /* A heartbeat of the owner's own incarnation sent after its claim was
+     * sent may have extended the lease (the heartbeat contract: every live
+     * lease of the incarnation; its event names no job, and a statement's
+     * rows each read their own clock_timestamp()): the lease's end is
+     * unknown (decision 961).  Another incarnation's heartbeat is no
+     * excuse: it must not touch this lease. */
+    if (x->lease >= 0) {
+        const qc_event *cl0 = &h->ev[x->lease];
+        int64_t csent = sent_seq(h, cl0);
+        for (size_t j = 0; j < nhb; j++) {
+            const qc_event *e = &h->ev[hb[j]];
+            if (e->file != f->file || e->worker != cl0->worker || e->inc != cl0->inc ||
+                sent_seq(h, e) <= csent)
+                continue;
+            if (e->type == QC_EV_INFO || (e->type == QC_EV_OK && e->rows > 0)) {
+                x->anchor = -1;
+                break;
             }
         }
     }
@@ -295,7 +321,7 @@ static int recovery_scan(const qc_history *h, rec **out, size_t *n)
     qc__snapshot snap;
     qc__jobref *r = NULL;
     rec *rs = NULL;
-    size_t nr = 0, nf = 0;
+    size_t nr = 0, nf = 0, nhb = 0, *hb = NULL;
     int rc;
     double res = qc__clock_resolution(h);
 
@@ -304,13 +330,16 @@ static int recovery_scan(const qc_history *h, rec **out, size_t *n)
     if ((rc = qc__snapshot_build(h, &snap)) != 0)
         return rc;
     r = malloc((h->n + 1) * sizeof *r);
-    if (r == NULL) {
+    hb = malloc((h->n + 1) * sizeof *hb);
+    if (r == NULL || hb == NULL) {
         rc = QC_ENOMEM;
         goto out;
     }
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *e = &h->ev[i];
         int64_t job;
+        if (e->op == QC_OP_HEARTBEAT && (e->type == QC_EV_OK || e->type == QC_EV_INFO))
+            hb[nhb++] = i;
         if (is_abandoning(h, e)) {
             r[nr++] = (qc__jobref){e->job, i};
             nf++;
@@ -342,7 +371,7 @@ static int recovery_scan(const qc_history *h, rec **out, size_t *n)
             x->by = -1;
             x->snap = -1;
             x->ms = QC_NO_TIME;
-            find_window(h, r + a, b - a, k - a, x, res);
+            find_window(h, r + a, b - a, k - a, x, res, hb, nhb);
             for (size_t j = k + 1; j < b; j++) {
                 if (recovers(h, f, &h->ev[r[j].ev])) {
                     x->by = (long)r[j].ev;
@@ -371,6 +400,7 @@ static int recovery_scan(const qc_history *h, rec **out, size_t *n)
     rs = NULL;
 out:
     free(r);
+    free(hb);
     free(rs);
     qc__snapshot_fini(&snap);
     return rc;
@@ -565,9 +595,14 @@ static void judge_window(qc_check *c, const qc_history *h, const rec *x, const r
                 return; /* given back (early reaps are no_early_reap's) */
             continue;
         }
-        (*judged)++;
-        if (has)
+        if (has) {
+            (*judged)++;
             return;
+        }
+        if (p[k].njobs > 0)
+            continue; /* it returned other jobs: a reaper may take a bounded batch per pass
+                         (decision 967); only a pass that found nothing is a refusal */
+        (*judged)++;
         int64_t seqs[] = {cl->seq, f->seq, inv->seq, p[k].ok_seq};
         qc__check_violation(c, f->job, seqs, 4,
                             "job %lld: %s at seq %lld abandoned its lease (until +%.0f ms of the "

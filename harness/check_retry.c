@@ -13,9 +13,12 @@
  *
  * The rule.  A fail F of job J answered OK with rows > 0 and a delay D > 0
  * (the worker writes "delay_ms" on the fail's ok event: the scenario's
- * [lease] retry_delay_ms; a fail whose answer says state "dead" is not a
- * retry and is skipped) puts J's run_after at the server's clock during F
- * plus D.  That clock reading came after F was sent.  The first OK claim C
+ * [lease] retry_delay_ms, the delay it asked for; a fail whose answer says
+ * state "dead" is not a retry and is skipped) must put J's run_after at the
+ * server's clock during F plus D or later.  A fail step that never reads
+ * :delay_ms (header "fail_reads_delay_ms": false) ignores the delay asked
+ * for and is judged all the same (decision 960: a retry at once is the bug,
+ * not an excuse); its violations say so.  That clock reading came after F was sent.  The first OK claim C
  * of J answered after F was sent (same ledger) ran on the server before C's
  * answer arrived.  So, on one clock that runs at the rate of the server's:
  *
@@ -134,10 +137,13 @@ int qc_check_retry_delay(const qc_history *h, qc_check *out)
             qc__check_violation(out, r[a].job, seqs, 3,
                                 "job %lld: claimed by worker %d (seq %lld, attempt %d) %.1f ms "
                                 "after worker %d's fail was sent (seq %lld)%s, which gave it "
-                                "back with a retry delay of %ld ms (seq %lld)",
+                                "back with a retry delay of %ld ms (seq %lld)%s",
                                 (long long)r[a].job, c->worker, (long long)c->seq, c->attempt, gap,
                                 f->worker, (long long)fi->seq, srv, (long)f->delay_ms,
-                                (long long)f->seq);
+                                (long long)f->seq,
+                                h->info.fail_reads_delay_ms == 0
+                                    ? "; the protocol's fail never reads :delay_ms"
+                                    : "");
         }
     }
     free(r);
@@ -153,10 +159,14 @@ int qc_check_retry_delay(const qc_history *h, qc_check *out)
         snprintf(out->summary, sizeof out->summary,
                  "%ld fails with a retry delay followed by a claim of the job, %ld claimed "
                  "before the delay passed (the earliest %.1f ms after the fail was sent, delay "
-                 "%.0f ms)%s",
+                 "%.0f ms)%s%s",
                  out->opportunities, early, worst, worst_delay,
                  client_only > 0 ? "; some judged on the client clock alone (no server times)"
-                                 : "");
+                                 : "",
+                 h->info.fail_reads_delay_ms == 0
+                     ? "; the protocol's fail never reads :delay_ms (the delay asked for is "
+                       "ignored)"
+                     : "");
     qc__check_finish(out);
     return 0;
 }

@@ -418,6 +418,7 @@ static int (*const check_fns[])(const qc_history *, qc_check *) = {
     qc_check_witness_agrees,
     qc_check_witness_owner,
     qc_check_worker_progress,
+    qc_check_own_lease,
     qc_check_group_exclusive,
     qc_check_group_order,
 };

@@ -82,6 +82,19 @@ int qc_check_effects_once(const qc_history *h, qc_check *out);
  * Opportunities: runs that followed another run of their job. */
 int qc_check_exclusive_run(const qc_history *h, qc_check *out);
 
+/* own_lease (check_runs.c, docs/decisions.md 950): a worker that keeps a
+ * lease deadline of its own (header lease_deadline sent / answer) started
+ * an effect, or sent a run's first complete, after lease_ms from its send
+ * of the claim or of its last renew answered with rows > 0 (client ms,
+ * the invoke events' t), although by an earlier moment it provably knew
+ * (its own last event; for the effect also the claim's answer + the
+ * planned work + its renews' round trips) that no more than
+ * QC_LEASE_MARGIN_MS were left.  Not judged after an injected stall of
+ * the run, on retried completes, in the transaction model, or when the
+ * workers keep no deadline (INCONCLUSIVE).  Opportunities: effects and
+ * first completes judged.  Thread-safe (read-only on h); QC_ENOMEM. */
+int qc_check_own_lease(const qc_history *h, qc_check *out);
+
 /* batch_bound (check_faults.c): one claim request (OK claim events of one
  * ledger, worker, incarnation and req) returned more jobs than the header's
  * "batch".  Opportunities: non-empty claims; none when batch is unknown. */

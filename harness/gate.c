@@ -53,6 +53,15 @@ static const gate_scenario battery[] = {
      "scripted: a claim between its read and its write while another worker claims and fails "
      "the job (C04: retry_delay)",
      0, 0},
+    /* model "renew": lease protocols whose workers renew with the renew
+     * step (a heartbeat step replaces it while they work: decision 968) */
+    {"scripts/renew_toctou.ini", "renew",
+     "scripted: a renew held between its token check and its write while the job is reaped and "
+     "claimed again (stale_token_rejected)",
+     0, 0},
+    {"scripts/reap_renew_race.ini", "renew",
+     "scripted: a reaper between its read and its write while the owner renews (no_early_reap)",
+     0, 0},
     {"scripts/c01_snapshot.ini", "transaction",
      "scripted: a claim's snapshot taken before another worker completes the job (C01)", 0, 0},
     {"kill_after_claim.ini", NULL,
@@ -94,6 +103,10 @@ static const gate_scenario battery[] = {
     {"network_partition.ini", "lease",
      "two workers cut off longer than the lease: their retried completes refused "
      "(no_false_success)", 1, 0},
+    {"network_bandwidth.ini", "lease",
+     "a slow link and a large claim answer: a worker's own lease measured from the answer "
+     "(own_lease)",
+     1, 0},
     {"network_reset.ini", "lease",
      "a reset connection: the retried complete must still be the owner's (no_early_reap)", 1, 0},
     {"cases/c20_wedged.ini", "lease",
@@ -103,6 +116,9 @@ static const gate_scenario battery[] = {
      0},
     {"clock_skew_reaper.ini", "lease",
      "a reaper on a skewed clock takes live leases (C24, no_early_reap)", 0, 0},
+    /* model "heartbeat": lease protocols with a heartbeat step only (decision 961) */
+    {"gate/heartbeat_restart.ini", "heartbeat",
+     "a restarted worker's heartbeat renewing its dead incarnation's leases (recovery)", 0, 0},
     /* model "listen": lease protocols with a listen step only (issue 17) */
     {"listen.ini", "listen",
      "LISTEN wake-ups under listen kills and lost notifications: a hot loop on a dead listen "
@@ -460,10 +476,11 @@ static void run_one(gate_ctx *g, size_t idx, const char *dsn)
            r->results == NULL ? "no results" : r->failed, r->failed[0] && r->unjudged[0] ? "; " : "",
            r->unjudged);
     if (r->exit != 0) /* where to look, and how to run it again */
-        printf("    %s/ (run.log, report.html); repeat: qchaos run %s --protocol %s "
+        printf("    %s/ (%s); repeat: %s run %s --protocol %s "
                "--seed %d%s%s\n",
-               dir, g->files[s], o->protocol, seed, o->dsn ? " --dsn " : "",
-               o->dsn ? "'...'" : "");
+               dir, r->results == NULL ? "run.log" : "run.log, report.html",
+               o->prog ? o->prog : "qchaos", g->files[s], o->protocol, seed,
+               o->dsn ? " --dsn " : "", o->dsn ? "'...'" : "");
     fflush(stdout);
     pthread_mutex_unlock(&g->print);
 }
@@ -516,6 +533,14 @@ int qc_gate_run(const qc_gate_opts *o, qc_gate_result *res, qc_err *err)
             char f[PATH_MAX + 64], real[PATH_MAX];
             if (g->model != NULL && !strcmp(g->model, "listen")) {
                 if (strcmp(proto->model, "lease") != 0 || !proto->steps[QC_STEP_LISTEN].present)
+                    continue;
+            } else if (g->model != NULL && !strcmp(g->model, "renew")) {
+                if (strcmp(proto->model, "lease") != 0 || !proto->steps[QC_STEP_RENEW].present ||
+                    proto->steps[QC_STEP_HEARTBEAT].present)
+                    continue;
+            } else if (g->model != NULL && !strcmp(g->model, "heartbeat")) {
+                if (strcmp(proto->model, "lease") != 0 ||
+                    !proto->steps[QC_STEP_HEARTBEAT].present)
                     continue;
             } else if (g->model != NULL && strcmp(g->model, proto->model) != 0) {
                 continue;

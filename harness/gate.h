@@ -17,6 +17,8 @@
 
 typedef struct qc_gate_opts {
     const char *protocol; /* the protocol file to gate (path, resolved by the caller) */
+    const char *prog;     /* how the user called qchaos (argv[0]), for the printed repeat
+                             commands; NULL: "qchaos" */
     const char *dsn;      /* NULL: each run starts its own ephemeral server */
     const char *out_dir;  /* runs go to out_dir/SCENARIO/seedS; gate.json, junit.xml */
     int seeds;            /* seeds first_seed .. first_seed + seeds - 1 */

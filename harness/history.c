@@ -388,7 +388,10 @@ static void info_defaults(qc_run_info *info)
     info->max_attempts = -1;
     info->batch = -1;
     info->heartbeat = -1;
+    info->lease_deadline = -1;
     info->claim_reads_lease_ms = -1;
+    info->fail_reads_delay_ms = -1;
+    info->renew_reads_lease_ms = -1;
     info->sink_plain = -1;
     snprintf(info->model, sizeof info->model, "lease");
 }
@@ -551,11 +554,31 @@ static int parse_header(part *pt, json_t *o, where w, qc_err *err)
             return bad_field(err, w, "heartbeat", "a boolean");
         r.info.heartbeat = json_is_true(v);
     }
+    v = json_object_get(o, "lease_deadline");
+    if (v != NULL && !json_is_null(v)) {
+        const char *dl = json_is_string(v) ? json_string_value(v) : "";
+        r.info.lease_deadline = !strcmp(dl, "sent") ? 1 : !strcmp(dl, "answer") ? 2
+                                : !strcmp(dl, "none") ? 0 : -2;
+        if (r.info.lease_deadline == -2)
+            return bad_field(err, w, "lease_deadline", "\"sent\", \"answer\" or \"none\"");
+    }
     v = json_object_get(o, "claim_reads_lease_ms");
     if (v != NULL && !json_is_null(v)) {
         if (!json_is_boolean(v))
             return bad_field(err, w, "claim_reads_lease_ms", "a boolean");
         r.info.claim_reads_lease_ms = json_is_true(v);
+    }
+    v = json_object_get(o, "renew_reads_lease_ms");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_boolean(v))
+            return bad_field(err, w, "renew_reads_lease_ms", "a boolean");
+        r.info.renew_reads_lease_ms = json_is_true(v);
+    }
+    v = json_object_get(o, "fail_reads_delay_ms");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_boolean(v))
+            return bad_field(err, w, "fail_reads_delay_ms", "a boolean");
+        r.info.fail_reads_delay_ms = json_is_true(v);
     }
     if (get_checkers(json_object_get(o, "checkers"), r.info.checkers, sizeof r.info.checkers) < 0)
         return bad_field(err, w, "checkers",

@@ -250,8 +250,18 @@ typedef struct qc_run_info {
     long max_wedged_ms;      /* worker_progress's bound (header "max_wedged_ms"); 0 unknown */
     int claim_reads_lease_ms; /* header "claim_reads_lease_ms": 1 the claim step binds
                                  :lease_ms, 0 not, -1 unknown (an older ledger) */
+    int renew_reads_lease_ms; /* header "renew_reads_lease_ms": as claim_reads_lease_ms,
+                                 for the renew step (decision 962) */
+    int fail_reads_delay_ms;  /* header "fail_reads_delay_ms": 1 the fail step binds
+                                 :delay_ms, 0 not (the delay asked for is ignored:
+                                 retry_delay judges the fails all the same), -1
+                                 unknown (an older ledger) */
     int heartbeat;           /* header "heartbeat": 1 workers renew every lease/3
                                 while working, 0 not; -1 unknown */
+    int lease_deadline;      /* header "lease_deadline": 1 "sent", 2 "answer" (the
+                                workers keep a lease deadline of their own, measured
+                                from the claim's send or its answer), 0 "none"; -1
+                                unknown (an older ledger) */
     int sink_plain;          /* header "sink": 1 "plain" (every delivery applied),
                                 0 "idempotent" (dedup by op key); -1 unknown */
     /* Header "columns": per step, the result columns its last statement

@@ -963,7 +963,7 @@ static int cmd_gate(int argc, char **argv)
                                           {"shard", required_argument, 0, 'S'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
-    qc_gate_opts o = {.seeds = 1, .first_seed = 1, .out_dir = "results/gate"};
+    qc_gate_opts o = {.seeds = 1, .first_seed = 1, .out_dir = "results/gate", .prog = prog_name};
     qc_err serr = {0};
     long k;
     int c;
@@ -1030,7 +1030,8 @@ static int cmd_shrink(int argc, char **argv)
                                           {"confirm", required_argument, 0, 'n'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
-    qc_shrink_opts o = {.max_runs = 60, .timeout_s = 300, .tries = 3, .confirm = 3};
+    qc_shrink_opts o = {
+        .max_runs = 60, .timeout_s = 300, .tries = 3, .confirm = 3, .prog = prog_name};
     long k;
     int c;
     optind = 1;

@@ -315,7 +315,7 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     /* Which correct protocols' batteries the whole matrix needs, before
      * --shard keeps this shard's mutants: every shard runs its share of
      * each of those batteries, whatever mutants it got. */
-    int need_lease = 0, need_txn = 0, need_groups = 0, need_listen = 0;
+    int need_lease = 0, need_txn = 0, need_groups = 0, need_listen = 0, need_heartbeat = 0;
     for (size_t i = 0; i < n; i++) {
         qc_protocol *p = NULL;
         qc_err perr = {0};
@@ -323,6 +323,7 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         if (qc_protocol_load(ms[i].protocol, QC_PARAM_DOLLAR, &p, &perr) == 0) {
             txn = !strcmp(p->model, "transaction");
             need_listen |= p->steps[QC_STEP_LISTEN].present;
+            need_heartbeat |= p->steps[QC_STEP_HEARTBEAT].present;
             qc_protocol_destroy(p);
         }
         int groups = strstr(ms[i].expect, "group_") != NULL;
@@ -406,7 +407,7 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     }
     /* The correct protocols through the whole battery: every FAIL is a
      * false positive of the scenario it came from. */
-    correct_run cr[4];
+    correct_run cr[5];
     size_t ncr = 0;
     if (o->correct) {
         snprintf(cr[ncr].protocol, sizeof cr[ncr].protocol, "%s", correct);
@@ -430,11 +431,21 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
             cr[ncr].groups = 0;
             cr[ncr++].model = "listen";
         }
+        if (need_heartbeat) { /* the heartbeat protocol on its scenario only */
+            snprintf(cr[ncr].protocol, sizeof cr[ncr].protocol, "%s/%s", qc_datadir(),
+                     "backends/postgres/skip_locked_heartbeat.sql");
+            cr[ncr].groups = 0;
+            cr[ncr++].model = "heartbeat";
+        }
     }
     char listen_only[2][PATH_MAX];
     const char *listen_list[2] = {listen_only[0], listen_only[1]};
     snprintf(listen_only[0], sizeof listen_only[0], "%s/scenarios/listen.ini", qc_datadir());
     snprintf(listen_only[1], sizeof listen_only[1], "%s/scenarios/listen_slow_poll.ini",
+             qc_datadir());
+    char heartbeat_only[PATH_MAX];
+    const char *heartbeat_list[1] = {heartbeat_only};
+    snprintf(heartbeat_only, sizeof heartbeat_only, "%s/scenarios/gate/heartbeat_restart.ini",
              qc_datadir());
     /* false positives per protocol and scenario */
     typedef struct fp_row {
@@ -488,17 +499,30 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
             g.only = listen_list;
             g.nonly = 2;
         }
+        if (!strcmp(cr[c].model, "heartbeat") && nonly == 0) {
+            g.only = heartbeat_list;
+            g.nonly = 1;
+        }
         qc_err gerr = {0};
         double tg = qc_clock_ms();
         int rc = qc_gate_run(&g, NULL, &gerr);
-        fprintf(stderr, "qchaos: mutation: correct protocol %s through the gate (%d seeds, %d at "
-                        "a time): exit %d in %.0f s%s%s\n",
-                base, K, g.jobs, rc, (qc_clock_ms() - tg) / 1000.0, gerr.msg[0] ? ": " : "",
-                gerr.msg);
         char gj[PATH_MAX + 80];
         snprintf(gj, sizeof gj, "%s/gate.json", out);
         json_t *root = json_load_file(gj, 0, NULL), *r;
-        size_t i;
+        size_t i, nran = 0;
+        json_array_foreach(json_object_get(root, "runs"), i, r) nran +=
+            json_is_true(json_object_get(r, "run"));
+        if (nran == 0 && rc == 0 && g.nonly > 0)
+            /* --only: none of the chosen scenarios is in this protocol's
+             * battery (another model's); an exit 0 of no run is no pass */
+            fprintf(stderr, "qchaos: mutation: correct protocol %s: none of the chosen scenarios "
+                            "is in its battery (0 runs): not judged\n",
+                    base);
+        else
+            fprintf(stderr, "qchaos: mutation: correct protocol %s through the gate (%d seeds, %d "
+                            "at a time): %zu runs, exit %d in %.0f s%s%s\n",
+                    base, K, g.jobs, nran, rc, (qc_clock_ms() - tg) / 1000.0,
+                    gerr.msg[0] ? ": " : "", gerr.msg);
         json_array_foreach(json_object_get(root, "runs"), i, r)
         {
             const char *scen = json_string_value(json_object_get(r, "scenario"));

@@ -203,3 +203,82 @@ void qc_owner_finish(const qc_driver *d, qc_conn *c, const qc_owner *st, char *n
         snprintf(note, n, "schema 'qchaos' kept: %s", err.msg);
     qc_result_clear(&r);
 }
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+int qc_owner_lock(const qc_driver *d, qc_conn *c, const char *engine, int shared, int *taken,
+                  qc_err *err)
+{
+    qc_result r = {0};
+    int rc = 0;
+    *taken = 0;
+    if (!strcmp(engine, "postgres")) {
+        rc = d->exec(c, -1, 0,
+                     shared ? "SELECT pg_try_advisory_lock_shared(" STR(QC_RUN_LOCK_CLASS) ", " STR(
+                                  QC_RUN_LOCK_OBJ) ") AS got"
+                            : "SELECT pg_try_advisory_lock(" STR(QC_RUN_LOCK_CLASS) ", " STR(
+                                  QC_RUN_LOCK_OBJ) ") AS got",
+                     0, NULL, &r, err);
+        if (rc != 0)
+            goto out;
+        const char *got = qc_result_get(&r, 0, "got");
+        if (got && (got[0] == 't' || got[0] == '1')) {
+            *taken = 1;
+            goto out;
+        }
+        /* who holds it (a granted lock of another session on this database) */
+        qc_err e2 = {0};
+        char who[400] = "another session";
+        if (d->exec(c, -1, 0,
+                    "SELECT a.pid, coalesce(nullif(a.application_name, ''), '-') AS app, "
+                    "coalesce(host(a.client_addr), 'local socket') AS client, "
+                    "to_char(a.backend_start, 'YYYY-MM-DD HH24:MI:SS TZ') AS since, "
+                    "l.mode FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                    "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = " STR(
+                        QC_RUN_LOCK_CLASS) " AND l.objid = " STR(QC_RUN_LOCK_OBJ) " AND "
+                                           "l.database = (SELECT oid FROM pg_database WHERE "
+                                           "datname = current_database()) AND l.pid <> "
+                                           "pg_backend_pid() ORDER BY a.backend_start LIMIT 1",
+                    0, NULL, &r, &e2) == 0 &&
+            r.nrows > 0) {
+            const char *mode = qc_result_get(&r, 0, "mode");
+            snprintf(who, sizeof who, "server process %s (application_name %s, from %s, since %s%s)",
+                     qc_result_get(&r, 0, "pid"), qc_result_get(&r, 0, "app"),
+                     qc_result_get(&r, 0, "client"), qc_result_get(&r, 0, "since"),
+                     mode && !strcmp(mode, "ShareLock") ? ", the shards of a --shard run" : "");
+        }
+        rc = qc_err_set(err, QC_ESTATE,
+                        "another qchaos run is using this database: %s holds its run lock "
+                        "(advisory lock %d, %d).  Two runs on one database drop and recreate "
+                        "each other's tables and report violations that are not real: give each "
+                        "run a database of its own (or wait for that one to end)%s",
+                        who, QC_RUN_LOCK_CLASS, QC_RUN_LOCK_OBJ,
+                        shared ? "; the shards of one run must be started together" : "");
+    } else if (!strcmp(engine, "mariadb") || !strcmp(engine, "mysql")) {
+        if (shared)
+            goto out;
+        rc = d->exec(c, -1, 0,
+                     "SELECT GET_LOCK(CONCAT('qchaos-run:', COALESCE(DATABASE(), '')), 0) AS got, "
+                     "IS_USED_LOCK(CONCAT('qchaos-run:', COALESCE(DATABASE(), ''))) AS holder",
+                     0, NULL, &r, err);
+        if (rc != 0)
+            goto out;
+        const char *got = qc_result_get(&r, 0, "got");
+        if (got && !strcmp(got, "1")) {
+            *taken = 1;
+            goto out;
+        }
+        const char *holder = qc_result_get(&r, 0, "holder");
+        rc = qc_err_set(err, QC_ESTATE,
+                        "another qchaos run is using this database: connection %s holds its run "
+                        "lock (GET_LOCK 'qchaos-run:' and the database's name).  Two runs on one "
+                        "database drop and recreate each other's tables and report violations "
+                        "that are not real: give each run a database of its own (or wait for "
+                        "that one to end)",
+                        holder ? holder : "?");
+    }
+out:
+    qc_result_clear(&r);
+    return rc;
+}

@@ -59,4 +59,33 @@ int qc_owner_mark(const qc_driver *d, qc_conn *c, qc_owner *st, qc_err *err);
  * ours ("" otherwise). */
 void qc_owner_finish(const qc_driver *d, qc_conn *c, const qc_owner *st, char *note, size_t n);
 
+/* One run at a time on a database: a second qchaos run on the same
+ * database would run its teardown and setup under the first one's workers
+ * and make the first report violations that are not real (a newcomer's
+ * gate FAILed five checkers on the correct protocol so).  Taken on the
+ * control connection right after it opens, before anything is touched, and
+ * held by the session until it closes:
+ *
+ *   postgres   pg_try_advisory_lock(QC_RUN_LOCK_CLASS, QC_RUN_LOCK_OBJ)
+ *              (advisory locks are per database), the _shared form when
+ *              shared != 0 (the shards of one --shard run hold it together;
+ *              a plain run cannot join them, nor they it);
+ *   mariadb    GET_LOCK('qchaos-run:' || DATABASE(), 0) (locks are per
+ *              server, so the name carries the database); shards take no
+ *              lock (MariaDB has no shared form);
+ *   others     no lock (*taken = 0).
+ *
+ * The control connection must be a session of its own (a transaction-mode
+ * pooler would keep the lock on a server connection it hands to others):
+ * --worker-dsn is where a pooler goes.  Returns 0 with *taken 1 (held) or 0
+ * (the engine has none); QC_ESTATE when another session holds it, err
+ * naming that session (pid or connection id, application name, client,
+ * since when) and saying what to do (exit 3: the target is busy); the
+ * statements' errors otherwise (QC_EDB / QC_ECONN).  Not thread-safe (the
+ * control connection's). */
+#define QC_RUN_LOCK_CLASS 1903326323 /* 0x71716373: "qqcs" */
+#define QC_RUN_LOCK_OBJ 1
+int qc_owner_lock(const qc_driver *d, qc_conn *c, const char *engine, int shared, int *taken,
+                  qc_err *err);
+
 #endif

@@ -197,6 +197,12 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "claim_reads_lease_ms",
                         json_boolean(proto->steps[QC_STEP_CLAIM].present &&
                                      qc_protocol_reads(proto, QC_STEP_CLAIM, "lease_ms")));
+    json_object_set_new(h, "renew_reads_lease_ms",
+                        json_boolean(proto->steps[QC_STEP_RENEW].present &&
+                                     qc_protocol_reads(proto, QC_STEP_RENEW, "lease_ms")));
+    json_object_set_new(h, "fail_reads_delay_ms",
+                        json_boolean(proto->steps[QC_STEP_FAIL].present &&
+                                     qc_protocol_reads(proto, QC_STEP_FAIL, "delay_ms")));
     json_object_set_new(h, "max_attempts", json_integer(s->max_attempts));
     json_object_set_new(h, "reaper_interval_ms", json_integer(s->reaper_interval_ms));
     json_object_set_new(h, "statement_timeout_ms",
@@ -249,6 +255,15 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "poison_mode", json_string(s->poison_crash ? "crash" : "fail"));
     json_object_set_new(h, "sink", json_string(s->sink_idempotent ? "idempotent" : "plain"));
     json_object_set_new(h, "heartbeat", json_boolean(s->heartbeat));
+    {
+        /* the workers' own lease clock (own_lease, check_runs.c): an
+         * adapter's library and the transaction model keep none of qchaos's */
+        static const char *const dl[] = {"sent", "answer", "none"};
+        int k = s->lease_deadline >= 0 && s->lease_deadline <= 2 ? s->lease_deadline : 2;
+        if (s->adapter_command[0] || !strcmp(proto->model, "transaction"))
+            k = QC_LEASE_DEADLINE_NONE;
+        json_object_set_new(h, "lease_deadline", json_string(dl[k]));
+    }
     json_object_set_new(h, "pooler", json_string(s->pooler));
     if (strcmp(s->pooler, "none"))
         json_object_set_new(h, "pool_size", json_integer(s->pool_size));
@@ -1244,11 +1259,27 @@ static int make_schedule(const qc_run_opts *o, const qc_protocol *proto, int txn
     free(v);
     return 0;
 }
+/* After the control connection was opened again (a restart, a failover):
+ * the run lock went with the old session (owner.h); takes it again, and
+ * says so when another run took it in between (its setup may have reset
+ * this run's tables: the verdict is in doubt). */
+static void relock(const qc_driver *d, qc_conn *ctl, const char *engine, int shared, int held)
+{
+    int taken = 0;
+    qc_err e = {0};
+    if (!held || !ctl)
+        return;
+    if (qc_owner_lock(d, ctl, engine, shared, &taken, &e) == QC_ESTATE)
+        fprintf(stderr, "qchaos: warning: after the control connection was opened again: %s\n",
+                e.msg);
+}
+
 
 int qc_run(const qc_run_opts *o, qc_err *err)
 {
     const qc_scenario *s = &o->sc;
     int code = 3;
+    int run_locked = 0; /* the run lock (owner.h) is held by ctl's session */
     qc_protocol *proto = NULL;
     ephemeral eph = {0};
     qc_conn *ctl = NULL;
@@ -1463,6 +1494,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         goto out;
     }
     if (d->open(dsn, &ctl, err) != 0)
+        goto out;
+    /* one run at a time on a database (owner.h): before anything is read
+     * or touched; exit 3, the target is busy */
+    if ((rc = qc_owner_lock(d, ctl, proto->engine, nshards > 1, &run_locked, err)) != 0)
         goto out;
     d->server_version(ctl, server, sizeof server);
     target = qc_target_json(d, ctl, how, !strcmp(how, "environment") ? env_vars : "", server);
@@ -1787,6 +1822,7 @@ setup_done:
             qc_err e2 = {0};
             if (d->open(dsn, &ctl, &e2) != 0)
                 ctl = NULL;
+            relock(d, ctl, proto->engine, nshards > 1, run_locked);
         }
         m.ok = 0;
         if (ctl) {
@@ -1934,7 +1970,8 @@ setup_done:
                     d->close(ctl);
                 ctl = NULL;
                 if (d->open(dsn, &ctl, &serr) == 0 &&
-                    qc_shard_set(d, ctl, shard, QC_SHARD_STOPPED, -1, &serr) == 0)
+                    (relock(d, ctl, proto->engine, 1, run_locked),
+                     qc_shard_set(d, ctl, shard, QC_SHARD_STOPPED, -1, &serr) == 0))
                     break;
                 qc_clock_sleep_ms(200);
             }
@@ -1973,6 +2010,8 @@ setup_done:
         if (d->open(dsn, &ctl, &e2) != 0) {
             ctl = NULL;
             qc_clock_sleep_ms(200);
+        } else {
+            relock(d, ctl, proto->engine, nshards > 1, run_locked);
         }
     }
     if (!ctl) {
@@ -1991,6 +2030,8 @@ setup_done:
         ledger = NULL;
         goto out;
     }
+    if (nem.switched)
+        relock(d, ctl, proto->engine, nshards > 1, run_locked);
     if (shard == 0 && write_snapshot(d, ctl, proto, lb, &snap_rows, err) != 0) {
         qc_err_prefix(err, "final snapshot");
         qc_ledger_close(ledger, NULL);
@@ -2083,6 +2124,7 @@ setup_done:
     json_object_set_new(mm, "empty_claims", json_integer(atomic_load(&sh.empty_claims)));
     json_object_set_new(mm, "completes_ok", json_integer(atomic_load(&sh.completes_ok)));
     json_object_set_new(mm, "completes_zero_rows", json_integer(atomic_load(&sh.completes_zero)));
+    json_object_set_new(mm, "own_lease_gave_up", json_integer(atomic_load(&sh.own_lease_gave_up)));
     json_object_set_new(mm, "errors", json_integer(atomic_load(&sh.errors)));
     json_object_set_new(mm, "reaped", json_integer(atomic_load(&sh.reaped)));
     json_object_set_new(mm, "drained", json_boolean(drained));

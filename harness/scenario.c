@@ -289,6 +289,17 @@ static int parse_skews(const char *value, qc_scenario *s)
     return 0;
 }
 
+/* The sections a scenario file may hold, in the order the README lists
+ * them (prescan refuses any other, even one without keys). */
+static const char *const known_sections[] = {
+    "scenario", "workload", "lease", "idle",     "drain",   "bounds",   "faults",
+    "sink",     "policy",   "feed",  "nemesis",  "topology", "network", "witness",
+    "checks",   "schedule", "run",   "adapter",
+};
+#define QC_SECTIONS_EXPECTED                                                                     \
+    "[scenario], [workload], [lease], [idle], [drain], [bounds], [faults], [sink], [policy], "   \
+    "[feed], [nemesis], [topology], [network], [witness], [checks], [schedule], [run], [adapter]"
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     parse_ctx *c = user;
@@ -426,10 +437,21 @@ static int handler(void *user, const char *section, const char *name, const char
         CHOICEKEY("worker_name", worker_name_kept, "per_incarnation", "kept")
         LONGKEY("policy", "tcp_user_timeout_ms", network.tcp_user_timeout_ms, 0)
         CHOICEKEY("on_listen_lost", listen_lost_ignore, "fallback", "ignore")
+        CHOICEKEY("on_renew_lost", renew_lost_continue, "stop", "continue")
+        if (!strcmp(name, "lease_deadline")) {
+            static const char *const v[] = {"sent", "answer", "none"};
+            for (int k = 0; k < 3; k++)
+                if (!strcmp(value, v[k])) {
+                    s->lease_deadline = k; /* QC_LEASE_DEADLINE_SENT, _ANSWER, _NONE */
+                    return 1;
+                }
+            return fail(c, "lease_deadline must be sent, answer or none, got '%s'", value);
+        }
         return fail(c,
                     "unknown key '%s' in [%s] (expected heartbeat, heartbeat_every_ms, "
-                    "on_renew_refused, count_zero_row_complete, on_lost_ack, after_stall, "
-                    "worker_name, tcp_user_timeout_ms, on_listen_lost)",
+                    "on_renew_refused, on_renew_lost, count_zero_row_complete, on_lost_ack, "
+                    "after_stall, worker_name, tcp_user_timeout_ms, on_listen_lost, "
+                    "lease_deadline)",
                     name, section);
     }
     if (!strcmp(section, "sink")) {
@@ -588,10 +610,7 @@ static int handler(void *user, const char *section, const char *name, const char
         }
         return fail(c, "unknown key '%s' in [%s] (expected seed)", name, section);
     }
-    return fail(c,
-                "unknown section [%s]%s (expected [scenario], [workload], [lease], [idle], "
-                "[drain], [bounds], [faults], [sink], [policy], [feed], [nemesis], [topology], [network], [witness], [checks], [schedule], [run], [adapter])",
-                section, "");
+    return fail(c, "unknown section [%s] (expected " QC_SECTIONS_EXPECTED ")", section);
 }
 
 /* Largest scenario file read (a scenario is a page of keys). */
@@ -625,6 +644,24 @@ static int prescan(const char *path, const char *text, size_t len, qc_err *err)
         const char *p = text + start;
         while (p < text + end && (*p == ' ' || *p == '\t'))
             p++;
+        if (p < text + end && *p == '[') {
+            /* a section header: inih calls the handler only for keys, so
+             * an unknown section without keys would pass unnoticed (and one
+             * with keys be blamed on its first key's line) */
+            const char *rb = memchr(p, ']', (size_t)(text + end - p));
+            if (rb != NULL) {
+                size_t n = (size_t)(rb - p - 1);
+                int known = 0;
+                for (size_t k = 0; k < sizeof known_sections / sizeof *known_sections; k++)
+                    known |= strlen(known_sections[k]) == n &&
+                             !memcmp(known_sections[k], p + 1, n);
+                if (!known)
+                    return qc_err_set(err, QC_EINVAL,
+                                      "%s:%d: unknown section [%.*s] (expected "
+                                      QC_SECTIONS_EXPECTED ")",
+                                      path, line, (int)(n > 64 ? 64 : n), p + 1);
+            }
+        }
         if (p < text + end && *p != ';' && *p != '#') {
             int dq = 0;
             content = 1;
@@ -995,25 +1032,49 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err)
     };
     for (size_t i = 0; i < sizeof caps / sizeof *caps; i++) {
         long v = *(const long *)((const char *)s + caps[i].off);
-        if (v > caps[i].max)
-            return qc_err_set(err, QC_EINVAL, "%s: %s must be <= %ld, got %ld", src, caps[i].key,
-                              caps[i].max, v);
+        if (v > caps[i].max) {
+            char sec[32] = "", key[48] = "", at[16] = "";
+            int line = sscanf(caps[i].key, "[%31[^]]] %47s", sec, key) == 2
+                           ? qc_scenario_set_line(s, sec, key)
+                           : 0;
+            if (line > 0)
+                snprintf(at, sizeof at, ":%d", line);
+            return qc_err_set(err, QC_EINVAL, "%s%s: %s must be <= %ld, got %ld", src, at,
+                              caps[i].key, caps[i].max, v);
+        }
     }
     if (s->checkers[0]) {
         static const char *const known =
             ",exclusive_claim,double_complete,no_lost_jobs,acked_durable,stale_token_rejected,"
             "no_false_success,effects_once,exclusive_run,recovery,bounded_failure,no_early_reap,batch_bound,retry_delay,"
-            "bounded_idle_polling,group_exclusive,group_order,worker_progress,";
+            "bounded_idle_polling,group_exclusive,group_order,worker_progress,own_lease,";
         char buf[1024];
         snprintf(buf, sizeof buf, "%s", s->checkers);
         char *save = NULL;
         for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
             char pat[160];
             snprintf(pat, sizeof pat, ",%.150s,", t);
-            if (!strstr(known, pat))
+            if (!strstr(known, pat)) {
+                char names[600];
+                size_t k = 0;
+                for (const char *q = known + 1; *q && k + 3 < sizeof names; q++)
+                    if (*q == ',') {
+                        if (q[1]) {
+                            names[k++] = ',';
+                            names[k++] = ' ';
+                        }
+                    } else {
+                        names[k++] = *q;
+                    }
+                names[k] = '\0';
+                int line = qc_scenario_set_line(s, "checks", "judge");
+                char at[16] = "";
+                if (line > 0)
+                    snprintf(at, sizeof at, ":%d", line);
                 return qc_err_set(err, QC_EINVAL,
-                                  "%s: [checks] judge names unknown checker '%s' (known: %s)", src,
-                                  t, "exclusive_claim, double_complete, no_lost_jobs, ...");
+                                  "%s%s: [checks] judge names unknown checker '%s' (known: %s)",
+                                  src, at, t, names);
+            }
         }
     }
     return 0;

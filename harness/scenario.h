@@ -20,7 +20,9 @@
  *              continue is a mutant), count_zero_row_complete (yes|no: a mutant),
  *              on_lost_ack (retry|fail: delayed_job's reaction, shared/cases.md C06),
  *              after_stall (complete|fail: what a stalled worker does on waking),
- *              tcp_user_timeout_ms (the workers' libpq tcp_user_timeout behind the proxy)
+ *              tcp_user_timeout_ms (the workers' libpq tcp_user_timeout behind the proxy),
+ *              lease_deadline (sent|answer|none: the worker's own lease clock; answer is
+ *              a mutant), on_renew_lost (stop|continue: continue is a mutant)
  *   [sink]     idempotent (yes|no)
  *   [feed]     bursts, jobs (per burst), gap_ms, start_ms, delay_ms
  *   [nemesis]  terminate_every_ms, restart_at_s, restart_command, pause_at_s,
@@ -49,6 +51,17 @@
 #include "proxy.h"
 
 #define QC_MAX_CLOCK_SKEWS 64
+
+/* [policy] lease_deadline (docs/decisions.md 950): the worker's own lease
+ * deadline is lease_ms from when it SENT the claim (or its last renew that
+ * was answered with rows > 0), by its monotonic clock; it starts no effect
+ * and sends no complete unless more than QC_LEASE_MARGIN_MS are left.
+ * ANSWER (a policy mutant) measures from when the answer arrived; NONE
+ * keeps no deadline of its own (the server's lease alone, as before). */
+#define QC_LEASE_DEADLINE_SENT 0
+#define QC_LEASE_DEADLINE_ANSWER 1
+#define QC_LEASE_DEADLINE_NONE 2
+#define QC_LEASE_MARGIN_MS 50.0
 
 /* [idle] listen_poll_ms when the scenario does not say (ms). */
 #define QC_LISTEN_POLL_MS_DEFAULT 1000
@@ -105,6 +118,9 @@ typedef struct qc_scenario {
     long heartbeat_every_ms; /* [policy] heartbeat_every_ms: renew period; 0 = lease_ms / 3 */
     int renew_refused_continue; /* [policy] on_renew_refused = continue (a policy mutant: the
                                    worker keeps working after its lease was refused) */
+    int renew_lost_continue; /* [policy] on_renew_lost = continue (a policy mutant: a renew
+                                that got no answer is taken as granted, docs/decisions.md 950) */
+    int lease_deadline;      /* [policy] lease_deadline: QC_LEASE_DEADLINE_* */
     /* [sink] */
     int sink_idempotent;     /* 1: the sink dedups by op key */
     /* [feed]: jobs enqueued during the run, in bursts */

@@ -450,6 +450,37 @@ static void watch(qc_sched *s)
                      what, s->a[i].at);
             abandon(s, why);
         } else if (now - s->moved > (double)s->hold_ms) {
+            /* "X claim.after job" / "X reap.after job" that X keeps
+             * reaching empty-handed while another actor of the script is
+             * held between the statements of a step (decision 963): that
+             * actor may hold the job's row (a renew that writes first, a
+             * reap that locks at its read), so the queue rightly keeps the
+             * job back and the race the script sets up cannot happen on
+             * this protocol: released, judged as it ran, as decision 61. */
+            int held = NONE;
+            for (int j = 0; s->mode == QC_SCHED_SCRIPT && i != NONE && j < s->nact; j++)
+                if (j != i && s->a[j].waiting && !s->a[j].exited && mid_step(s->a[j].at))
+                    held = j;
+            /* the actor is polling: at the step's point (an empty answer)
+             * or at the same step's .before (its next poll) */
+            char before[48] = "";
+            const char *dot = strchr(s->e[k].point, '.');
+            if (dot != NULL)
+                snprintf(before, sizeof before, "%.*s.before", (int)(dot - s->e[k].point),
+                         s->e[k].point);
+            if (held != NONE && s->e[k].job == QC_SCHED_ANY_JOB &&
+                (!strcmp(s->a[i].at, s->e[k].point) || !strcmp(s->a[i].at, before)) &&
+                (!strcmp(s->e[k].point, "claim.after") || !strcmp(s->e[k].point, "reap.after"))) {
+                char hn[16];
+                entry_text(s, k, what, sizeof what);
+                qc_actor_name(actor_of(s, held), hn, sizeof hn);
+                snprintf(why, sizeof why,
+                         "%s: no job within %ld ms while %s was held at %s (it may hold the "
+                         "job's row), so the race it sets up cannot happen on this protocol",
+                         what, s->hold_ms, hn, s->a[held].at);
+                release_unreachable(s, why);
+                return;
+            }
             if (s->mode == QC_SCHED_REPLAY)
                 s->div_entry = k; /* the replay search may try another order here */
             entry_text(s, k, what, sizeof what);
@@ -616,6 +647,28 @@ void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
             snprintf(why, sizeof why,
                      "%s met an empty claim: the queue did not hand %s a job at this point of "
                      "the script, so the race it sets up cannot happen on this protocol",
+                     what, who);
+            release_unreachable(s, why);
+            pthread_mutex_unlock(&s->mu);
+            return;
+        }
+        if (!same && s->mode == QC_SCHED_SCRIPT && hit == s->cursor && s->granted == i &&
+            job == INT64_MIN && !strcmp(point, "claim.after") &&
+            !strncmp(e->point, "claim.", 6) && mid_step(e->point)) {
+            /* "ACTOR claim.N" met a claim that ended empty before its
+             * statement N+1 (decision 965): an earlier statement of the
+             * claim returned no row, so the step ended there (a locking
+             * read that skipped the row another actor of the script holds:
+             * SELECT ... FOR UPDATE SKIP LOCKED, then UPDATE).  The queue
+             * does not hand the job out at this point; the race cannot
+             * happen on this protocol: released, as decision 61. */
+            char what[700], why[1024], who[16];
+            entry_text(s, hit, what, sizeof what);
+            qc_actor_name(s->e[hit].actor, who, sizeof who);
+            snprintf(why, sizeof why,
+                     "%s met a claim that ended empty before that point (an earlier statement "
+                     "returned no row): the queue did not hand %s a job there, so the race it "
+                     "sets up cannot happen on this protocol",
                      what, who);
             release_unreachable(s, why);
             pthread_mutex_unlock(&s->mu);

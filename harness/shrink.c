@@ -6,7 +6,8 @@
  * kind (a rate R% of J jobs becomes ceil(R% x J) jobs; the notify faults
  * and the proxy's half_open and reset among them), the nemesis' three
  * switches and its two listen faults, the proxy's latency, jitter,
- * bandwidth and partition (issue 17), the feed's bursts and the seed.  A
+ * bandwidth and partition (issue 17) with its window, the workers' and the
+ * reaper's clock skews (decision 955), the feed's bursts and the seed.  A
  * cut of the workers drops the workers it removed from the proxy's
  * partition and targets lists, so the candidate stays a valid scenario.  A pass jumps to 10 jobs
  * first, then cuts the workers, then the jobs, then each fault and the
@@ -59,6 +60,13 @@ typedef struct cut {
     long listen_close_every_ms, listen_terminate_every_ms;
     long latency_ms, jitter_ms, bandwidth;
     int partition;
+    /* decision 955: the partition's window (ms after the proxy started,
+     * its length: both down the ms ladder, the length to at least 1 ms);
+     * the workers' clock skew, each value of the list clamped to
+     * +-clock_skew_cap ms (-1: the scenario has no skew; 0 off), and the
+     * reaper's, reaper_skew_ms (its sign kept, its size down the ladder) */
+    long partition_at_ms, partition_ms;
+    long clock_skew_cap, reaper_skew_ms;
     long long seed;
 } cut;
 
@@ -95,6 +103,8 @@ static int cut_key(const char *section, const char *key)
         {"nemesis", "listen_close_every_ms"}, {"nemesis", "listen_terminate_every_ms"},
         {"network", "latency_ms"},      {"network", "jitter_ms"},   {"network", "bandwidth"},
         {"network", "partition"},       {"network", "targets"},
+        {"network", "partition_at_ms"}, {"network", "partition_ms"},
+        {"faults", "clock_skew_ms"},    {"faults", "reaper_skew_ms"},
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (!strcmp(section, keys[i][0]) && !strcmp(key, keys[i][1]))
@@ -142,7 +152,26 @@ static void describe(const cut *c, char *buf, size_t n)
     if (c->bandwidth > 0 && len < n)
         len += (size_t)snprintf(buf + len, n - len, ", bandwidth %ld B/s", c->bandwidth);
     if (c->partition && len < n)
-        snprintf(buf + len, n - len, ", partition");
+        len += (size_t)snprintf(buf + len, n - len, ", partition at %ld ms for %ld ms",
+                                c->partition_at_ms, c->partition_ms);
+    if (c->clock_skew_cap > 0 && len < n)
+        len += (size_t)snprintf(buf + len, n - len, ", clock skew within +-%ld ms",
+                                c->clock_skew_cap);
+    if (c->reaper_skew_ms != 0 && len < n)
+        snprintf(buf + len, n - len, ", reaper skew %ld ms", c->reaper_skew_ms);
+}
+
+/* The size of the largest value of the scenario's clock_skew_ms list; -1
+ * when it has none. */
+static long skew_max(const qc_scenario *sc)
+{
+    long m = -1;
+    for (int i = 0; i < sc->nclock_skew; i++) {
+        long v = sc->clock_skew_ms[i] < 0 ? -sc->clock_skew_ms[i] : sc->clock_skew_ms[i];
+        if (v > m)
+            m = v;
+    }
+    return m;
 }
 
 /* The workers of list ("all", or "w0,w3" / "0,3") that a run of workers
@@ -236,7 +265,25 @@ static int write_scenario(const shrinker *z, const cut *c, const char *path, con
         if (toxic)
             fprintf(f, "targets = %s\n", targets);
         if (part[0])
-            fprintf(f, "partition = %s\n", part);
+            fprintf(f, "partition = %s\npartition_at_ms = %ld\npartition_ms = %ld\n", part,
+                    c->partition_at_ms, c->partition_ms);
+    }
+    if (c->clock_skew_cap >= 0 || c->reaper_skew_ms != 0) {
+        fprintf(f, "[faults]\n");
+        if (c->clock_skew_cap >= 0) {
+            /* the original list, each value clamped to the cap */
+            fprintf(f, "clock_skew_ms = ");
+            for (int i = 0; i < z->sc.nclock_skew; i++) {
+                long v = z->sc.clock_skew_ms[i];
+                if (v > c->clock_skew_cap)
+                    v = c->clock_skew_cap;
+                if (v < -c->clock_skew_cap)
+                    v = -c->clock_skew_cap;
+                fprintf(f, "%s%ld", i ? "," : "", v);
+            }
+            fprintf(f, "\n");
+        }
+        fprintf(f, "reaper_skew_ms = %ld\n", c->reaper_skew_ms);
     }
     fprintf(f, "[run]\nseed = %lld\n", c->seed);
     if (fclose(f) != 0)
@@ -500,6 +547,53 @@ static int pass(shrinker *z)
             changed++;
         }
     }
+    /* decision 955: the partition's window, shorter and sooner; the clock
+     * skews smaller (0: off) */
+    if (z->cur.partition) {
+        /* shorter, then sooner (from 100 ms on).  A window open before
+         * the workers' first connections makes the run exit 3 (a worker
+         * cannot connect), which is the cut's doing, not a broken setup:
+         * such a try is rejected like a passing one and not counted among
+         * the runs that could not be done */
+        static const char *const what[2] = {"partition_ms", "partition_at_ms"};
+        long *dim[2] = {&z->cur.partition_ms, &z->cur.partition_at_ms};
+        const long floors[2] = {1, 100};
+        for (int d = 0; d < 2; d++) {
+            int errs = z->errors_in_row;
+            r = cut_long(z, dim[d], count_ladder, N(count_ladder), floors[d], what[d]);
+            if (r == -3)
+                r = 0;
+            z->errors_in_row = errs;
+            if (r < 0)
+                return r;
+            changed += r;
+        }
+    }
+    if (z->cur.clock_skew_cap > 0) {
+        if ((r = cut_long(z, &z->cur.clock_skew_cap, count_ladder, N(count_ladder), 0,
+                          "clock_skew_ms within +-")) < 0)
+            return r;
+        changed += r;
+    }
+    if (z->cur.reaper_skew_ms != 0) {
+        /* its size down the ladder, its sign kept */
+        long mag = z->cur.reaper_skew_ms < 0 ? -z->cur.reaper_skew_ms : z->cur.reaper_skew_ms;
+        long sign = z->cur.reaper_skew_ms < 0 ? -1 : 1;
+        for (size_t i = 0; i < N(count_ladder) && count_ladder[i] < mag; i++) {
+            cut c = z->cur;
+            c.reaper_skew_ms = sign * count_ladder[i];
+            char label[96];
+            snprintf(label, sizeof label, "reaper_skew_ms %ld", c.reaper_skew_ms);
+            if ((r = try_cut(z, &c, label)) < 0)
+                return r;
+            if (r == 1) {
+                z->cur = c;
+                z->accepted++;
+                changed++;
+                break;
+            }
+        }
+    }
     /* a duration > 0 bounds the chaos phase; shorter first (0 would mean
      * "until drained", not shorter, so it is not on this ladder) */
     if (z->cur.duration_s > 0) {
@@ -653,7 +747,11 @@ static int load_run(shrinker *z, qc_err *err)
             x->jitter_ms = z->sc.network.jitter_ms;
             x->bandwidth = z->sc.network.bandwidth;
             x->partition = z->sc.network.partition[0] != '\0';
+            x->partition_at_ms = z->sc.network.partition_at_ms;
+            x->partition_ms = z->sc.network.partition_ms;
         }
+        x->clock_skew_cap = skew_max(&z->sc);
+        x->reaper_skew_ms = z->sc.reaper_skew_ms;
         z->cur = *x;
         snprintf(z->name, sizeof z->name, "shrunk_%.50s",
                  json_string_value(json_object_get(h, "scenario"))
@@ -688,6 +786,14 @@ int qc_shrink_run(const qc_shrink_opts *o, qc_err *err)
         free(z);
         return 2;
     }
+    /* absolute: the tries' ledgers name their scenario files by this path,
+     * and a replay of one (the printed `qchaos run --replay`) may run from
+     * another folder */
+    {
+        char abs[PATH_MAX];
+        if (realpath(z->out, abs) != NULL)
+            snprintf(z->out, sizeof z->out, "%s", abs);
+    }
     z->tries = json_array();
     describe(&z->orig, desc, sizeof desc);
     printf("qchaos: shrink: %s: %s fails; cutting down %s (at most %d runs of at most %d s)\n",
@@ -714,6 +820,7 @@ int qc_shrink_run(const qc_shrink_opts *o, qc_err *err)
             z->cur = c, z->accepted = -1;
     }
 
+    const char *prog = o->prog ? o->prog : "qchaos"; /* in the printed commands */
     int wrote = 0, confirmed = 0, confirm_runs = 0;
     char shrunk[PATH_MAX + 32];
     snprintf(shrunk, sizeof shrunk, "%s/shrunk.ini", z->out);
@@ -725,13 +832,13 @@ int qc_shrink_run(const qc_shrink_opts *o, qc_err *err)
                  "(scenario %s, protocol %s,\n %s, seed %lld).\n"
                  "Checker that fails: %s (it failed in %s).\n"
                  "This scenario: %s, seed %lld.\n"
-                 "Run it: qchaos run %s%s\n"
+                 "Run it: %s run %s%s\n"
                  "Its seed fixes the workload and the faults, not the interleaving: a run of\n"
                  "it can pass.  The failing run's interleaving, replayed:\n"
-                 "qchaos run --replay %s%s",
+                 "%s run --replay %s%s",
                  z->run_dir, z->scenario, z->protocol, desc, z->orig.seed, z->checker,
-                 z->last_dir, cdesc, z->cur.seed, shrunk, o->dsn ? " --dsn '...'" : "",
-                 z->last_dir, o->dsn ? " --dsn '...'" : "");
+                 z->last_dir, cdesc, z->cur.seed, prog, shrunk, o->dsn ? " --dsn '...'" : "",
+                 prog, z->last_dir, o->dsn ? " --dsn '...'" : "");
         if (write_scenario(z, &z->cur, shrunk, header, err) != 0) {
             code = 2;
         } else {
@@ -780,12 +887,12 @@ int qc_shrink_run(const qc_shrink_opts *o, qc_err *err)
             printf("qchaos: shrink: %s failed in %d of %d confirmation runs\n", z->checker,
                    confirmed, confirm_runs);
         printf("qchaos: shrink: scenario in %s (shrink.json: every try)\n", shrunk);
-        printf("qchaos: shrink: run it: %s run %s%s\n", "qchaos", shrunk,
+        printf("qchaos: shrink: run it: %s run %s%s\n", prog, shrunk,
                o->dsn ? " --dsn '...'" : "");
         /* the seed does not fix the interleaving (a race in 1 job fails in
          * 8 of 10 runs on an idle machine, fewer under load): the kept
          * cut's failing run replays it (decision 62) */
-        printf("qchaos: shrink: replay its failing run: qchaos run --replay %s%s\n",
+        printf("qchaos: shrink: replay its failing run: %s run --replay %s%s\n", prog,
                z->last_dir, o->dsn ? " --dsn '...'" : "");
     }
     if (qc_interrupted) {

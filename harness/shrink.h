@@ -26,6 +26,8 @@ typedef struct qc_shrink_opts {
     int tries;           /* runs per cut (seeds S, S+1, ...; >= 1): kept when the checker
                             failed in each of them */
     int confirm;         /* runs of the final scenario to confirm it fails (>= 0) */
+    const char *prog;    /* how the user called qchaos (argv[0]: "./qchaos" in a checkout),
+                            for the printed commands; NULL: "qchaos" */
 } qc_shrink_opts;
 
 /* Cuts the run in o->run_dir down and writes OUT/shrunk.ini (a scenario

@@ -284,6 +284,10 @@ static int request(qc_worker *w, qc_step_id step, const qc_params *in, int64_t j
             json_object_set_new(e, "wait_ms", json_real(w->wait_ms));
         w->wake = NULL;
     }
+    /* the send, by the worker's clock: read before the invoke's "t" is
+     * taken, so a deadline from it is never later than one from the
+     * ledger's (own_lease, check_runs.c) */
+    w->last_send_ms = qc_clock_ms();
     emit(w, e, job);
 
     qc_err err = {0};
@@ -405,6 +409,9 @@ typedef struct claimed {
     char op_key[128];
     double lease_until;
     long attempt; /* the claim's attempt column; -1 when it returns none */
+    double lease_from; /* [policy] lease_deadline: the worker's own lease runs lease_ms
+                          from here (qc_clock_ms: the claim's send, or its last granted
+                          renew's; the answer's with lease_deadline = answer) */
 } claimed;
 
 /* One claim; fills up to max jobs into out.  Returns the number claimed, or
@@ -455,6 +462,10 @@ static int do_claim(qc_worker *w, claimed *out, int max)
         }
         return -1;
     }
+    /* the claim's send (request), or, for the mutant lease_deadline =
+     * answer, the moment its answer was read */
+    double lease_from = sh->sc->lease_deadline == QC_LEASE_DEADLINE_ANSWER ? qc_clock_ms()
+                                                                          : w->last_send_ms;
     if (held && w->in_txn) {
         /* after the statement, before its COMMIT: the claim's rows are
          * locked and its new state is not yet visible to anyone else */
@@ -525,6 +536,7 @@ static int do_claim(qc_worker *w, claimed *out, int max)
             snprintf(out[n].op_key, sizeof out[n].op_key, "%s", key ? key : "");
             out[n].lease_until = parse_time(qc_result_get(&r, i, "lease_until_ms"));
             out[n].attempt = att ? strtol(att, NULL, 10) : -1;
+            out[n].lease_from = lease_from;
             n++;
         }
     }
@@ -689,9 +701,12 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
     }
     if (step == QC_STEP_FAIL) {
         /* what the fail asked for and what the server made of it: the
-         * retry_delay checker (check_retry.c) judges the next claim by them;
-         * a fail step that does not read :delay_ms promised no delay */
-        if (sh->sc->retry_delay_ms > 0 && qc_protocol_reads(sh->proto, QC_STEP_FAIL, "delay_ms"))
+         * retry_delay checker (check_retry.c) judges the next claim by them.
+         * The delay is what the worker asked for, whether or not the fail
+         * step reads :delay_ms (decision 960: a fail that ignores the
+         * delay asked for, retrying at once, is judged like one that
+         * honours it; the header's fail_reads_delay_ms says which) */
+        if (sh->sc->retry_delay_ms > 0)
             json_object_set_new(e, "delay_ms", json_integer(sh->sc->retry_delay_ms));
         const char *st = qc_result_get(&r, 0, "state");
         if (st)
@@ -797,8 +812,9 @@ static int work(qc_worker *w, claimed *c, int stall)
     w->planned_work_ms = left;
     double every = sc->heartbeat_every_ms > 0 ? (double)sc->heartbeat_every_ms
                                               : (double)sc->lease_ms / 3.0;
+    int renewing = sc->heartbeat;
     while (left > 0) {
-        double chunk = (sc->heartbeat && left > every) ? every : left;
+        double chunk = (renewing && left > every) ? every : left;
         /* a stop (SIGINT, the end of the run) cuts the work short */
         if (qc_clock_sleep_until_stop(chunk, &w->sh->stop))
             return -1;
@@ -812,17 +828,81 @@ static int work(qc_worker *w, claimed *c, int stall)
             qc_clock_sleep_until_stop(ms, &w->sh->stop);
             stall = 0;
         }
-        if (left > 0 && sc->heartbeat && w->sh->proto->steps[QC_STEP_HEARTBEAT].present) {
-            if (do_heartbeat(w) <= 0 && !sc->renew_refused_continue)
-                return -1;
-        } else if (left > 0 && sc->heartbeat && w->sh->proto->steps[QC_STEP_RENEW].present) {
-            /* A refused renew means the lease is gone: the worker gives the
-             * job up (a policy mutant keeps working: exclusive_run). */
-            if (do_update(w, QC_STEP_RENEW, c, NULL, 0) <= 0 && !sc->renew_refused_continue)
-                return -1;
+        if (left <= 0 || !renewing)
+            continue;
+        long got;
+        if (w->sh->proto->steps[QC_STEP_HEARTBEAT].present)
+            got = do_heartbeat(w);
+        else if (w->sh->proto->steps[QC_STEP_RENEW].present)
+            got = do_update(w, QC_STEP_RENEW, c, NULL, 0);
+        else
+            continue;
+        /* A refused renew means the lease is gone, and so does one that got
+         * no answer (or failed): its outcome is unknown, the lease may have
+         * run out.  The worker gives the job up; a policy mutant keeps
+         * working (on_renew_refused = continue: exclusive_run; on_renew_lost
+         * = continue: own_lease, decision 951), taking the renew as
+         * granted. */
+        if (got < 0 && sc->renew_lost_continue && !sc->renew_refused_continue) {
+            /* the mutant: its heartbeat gives up with a log line and the
+             * handler runs on to its effect, its lease taken as renewed
+             * when the error came back */
+            renewing = 0;
+            c->lease_from = qc_clock_ms();
+            continue;
         }
+        if (got <= 0 && !sc->renew_refused_continue)
+            return -1;
+        /* a renew granted (or taken as granted): the worker's own lease
+         * runs from its send (lease_deadline = answer: from now) */
+        c->lease_from = sc->lease_deadline == QC_LEASE_DEADLINE_ANSWER ? qc_clock_ms()
+                                                                      : w->last_send_ms;
     }
     return 0;
+}
+
+/* [policy] lease_deadline (docs/decisions.md 950): may the worker still
+ * start c's `what` ("effect" or "complete") by its own clock?  1 when more
+ * than QC_LEASE_MARGIN_MS of its lease (lease_ms from c->lease_from) are
+ * left, or the worker keeps no deadline (lease_deadline = none, or the
+ * transaction model, where the claim lives in its transaction); else it
+ * notes "own lease ran out" and gives the job up (0): no effect, no
+ * complete, the queue's reaper takes the job back.  Called right before
+ * the effect, and before the first complete after its connection is up
+ * (a reconnect can take long), so that only the thread's own lateness
+ * after this test can make the event late. */
+static int own_lease_left(qc_worker *w, const claimed *c, const char *what)
+{
+    const qc_scenario *sc = w->sh->sc;
+    if (sc->lease_deadline == QC_LEASE_DEADLINE_NONE || w->sh->txn_model || c->lease_from < 0)
+        return 1;
+    double now = qc_clock_ms(), deadline = c->lease_from + (double)sc->lease_ms;
+    if (now + QC_LEASE_MARGIN_MS < deadline)
+        return 1;
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "gave the job up before its %s: %.1f ms of its %ld ms lease left by its own clock "
+             "(%s %.1f ms ago)",
+             what, deadline - now, sc->lease_ms,
+             sc->lease_deadline == QC_LEASE_DEADLINE_ANSWER ? "answer read" : "request sent",
+             now - c->lease_from);
+    json_t *e = event(w, "note", NULL, -1);
+    json_object_set_new(e, "note", json_string("own lease ran out"));
+    set_job(e, c->job, c->token);
+    json_object_set_new(e, "point", json_string(what));
+    json_object_set_new(e, "error", json_string(msg));
+    qc_ledger_append(w->lb, e);
+    atomic_fetch_add(&w->sh->own_lease_gave_up, 1);
+    return 0;
+}
+
+/* Before the first complete of c: connected (a reconnect first), then
+ * own_lease_left.  0: do not send it. */
+static int may_complete(qc_worker *w, const claimed *c)
+{
+    if (ensure_conn(w) != 0)
+        return 0;
+    return own_lease_left(w, c, "complete");
 }
 
 /* Runs one claimed job through work, effect and complete, injecting the
@@ -949,9 +1029,12 @@ static int process(qc_worker *w, claimed *c)
         return 0;
     }
     hold_before_effect(w, c);
+    if (!own_lease_left(w, c, "effect"))
+        return 0;
     do_effect(w, c);
     if (!fire) {
-        complete_with_retry(w, c, 0);
+        if (may_complete(w, c))
+            complete_with_retry(w, c, 0);
         return 0;
     }
     switch (f) {
@@ -981,7 +1064,8 @@ static int process(qc_worker *w, claimed *c)
         drop_conn(w, 1);
         return 0;
     case QC_FAULT_LOST_ACK:
-        complete_with_retry(w, c, 1);
+        if (may_complete(w, c))
+            complete_with_retry(w, c, 1);
         return 0;
     case QC_FAULT_RESET: {
         /* RST when the complete is sent: it never reaches the server; the
@@ -990,6 +1074,8 @@ static int process(qc_worker *w, claimed *c)
          * itself (its first bytes on an established connection), so the
          * ledger says that this unknown outcome did not happen: the
          * checkers may judge the retry (check_leases.c, rule (b)). */
+        if (!may_complete(w, c))
+            return 0;
         qc_proxy_arm(sh->proxy, w->id, QC_PROXY_ARM_RESET);
         long rows = do_update(w, QC_STEP_COMPLETE, c, NULL, 0);
         if (qc_proxy_take_fired(sh->proxy, w->id, NULL, 0)) {
@@ -1015,7 +1101,8 @@ static int process(qc_worker *w, claimed *c)
         return 0;
     }
     default:
-        complete_with_retry(w, c, 0);
+        if (may_complete(w, c))
+            complete_with_retry(w, c, 0);
         return 0;
     }
 }

@@ -91,6 +91,7 @@ typedef struct qc_shared {
     atomic_long empty_claims;
     atomic_long completes_ok;/* completes with rows > 0 */
     atomic_long completes_zero;
+    atomic_long own_lease_gave_up; /* jobs given up by [policy] lease_deadline */
     atomic_long errors;      /* fail / info outcomes */
     atomic_long reaped;
     atomic_long faults;
@@ -117,6 +118,8 @@ typedef struct qc_worker {
     pthread_t thread;
     long idle_step;  /* consecutive empty claims (backoff exponent) */
     double planned_pause_ms; /* the idle pause before the next claim (ledger "pause_ms"), -1 none */
+    double last_send_ms;     /* qc_clock_ms() just before the last request's invoke was
+                                written (its send, for the worker's own lease clock) */
     double planned_work_ms;  /* the work drawn for the job in hand (ledger effect "work_ms") */
     int in_txn;      /* transaction model: the claim's transaction is open */
     int64_t cur_req, cur_job; /* the request in flight, for its statements' point events */

@@ -48,6 +48,10 @@ static const struct gloss {
     {"exclusive_run",
      "no two workers run one job (claim to effect) at once, nor two jobs of one group",
      "a run that followed another run of its job"},
+    {"own_lease",
+     "a worker that keeps a lease deadline of its own (lease_ms from sending the claim or its "
+     "last granted renew) starts no effect and sends no complete past it",
+     "an effect or a first complete of a worker that keeps its own deadline"},
     {"recovery", "a job abandoned by a fault becomes claimable again once its lease has expired",
      "a fault that left a job without its owner (kill, stall, lost request, crashing poison)"},
     {"bounded_failure",
@@ -64,6 +68,19 @@ static const struct gloss {
      "a claim of a grouped job"},
     {"group_order", "a group's jobs complete in the order they were enqueued",
      "a completion of a grouped job"},
+    {"retry_delay",
+     "a job given back by fail with a retry delay is not claimed again before the delay has "
+     "passed",
+     "a fail with a retry delay answered with rows > 0, followed by a claim of its job"},
+    {"witness_agrees",
+     "the server's witness (a trigger's record of every row change) and the ledger tell the same "
+     "story: each change the client took as made is there, each change there was made by a "
+     "request the ledger has",
+     "a run with the witness on"},
+    {"witness_owner",
+     "by the witness, no worker session changes a job another session owns (a stale request "
+     "the queue accepted)",
+     "a run with the witness on, a worker session's change of a job"},
     {"worker_progress",
      "a live worker makes progress: its requests do not all fail for longer than the bound, and "
      "its session is not left in a transaction between its requests",

@@ -907,8 +907,8 @@ START_TEST(test_check_all_overlap_ledger_every_verdict)
     static const char *const later[] = {
         "stale_token_rejected", "no_false_success", "effects_once", "exclusive_run", "recovery",
         "bounded_failure",      "no_early_reap",    "batch_bound", "retry_delay", "bounded_idle_polling",
-        "witness_agrees",       "witness_owner",    "worker_progress", "group_exclusive",
-        "group_order"};
+        "witness_agrees",       "witness_owner",    "worker_progress", "own_lease",
+        "group_exclusive",      "group_order"};
     qc_history h;
     qc_check *c = NULL;
     size_t n = 0;
@@ -1152,6 +1152,7 @@ START_TEST(test_check_all_large_correct_ledger_passes)
                      strcmp(c[i].name, "no_false_success") != 0 &&
                      strcmp(c[i].name, "effects_once") != 0 && strcmp(c[i].name, "recovery") != 0 &&
                      strcmp(c[i].name, "exclusive_run") != 0 &&
+                     strcmp(c[i].name, "own_lease") != 0 &&
                      strcmp(c[i].name, "bounded_failure") != 0 &&
                      strcmp(c[i].name, "bounded_idle_polling") != 0 &&
                      strcmp(c[i].name, "retry_delay") != 0 &&

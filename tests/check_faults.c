@@ -533,18 +533,90 @@ START_TEST(test_recovery_reap_pass_after_expiry_misses_job_fails)
     qc_check c;
 
     /* The pass sent at t 7600, after the lease expired and the slack
-     * passed, returned job 18 but not job 17. */
+     * passed, returned nothing: the reaper left job 17's expired lease. */
     run(qc_check_recovery,
         KILL_PREFIX "{'seq':6,'t':7600,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':9}\n"
                     "{'seq':7,'t':7601,'type':'ok','op':'reap','worker':-1,'inc':0,'req':9,"
-                    "'rows':1,'job':18,'token':'q','state':'ready','now':8601.5}\n"
+                    "'rows':0}\n"
                     "{'seq':10,'type':'snapshot','job':17,'state':'inflight'}\n",
         &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.nviolations, 2); /* the missed pass, and never recovered */
     ASSERT_VIOLATION(&c, 0, 17, 2, 3, 6, 7);
     ASSERT_MSG_HAS(&c, 0, "the reap pass sent at seq 6");
-    ASSERT_MSG_HAS(&c, 0, "returned 1 jobs but not this one");
+    ASSERT_MSG_HAS(&c, 0, "returned 0 jobs but not this one");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_recovery_bounded_reap_batch_not_judged)
+{
+    qc_check c;
+
+    /* Decision 967: the same pass returned job 18 but not job 17 (a reaper
+     * that takes a bounded batch per pass made progress); the next pass
+     * returns job 17.  Not a violation of rule (1). */
+    run(qc_check_recovery,
+        KILL_PREFIX "{'seq':6,'t':7600,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':9}\n"
+                    "{'seq':7,'t':7601,'type':'ok','op':'reap','worker':-1,'inc':0,'req':9,"
+                    "'rows':1,'job':18,'token':'q','state':'ready','now':8601.5}\n"
+                    "{'seq':8,'t':7700,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':10}\n"
+                    "{'seq':9,'t':7701,'type':'ok','op':'reap','worker':-1,'inc':0,'req':10,"
+                    "'rows':1,'job':17,'token':'a','state':'ready','now':8701.5}\n"
+                    "{'seq':10,'type':'snapshot','job':17,'state':'done'}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+/* Decision 961: worker 3 loses job 17 (lost_request at t 100) and lives
+ * on; a heartbeat (no job named) is answered with rows at t 3000, sent by
+ * incarnation INC; the reap pass sent at t 7600, after the claim's lease
+ * and the slack, does not return job 17; a later pass does. */
+#define HEARTBEAT_LEDGER(inc)                                                                      \
+    HEADER                                                                                         \
+    CLAIM_17_A                                                                                     \
+    "{'seq':3,'t':100,'type':'fault','fault':'lost_request','job':17,'token':'a',"                 \
+    "'worker':3,'inc':0}\n"                                                                        \
+    "{'seq':4,'t':3000,'type':'invoke','op':'heartbeat','worker':3,'inc':" inc ",'req':30}\n"      \
+    "{'seq':5,'t':3001,'type':'ok','op':'heartbeat','worker':3,'inc':" inc ",'req':30,"            \
+    "'rows':1,'now':4001.5,'lease_until':9001.5}\n"                                                \
+    "{'seq':6,'t':7600,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':9}\n"                 \
+    "{'seq':7,'t':7601,'type':'ok','op':'reap','worker':-1,'inc':0,'req':9,'rows':0}\n"            \
+    "{'seq':8,'t':12000,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':10}\n"               \
+    "{'seq':9,'t':12001,'type':'ok','op':'reap','worker':-1,'inc':0,'req':10,'rows':1,"            \
+    "'job':17,'token':'a','state':'ready','now':13001.5}\n"                                        \
+    "{'seq':10,'type':'snapshot','job':17,'state':'done'}\n"
+
+START_TEST(test_recovery_own_heartbeat_may_extend_lease_passes)
+{
+    qc_check c;
+
+    /* the owner's own incarnation heartbeats after its claim: the heartbeat
+     * contract lets it extend every live lease of the incarnation, so the
+     * lease's end is unknown and the pass at t 7600 is not judged */
+    run(qc_check_recovery, HEARTBEAT_LEDGER("0"), &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_recovery_other_incarnation_heartbeat_no_excuse_fails)
+{
+    qc_check c;
+
+    /* the same ledger with the heartbeat sent by incarnation 1 (worker 3
+     * restarted under its name): it must not touch incarnation 0's lease,
+     * so the pass that left the expired lease in place is a violation */
+    run(qc_check_recovery, HEARTBEAT_LEDGER("1"), &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 3, 6, 7);
+    ASSERT_MSG_HAS(&c, 0, "the reap pass sent at seq 6");
     free(c.v);
 }
 END_TEST
@@ -1210,6 +1282,54 @@ START_TEST(test_no_early_reap_short_lease_not_asked_is_not_judged)
 }
 END_TEST
 
+/* Rule (c) for renews (decision 962): job 17 claimed with a full 800 ms
+ * lease, then renewed by its owner; the renew's lease_until - now is
+ * renew_until - 1261.5. */
+#define RENEW_GRANT(reads, renew_until)                                                            \
+    "{'type':'header','seed':7,'lease_ms':800,'max_attempts':3,'reaper_interval_ms':500,"          \
+    "'recovery_slack_ms':2000,'batch':1,'claim_reads_lease_ms':true,"                              \
+    "'renew_reads_lease_ms':" reads "}\n"                                                          \
+    "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"                    \
+    "{'seq':2,'t':2,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,'job':17,"        \
+    "'token':'a','now':1000.25,'lease_until':1800.25}\n"                                           \
+    "{'seq':3,'t':260,'type':'invoke','op':'renew','worker':3,'inc':0,'req':2,'job':17,"           \
+    "'token':'a'}\n"                                                                               \
+    "{'seq':4,'t':262,'type':'ok','op':'renew','worker':3,'inc':0,'req':2,'job':17,"               \
+    "'token':'a','rows':1,'now':1261.5,'lease_until':" renew_until "}\n"
+
+START_TEST(test_no_early_reap_short_renew_grant_fails)
+{
+    qc_check c;
+
+    /* :lease_ms / 1000 in integer seconds in the renew: 800 ms -> 0 s */
+    run(qc_check_no_early_reap, RENEW_GRANT("true", "1261.5"), &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 3, 4);
+    ck_assert_str_eq(c.v[0].msg, "job 17: renew by worker 3 (seq 4) was granted a lease of 0 ms "
+                                 "(lease_until - its now; at most 2 ms counting its 2 ms in "
+                                 "flight) where it asked for :lease_ms = 800 ms: the lease is "
+                                 "short");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_no_early_reap_full_renew_grant_passes)
+{
+    qc_check c;
+
+    /* the same renew granting its 800 ms: no violation; a renew that does
+     * not read :lease_ms (its own lease) is not judged */
+    run(qc_check_no_early_reap, RENEW_GRANT("true", "2061.5"), &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+    run(qc_check_no_early_reap, RENEW_GRANT("false", "1261.5"), &c);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_no_early_reap_reap_at_lease_end_passes)
 {
     qc_check c;
@@ -1723,6 +1843,9 @@ static Suite *faults_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_recovery_kill_after_claim_reaped_after_expiry_passes);
     tcase_add_test(tc, test_recovery_reap_pass_after_expiry_misses_job_fails);
+    tcase_add_test(tc, test_recovery_bounded_reap_batch_not_judged);
+    tcase_add_test(tc, test_recovery_own_heartbeat_may_extend_lease_passes);
+    tcase_add_test(tc, test_recovery_other_incarnation_heartbeat_no_excuse_fails);
     tcase_add_test(tc, test_recovery_starved_reaper_late_passes);
     tcase_add_test(tc, test_recovery_pass_with_owner_request_in_flight_not_judged);
     tcase_add_test(tc, test_recovery_no_reaper_empty_claim_after_expiry_fails);
@@ -1755,6 +1878,8 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_no_early_reap_reap_at_lease_end_passes);
     tcase_add_test(tc, test_no_early_reap_short_lease_grant_fails);
     tcase_add_test(tc, test_no_early_reap_short_lease_not_asked_is_not_judged);
+    tcase_add_test(tc, test_no_early_reap_short_renew_grant_fails);
+    tcase_add_test(tc, test_no_early_reap_full_renew_grant_passes);
     tcase_add_test(tc, test_no_early_reap_complete_refused_before_lease_end_fails);
     tcase_add_test(tc, test_no_early_reap_renew_refused_then_complete_one_violation);
     tcase_add_test(tc, test_no_early_reap_lost_ack_retry_refused_passes);

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../harness/checkers.h"
 #include "../harness/history.h"
 #include "../reports/report.h"
 
@@ -1319,6 +1320,33 @@ START_TEST(test_report_200k_events_fast)
 }
 END_TEST
 
+
+/* Every checker qc_check_all runs has a glossary entry (a report.md row of
+ * "- | -" told a newcomer nothing: retry_delay and the witness checkers had
+ * none). */
+START_TEST(test_report_glossary_names_every_checker)
+{
+    qc_history h;
+    qc_err err = {0};
+    memset(&h, 0, sizeof h);
+    ck_assert_int_eq(qc_history_parse(&h,
+                                      "{\"type\":\"header\",\"schema\":\"qchaos-ledger/1\"}\n",
+                                      &err),
+                     0);
+    qc_check *cs = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(qc_check_all(&h, &cs, &n), 0);
+    ck_assert_uint_ge(n, 19);
+    for (size_t i = 0; i < n; i++) {
+        const char *opp = NULL;
+        ck_assert_msg(qc__glossary(cs[i].name, &opp) != NULL && opp != NULL,
+                      "checker %s has no glossary entry", cs[i].name);
+    }
+    qc_checks_free(cs, n);
+    qc_history_fini(&h);
+}
+END_TEST
+
 static Suite *reports_suite(void)
 {
     Suite *s = suite_create("reports");
@@ -1366,6 +1394,7 @@ static Suite *reports_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_report_results_missing_eio_names_file);
     tcase_add_test(tc, test_report_results_malformed_einval_no_output);
+    tcase_add_test(tc, test_report_glossary_names_every_checker);
     tcase_add_test(tc, test_report_ledger_missing_eio_names_file);
     tcase_add_test(tc, test_report_minimal_results_missing_optional_fields_ok);
     suite_add_tcase(s, tc);

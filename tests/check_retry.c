@@ -8,7 +8,8 @@
  * cases that must not raise an alarm (a claim that waited the delay, a
  * server clock that stepped forward, a coarse clock, a fail that made the
  * job dead, a fail that asked for no delay, a claim answered before the
- * fail was sent), and ledgers without an opportunity.
+ * fail was sent; decision 960: a fail step that ignores :delay_ms judged the
+ * same, with and without an early claim), and ledgers without an opportunity.
  */
 #include <check.h>
 #include <stdint.h>
@@ -159,7 +160,7 @@ START_TEST(test_retry_delay_fail_without_delay_not_judged)
 {
     qc_check c;
 
-    /* a protocol whose fail does not read :delay_ms promised no delay: the
+    /* a scenario that asks for no retry delay (retry_delay_ms = 0): the
      * worker writes no delay_ms, and an immediate claim is fine */
     run(qc_check_retry_delay, C04_PREFIX(",'now':1009.5", "") CLAIM_W1("15", ",'now':1013.75"),
         &c);
@@ -258,6 +259,54 @@ START_TEST(test_retry_delay_no_fail_inconclusive)
 }
 END_TEST
 
+/* Decision 960: the fail step never reads :delay_ms (header
+ * fail_reads_delay_ms false), the worker asked for 2000 ms all the same. */
+#define IGNORING_HEADER                                                                            \
+    "{'type':'header','seed':7,'lease_ms':5000,'max_attempts':3,'reaper_interval_ms':500,"         \
+    "'recovery_slack_ms':2000,'batch':1,'fail_reads_delay_ms':false}\n"
+
+START_TEST(test_retry_delay_fail_ignoring_delay_claimed_at_once_fails)
+{
+    qc_check c;
+    /* the same events as the C04 case, under a header that says the fail
+     * ignores :delay_ms: the retry at once is a violation, and says why */
+    const char *ledger =
+        C04_PREFIX(",'now':1009.5", ",'delay_ms':2000,'state':'ready'")
+            CLAIM_W1("15", ",'now':1013.75");
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s%s", IGNORING_HEADER, strchr(ledger, '\n') + 1);
+    run(qc_check_retry_delay, buf, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 1, 4, 5, 6);
+    ck_assert_str_eq(c.v[0].msg,
+                     "job 1: claimed by worker 1 (seq 6, attempt 2) 5.0 ms after worker 0's fail "
+                     "was sent (seq 4), 4.2 ms on the server's clock, which gave it back with a "
+                     "retry delay of 2000 ms (seq 5); the protocol's fail never reads :delay_ms");
+    ck_assert_msg(strstr(c.summary, "never reads :delay_ms") != NULL, "%s", c.summary);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_retry_delay_fail_ignoring_delay_claimed_late_passes)
+{
+    qc_check c;
+    /* a fail that ignores :delay_ms but whose queue happened to wait longer
+     * (its own backoff) kept the delay asked for: no violation */
+    const char *ledger =
+        C04_PREFIX(",'now':1009.5", ",'delay_ms':2000,'state':'ready'")
+            CLAIM_W1("2015", ",'now':3011.75");
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s%s", IGNORING_HEADER, strchr(ledger, '\n') + 1);
+    run(qc_check_retry_delay, buf, &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("retry_delay");
@@ -273,6 +322,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_retry_delay_claim_answered_before_fail_sent_not_judged);
     tcase_add_test(tc, test_retry_delay_second_retry_judged_on_its_own_fail);
     tcase_add_test(tc, test_retry_delay_no_fail_inconclusive);
+    tcase_add_test(tc, test_retry_delay_fail_ignoring_delay_claimed_at_once_fails);
+    tcase_add_test(tc, test_retry_delay_fail_ignoring_delay_claimed_late_passes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -275,7 +275,16 @@ START_TEST(test_scenario_unknown_section_and_syntax_error_rejected)
     qc_scenario s;
     qc_err err = {0};
     ck_assert_int_eq(load("[workload]\nworkers = 2\n[faultz]\nx = 1\n", &s, &err), QC_EINVAL);
-    ck_assert_msg(strstr(err.msg, ":4: unknown section [faultz]"), "got '%s'", err.msg);
+    /* the section's own line, not its first key's */
+    ck_assert_msg(strstr(err.msg, ":3: unknown section [faultz]"), "got '%s'", err.msg);
+    /* a section without keys is refused too (inih calls no handler for it) */
+    ck_assert_int_eq(load("[scenario]\nname = x\n[workloda]\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":3: unknown section [workloda]"), "got '%s'", err.msg);
+    ck_assert_int_eq(load("[scenario]\nname = x\n[checks]\n; the checkers\njudge = exclusive_claim, nope\n", &s, &err), 0);
+    ck_assert_int_eq(qc_scenario_validate(&s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":5: [checks] judge names unknown checker 'nope'") &&
+                      strstr(err.msg, "own_lease"),
+                  "got '%s'", err.msg);
     ck_assert_int_eq(load("[workload]\nthis line has no equals sign\n", &s, &err), QC_EINVAL);
     ck_assert_msg(strstr(err.msg, ":2: syntax error"), "got '%s'", err.msg);
 }

@@ -331,6 +331,127 @@ START_TEST(test_hold_that_never_comes_is_abandoned)
 }
 END_TEST
 
+/* Decision 963: the reaper keeps passing and finds nothing (job INT64_MIN
+ * at reap.after) while w0 is held between its renew's statements (it may
+ * hold the job's row) or, in the twin, at a point between steps.  (A
+ * worker's empty "claim.after job" releases at once: decision 61.) */
+typedef struct empty_claimer {
+    qc_sched *s;
+    int actor, polls;
+} empty_claimer;
+
+static void *empty_claims(void *arg)
+{
+    empty_claimer *r = arg;
+    qc_sched_begin(r->s, r->actor);
+    for (int i = 0; i < r->polls; i++) {
+        qc_sched_point(r->s, r->actor, "reap.before", INT64_MIN);
+        usleep(20000);
+        qc_sched_point(r->s, r->actor, "reap.after", INT64_MIN);
+    }
+    qc_sched_exit(r->s, r->actor);
+    return NULL;
+}
+
+static const char *s_after_then_renew[] = {"claim.after", "renew.before", "renew.1",
+                                          "renew.after", NULL};
+static const char *s_claim_only[] = {"claim.before", "claim.after", "complete.before",
+                                     "complete.after", NULL};
+
+static void held_and_empty(const char *const *w0_points, qc_sched_entry *e, int n,
+                           const char **abandoned, const char **released, qc_sched **out)
+{
+    qc_sched *s = qc_sched_new(QC_SCHED_SCRIPT, e, n, 1, 1, 3, 100, 300, NULL, "toctou.ini");
+    actor_run a = {s, 0, w0_points, 0, 0, 0};
+    empty_claimer b = {s, QC_SCHED_REAPER, 40};
+    pthread_t ta, tb;
+    norder = 0;
+    ck_assert_int_eq(pthread_create(&ta, NULL, actor_main, &a), 0);
+    ck_assert_int_eq(pthread_create(&tb, NULL, empty_claims, &b), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    *abandoned = qc_sched_abandoned(s);
+    *released = qc_sched_released(s);
+    *out = s;
+}
+
+START_TEST(test_empty_handed_step_while_another_is_held_mid_step_releases)
+{
+    const char *ab, *rel;
+    qc_sched *s;
+    /* w0 held at renew.1, "reaper reap.after job" never gets the job: the
+     * script is released (judged as it ran), not abandoned */
+    qc_sched_entry e[] = {{0, "renew.1", INT64_MIN, 0, 4, 0},
+                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0},
+                          {0, "renew.after", INT64_MIN, 0, 6, 0}};
+    held_and_empty(s_after_then_renew, e, 3, &ab, &rel, &s);
+    ck_assert_msg(ab == NULL, "%s", ab);
+    ck_assert_ptr_nonnull(rel);
+    ck_assert_msg(strstr(rel, "toctou.ini:5") && strstr(rel, "w0 was held at renew.1"), "%s",
+                  rel);
+    qc_sched_free(s);
+}
+END_TEST
+
+START_TEST(test_empty_handed_step_with_nobody_held_mid_step_is_abandoned)
+{
+    const char *ab, *rel;
+    qc_sched *s;
+    /* the same wait with w0 held between steps (claim.after), holding no
+     * statement open: nothing keeps the job back but the queue, so the
+     * script is abandoned (INCONCLUSIVE), as before */
+    qc_sched_entry e[] = {{0, "claim.after", INT64_MIN, 0, 4, 0},
+                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0},
+                          {0, "complete.after", INT64_MIN, 0, 6, 0}};
+    held_and_empty(s_claim_only, e, 3, &ab, &rel, &s);
+    ck_assert_ptr_null(rel);
+    ck_assert_ptr_nonnull(ab);
+    ck_assert_msg(strstr(ab, "toctou.ini:5") && strstr(ab, "did not come within 300 ms"), "%s",
+                  ab);
+    qc_sched_free(s);
+}
+END_TEST
+
+/* Decision 965: w1's claim ends empty after its first statement (a
+ * locking read that skipped the row w0 holds): it passes claim.after with
+ * no job where the script waits for its claim.1. */
+static void *empty_after_first_statement(void *arg)
+{
+    actor_run *r = arg;
+    qc_sched_begin(r->s, r->actor);
+    for (int i = 0; i < 20; i++) {
+        qc_sched_point(r->s, r->actor, "claim.before", INT64_MIN);
+        qc_sched_point(r->s, r->actor, "claim.after", INT64_MIN);
+        usleep(10000);
+    }
+    qc_sched_exit(r->s, r->actor);
+    return NULL;
+}
+
+START_TEST(test_claim_that_ends_before_its_scripted_statement_releases)
+{
+    qc_sched_entry e[] = {{0, "claim.1", INT64_MIN, 0, 4, 0},
+                          {1, "claim.1", INT64_MIN, 0, 5, 0},
+                          {0, "claim.after", INT64_MIN, 0, 6, 0},
+                          {1, "claim.after", INT64_MIN, 0, 7, 0}};
+    qc_sched *s = qc_sched_new(QC_SCHED_SCRIPT, e, 4, 2, 1, 3, 100, 2000, NULL, "naive.ini");
+    qc_sched_exit(s, QC_SCHED_REAPER);
+    actor_run a = {s, 0, claim_points, 0, 0, 0}, b = {s, 1, NULL, 0, 0, 0};
+    pthread_t ta, tb;
+    norder = 0;
+    ck_assert_int_eq(pthread_create(&ta, NULL, actor_main, &a), 0);
+    ck_assert_int_eq(pthread_create(&tb, NULL, empty_after_first_statement, &b), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    const char *ab = qc_sched_abandoned(s), *rel = qc_sched_released(s);
+    ck_assert_msg(ab == NULL, "%s", ab);
+    ck_assert_ptr_nonnull(rel);
+    ck_assert_msg(strstr(rel, "naive.ini:5") && strstr(rel, "ended empty before that point"), "%s",
+                  rel);
+    qc_sched_free(s);
+}
+END_TEST
+
 static const char *many_points[] = {"claim.before", "claim.after", "effect.after",
                                     "complete.before", "complete.after", "claim.before",
                                     "claim.after", "effect.after", "complete.before",
@@ -421,6 +542,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_script_order_is_enforced);
     tcase_add_test(tc, test_blocked_statement_lets_the_next_step_go);
     tcase_add_test(tc, test_hold_that_never_comes_is_abandoned);
+    tcase_add_test(tc, test_claim_that_ends_before_its_scripted_statement_releases);
+    tcase_add_test(tc, test_empty_handed_step_while_another_is_held_mid_step_releases);
+    tcase_add_test(tc, test_empty_handed_step_with_nobody_held_mid_step_is_abandoned);
     tcase_add_test(tc, test_pct_order_is_a_function_of_the_seed);
     tcase_add_test(tc, test_replay_entries_from_a_ledger);
     suite_add_tcase(s, tc);

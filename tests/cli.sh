@@ -154,4 +154,23 @@ nrows=$(grep -c '^[0-9]' "$tmp/dur/samples.csv" 2>/dev/null)
 [ "${nrows:-0}" -ge 3 ] && ok "samples.csv: $nrows one-second rows" || bad "samples.csv: ${nrows:-no} rows"
 grep -qE '[0-9]\.[0-9]{4,}' "$tmp/dur/results.json" && bad "results.json has unrounded floats: $(grep -m2 -E '[0-9]\.[0-9]{4,}' "$tmp/dur/results.json")" ||
   ok "results.json floats rounded"
+# One run at a time on a database: a session holding qchaos's run lock
+# (advisory lock 1903326323, 1, as a running qchaos's control session does)
+# makes another run exit 3 naming that session, before any table is
+# touched; a shard (the lock's shared form) is refused too.
+psql "$dsn" -Atq -c "SELECT pg_advisory_lock(1903326323, 1)" -c "SELECT pg_sleep(60)" \
+  >/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 1 100); do # until the lock is held
+  [ "$(psql "$dsn" -Atc "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1903326323 AND granted" 2>/dev/null)" = 1 ] && break
+  sleep 0.1
+done
+run 3 "a run on a database another run is using is refused" ./qchaos run scenarios/default.ini --dsn "$dsn" --jobs 10 --out "$tmp/busy" --no-progress
+has "it names the session that holds the run lock" "another qchaos run is using this database: server process [0-9]* (application_name psql"
+[ -f "$tmp/busy/ledger.jsonl" ] && bad "the refused run wrote a ledger" || ok "the refused run wrote no ledger"
+run 3 "a shard of a run is refused too" ./qchaos run scenarios/default.ini --dsn "$dsn" --jobs 10 --shard 0/2 --out "$tmp/busy2" --no-progress
+psql "$dsn" -Atq -c "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1903326323" >/dev/null 2>&1
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+run 0 "once the other session is gone the run goes ahead" ./qchaos run scenarios/default.ini --dsn "$dsn" --jobs 10 --out "$tmp/busy" --no-progress --force
 exit "$failed"

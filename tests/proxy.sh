@@ -70,8 +70,8 @@ run scenarios/network_reset.ini --jobs 300
 
 run scenarios/network_partition.ini
 l=$work/network_partition/ledger.jsonl
-n=$(count '"fault":"partition","worker":-2,"target":[01],"mode":"silent","until_t":' "$l")
-[ "$n" -eq 2 ] || bad "network_partition: expected a partition fault for w0 and w1, got $n"
+n=$(count '"fault":"partition","worker":-2,"target":[012],"mode":"silent","until_t":' "$l")
+[ "$n" -eq 3 ] || bad "network_partition: expected a partition fault for w0, w1 and w2, got $n"
 
 run scenarios/network_latency.ini --jobs 200
 [ "$(count '"fault":"latency","worker":-2,"target":' "$work/network_latency/ledger.jsonl")" -eq 8 ] ||

@@ -183,12 +183,12 @@ passed=$(cat "$work"/results-* | grep -c '^PASS')
 failed=$(cat "$work"/results-* | grep -c '^FAIL')
 grep -h '^FAIL' "$work"/results-* | cut -f3 | sed 's/^/FAILED: /'
 echo "libcheck checks run: $checks; the whole test command took $(($(date +%s) - t_start)) s"
-echo "$passed passed, $failed failed"
 if [ "$failed" -eq 0 ]; then
   cleanup
   rm -rf "$work" # run folders and ledgers are big; kept only when something failed
-  echo "tests/run.sh: every step passed: \$TESTDIR (the run folders and logs above) is removed"
+  echo "tests/run.sh: every step passed: $work (the run folders and logs above) is removed"
 else
   echo "tests/run.sh: run folders and logs kept in $work"
 fi
+echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

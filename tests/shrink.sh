@@ -92,7 +92,7 @@ fi
 
 # the shrink itself
 t0=$(date +%s)
-"$bin" shrink "$tmp/fail" --dsn "$dsn" --max-runs 12 --timeout 120 --confirm 1 \
+"$bin" shrink "$tmp/fail" --dsn "$dsn" --max-runs 20 --timeout 120 --confirm 1 \
   --out "$tmp/shrunk" >"$tmp/out" 2>&1
 rc=$?
 echo "   (shrink: exit $rc in $(($(date +%s) - t0)) s: $(grep -E -- '-> ' "$tmp/out" | sed 's/qchaos: shrink: //')"
@@ -114,7 +114,7 @@ if grep -q '^; Checker that fails: exclusive_claim' "$ini" 2>/dev/null &&
 else
   bad "its comment does not name the run and the checker: $(head -n 5 "$ini" 2>/dev/null)"
 fi
-has "the command that runs it is printed" "run it: qchaos run $ini --dsn '...'"
+has "the command that runs it is printed (the binary as invoked)" "run it: $bin run $ini --dsn '...'"
 # and it still fails, run as the user would run it.  Its seed fixes the
 # workload, not the interleaving: a 2-worker, 1-job race failed in 8 of 10
 # runs on an idle machine and in neither of two runs in CI at load 5, so up
@@ -131,8 +131,8 @@ else
 fi
 # what does not depend on the interleaving: the kept cut's failing run,
 # replayed (decision 62), fails exclusive_claim again
-rdir=$(sed -n 's/^qchaos: shrink: replay its failing run: qchaos run --replay \([^ ]*\).*/\1/p' "$tmp/out")
-if [ -n "$rdir" ] && [ -f "$rdir/ledger.jsonl" ] && grep -q "^; qchaos run --replay $rdir" "$ini"; then
+rdir=$(sed -n 's/^qchaos: shrink: replay its failing run: [^ ]* run --replay \([^ ]*\).*/\1/p' "$tmp/out")
+if [ -n "$rdir" ] && [ -f "$rdir/ledger.jsonl" ] && grep -q "^; $bin run --replay $rdir" "$ini"; then
   ok "the replay of its failing run is printed and in shrunk.ini"
 else
   bad "no replay command for a failing run in the output / shrunk.ini (got '$rdir')"
@@ -146,7 +146,7 @@ else
 fi
 # issue 17: the listen nemesis keys and the proxy's keys are cut too.  A
 # LISTEN protocol behind the proxy with latency, jitter, a bandwidth limit,
-# a partition and listen kills; the failure (a 0-row complete counted
+# a partition, listen kills and clock skews (decision 955); the failure (a 0-row complete counted
 # after a lost ack) needs none of them, so each cut is kept and shrunk.ini
 # has them off.  One try per cut (--tries 1): the lost ack fails every run.
 cat >"$tmp/net.ini" <<EOF
@@ -169,6 +169,8 @@ partition_ms = 300
 count_zero_row_complete = yes
 [faults]
 lost_ack = 1
+clock_skew_ms = 400,-700
+reaper_skew_ms = -300
 [nemesis]
 listen_close_every_ms = 300
 listen_terminate_every_ms = 400
@@ -181,11 +183,11 @@ if [ $rc -eq 1 ]; then ok "the network + listen run fails no_false_success (exit
   bad "the network + listen run: exit $rc, want 1: $(grep -E 'verdict|qchaos: [a-z]' "$tmp/netfail.log" | tail -n 3)"
 fi
 run 0 "shrink cuts the listen and network keys" "$bin" shrink "$tmp/netfail" --dsn "$dsn" \
-  --tries 1 --confirm 1 --max-runs 14 --out "$tmp/netshrunk"
+  --tries 1 --confirm 1 --max-runs 16 --out "$tmp/netshrunk"
 cp "$tmp/out" "$tmp/netshrink.log"
 nini=$tmp/netshrunk/shrunk.ini
 for kv in 'listen_close_every_ms = 0' 'listen_terminate_every_ms = 0' 'latency_ms = 0' \
-  'jitter_ms = 0' 'bandwidth = 0'; do
+  'jitter_ms = 0' 'bandwidth = 0' 'clock_skew_ms = 0,0' 'reaper_skew_ms = 0'; do
   if sed -n '/--- the cut/,$p' "$nini" 2>/dev/null | grep -qx "$kv"; then ok "shrunk.ini: $kv"; else
     bad "shrunk.ini lacks '$kv' in its cut: $(sed -n '/--- the cut/,$p' "$nini" 2>/dev/null | tr '\n' ' ')"
   fi
