@@ -190,8 +190,15 @@ static void candidates(state *t, int n, int d)
     }
     /* the diverging action one place later: behind the next entry of
      * another actor */
-    if (d + 1 < n && b[d + 1].actor != actor)
+    if (d + 1 < n && b[d + 1].actor != actor && t->ncand < MAX_CANDS)
         t->cand[t->ncand++] = (move){d, d + 1};
+    /* one of its earlier actions one place later: a claim's SELECT
+     * (claim.1) that overlapped another's and ended first, although the
+     * other took its row first, diverges only at the claim's answer, where
+     * the job shows (decision 66) */
+    for (int j = 1; j < np && j < 4 && t->ncand < MAX_CANDS; j++)
+        if (pos[j] + 1 < n && b[pos[j] + 1].actor != actor)
+            t->cand[t->ncand++] = (move){pos[j], pos[j] + 1};
 }
 
 /* Whether order o is one an attempt already ran. */

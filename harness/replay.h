@@ -16,7 +16,9 @@
  * diverged (actor X), it moves X's diverging action, or one of X's up to
  * three actions before it in the same request, to just after X's previous
  * point (ahead of every action that ended while it was in flight), or the
- * diverging action one place later.  Best first: each move is taken from
+ * diverging action or one of those three one place later (behind the next
+ * entry of another actor: a SELECT that ended first although the other's
+ * took the row first).  Best first: each move is taken from
  * the attempted order that got furthest (the latest place of its diverging
  * entry; the same entry moved later is not further) among those with a
  * move left, and an order already run is not run again.  It stops at the

@@ -124,6 +124,28 @@ START_TEST(test_moves_an_earlier_action_of_the_same_request)
 }
 END_TEST
 
+START_TEST(test_moves_an_earlier_action_one_place_later)
+{
+    /* every attempt diverges at w1's d (seq 4): w1's b (seq 2), a SELECT
+     * that ended before w0's c although c took the row first, is tried
+     * behind c: "1 3 2 4 5" */
+    char msg[600];
+    int found = 0, again;
+    mkpath();
+    qc_replay_search *rs = qc_replay_search_new(ents, 5, 50);
+    ledger(path, 4, 3);
+    while ((again = qc_replay_search_next(rs, path, 0, msg, sizeof msg)) == 1)
+        if (!strcmp(seqs(rs), "1 3 2 4 5")) {
+            found = qc_replay_search_attempts(rs) + 1;
+            ck_assert_msg(strstr(msg, "w1 claim.1 (seq 2) now before") != NULL, "%s", msg);
+            break;
+        }
+    ck_assert_msg(found > 0 && found <= 10, "order 1 3 2 4 5 tried at attempt %d", found);
+    qc_replay_search_free(rs);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(test_stops_when_reproduced)
 {
     char msg[600];
@@ -366,6 +388,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_first_attempt_is_the_ledger_order);
     tcase_add_test(t, test_moves_the_diverging_action_ahead_then_later);
     tcase_add_test(t, test_moves_an_earlier_action_of_the_same_request);
+    tcase_add_test(t, test_moves_an_earlier_action_one_place_later);
     tcase_add_test(t, test_stops_when_reproduced);
     tcase_add_test(t, test_stops_without_divergence);
     tcase_add_test(t, test_stops_at_max_attempts_and_when_no_move_is_left);
