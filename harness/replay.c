@@ -21,7 +21,7 @@ typedef struct move {
     int from, to;
 } move;
 
-#define MAX_CANDS 8
+#define MAX_CANDS 12
 
 /* An order tried: where its attempt diverged, and the moves to try from it. */
 typedef struct state {
@@ -192,10 +192,15 @@ static void candidates(state *t, int n, int d)
      * another actor */
     if (d + 1 < n && b[d + 1].actor != actor && t->ncand < MAX_CANDS)
         t->cand[t->ncand++] = (move){d, d + 1};
-    /* one of its earlier actions one place later: a claim's SELECT
-     * (claim.1) that overlapped another's and ended first, although the
-     * other took its row first, diverges only at the claim's answer, where
-     * the job shows (decision 66) */
+    /* one of its earlier actions as late as it goes (right before the
+     * actor's next entry), then one place later: a claim's SELECT (claim.1)
+     * that ran beside another's and ended first, although the other held
+     * the row (SKIP LOCKED passed it), diverges only at the claim's
+     * answer, where the job shows; run after the other's UPDATE it sees
+     * the row taken and answers as it did (decision 68) */
+    for (int j = 1; j < np && j < 4 && t->ncand < MAX_CANDS; j++)
+        if (pos[j] + 2 < pos[j - 1])
+            t->cand[t->ncand++] = (move){pos[j], pos[j - 1] - 1};
     for (int j = 1; j < np && j < 4 && t->ncand < MAX_CANDS; j++)
         if (pos[j] + 1 < n && b[pos[j] + 1].actor != actor)
             t->cand[t->ncand++] = (move){pos[j], pos[j] + 1};

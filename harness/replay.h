@@ -16,18 +16,23 @@
  * diverged (actor X), it moves X's diverging action, or one of X's up to
  * three actions before it in the same request, to just after X's previous
  * point (ahead of every action that ended while it was in flight), or the
- * diverging action or one of those three one place later (behind the next
- * entry of another actor: a SELECT that ended first although the other's
- * took the row first).  Best first: each move is taken from
+ * diverging action one place later (behind the next entry of another
+ * actor), or one of those three as late as it goes (right before the
+ * actor's next entry) or one place later: a SELECT that ran beside another
+ * and ended first, although the other held the row it skipped, answers as
+ * it did when it runs after the other's UPDATE.  Best first: each move is taken from
  * the attempted order that got furthest (the latest place of its diverging
  * entry; the same entry moved later is not further) among those with a
  * move left, and an order already run is not run again.  It stops at the
  * first attempt that fails the original's failing checkers (a mutant's
  * expected ones) on the same first jobs, when no move is left, or after
- * max_attempts.  Every order it tries is a linearisation
- * the earlier ledger allows (each moved action overlapped the actions it
- * passes), and every attempt is itself a scheduled run: its own ledger
- * replays exactly.
+ * max_attempts.  The moves ahead pass only actions the moved one
+ * overlapped; a move later may pass more (a SELECT that skipped a row
+ * another statement held at once has no serial order that the ledger's
+ * overlaps allow): every point's job is checked all the same, so an order
+ * that answers otherwise diverges and is never kept as a reproduction.
+ * Every attempt is itself a scheduled run: its own ledger replays
+ * exactly.
  *
  * Not thread-safe: one search per replay, on the caller's thread.
  */

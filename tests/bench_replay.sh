@@ -13,7 +13,9 @@
 #                   without it
 # Environment: QC_QCHAOS_BIN (default ./qchaos), BENCH_DIR (default a new
 # /tmp folder), JOBS (default 200: the most jobs a run gets), SEEDS (default
-# "1 2 3": the seeds tried for the failing run).
+# "1 2 3": the seeds tried for the failing run), REUSE=1 (replay again the
+# failing runs an earlier bench left in BENCH_DIR, instead of new ones: the
+# same originals for another binary).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 dsn=${1:?usage: tests/bench_replay.sh DSN [R [NAME...]]}
@@ -71,9 +73,23 @@ for name in "${names[@]}"; do
   fi
   orig=""
   d0="$work/${name//\//_}"
-  rm -rf "$d0"
-  mkdir -p "$d0"
+  if [ "${REUSE:-0}" = 1 ]; then
+    # the failing runs of an earlier bench in BENCH_DIR, replayed again
+    for s in $SEEDS; do
+      d="$d0/orig-$s"
+      if jq -e '[.checkers[] | select(.verdict=="FAIL")] | length > 0' "$d/results.json" \
+        >/dev/null 2>&1; then
+        orig=$d
+        rm -rf "$d"/replay-*
+        break
+      fi
+    done
+  else
+    rm -rf "$d0"
+    mkdir -p "$d0"
+  fi
   for s in $SEEDS; do
+    [ -z "$orig" ] || break
     d="$d0/orig-$s"
     "$q" run "$scen" "${proto[@]}" --seed "$s" --dsn "$rdsn" --out "$d" --force --no-progress \
       $(jobs_cap "$scen") \
