@@ -68,8 +68,6 @@ struct qc_sched {
     char released[1024];     /* why the script's race could not be set up; "" */
     int div_entry;           /* replay: the entry at which it diverged, -1: none */
     double anchor;           /* replay: ms (qc_clock_ms) the first entry was carried out, 0 */
-    double lag;              /* replay: ms, the most an entry was carried out later (after the
-                                anchor) than its point was passed in the earlier run */
 };
 
 static const char *step_points[] = {"claim", "complete", "renew", "fail", "reap"};
@@ -381,11 +379,6 @@ static void consume(qc_sched *s, int k)
     int i = idx(s, s->e[k].actor);
     if (s->anchor == 0)
         s->anchor = qc_clock_ms(); /* the replay's clock starts at its first point */
-    if (s->mode == QC_SCHED_REPLAY) {
-        double late = qc_clock_ms() - s->anchor - s->e[k].end_ms;
-        if (late > s->lag)
-            s->lag = late; /* it never catches up: later entries keep their gaps */
-    }
     s->state[k] = 1;
     s->consumed++;
     if (i != NONE)
@@ -400,15 +393,6 @@ static int has_pending(const qc_sched *s, int i)
         if (s->state[k] == 2 && idx(s, s->e[k].actor) == i)
             return 1;
     return 0;
-}
-
-/* Replay: whether entry k is not due yet: its action began start_ms after
- * the earlier run's first point, and the replay, lag ms behind that run
- * at its latest, does not catch up (decisions 64, 69; mutex held). */
-static int replay_early(const qc_sched *s, int k)
-{
-    return s->mode == QC_SCHED_REPLAY && s->anchor != 0 && k < s->n &&
-           qc_clock_ms() - s->anchor < s->e[k].start_ms + s->lag;
 }
 
 /* The blocked and timeout rules, checked by every waiter (mutex held). */
@@ -468,7 +452,7 @@ static void watch(qc_sched *s)
             snprintf(why, sizeof why, "%s cannot come: the actor's thread ended (it was at %s)",
                      what, s->a[i].at);
             abandon(s, why);
-        } else if (now - s->moved > (double)s->hold_ms && !replay_early(s, k)) {
+        } else if (now - s->moved > (double)s->hold_ms) {
             if (s->mode == QC_SCHED_REPLAY)
                 s->div_entry = k; /* the replay search may try another order here */
             entry_text(s, k, what, sizeof what);
@@ -513,7 +497,8 @@ static int may_go(qc_sched *s, int i)
      * begins no earlier (after the first point) than it began there, so
      * a lease the earlier reaper found expired has expired, a delay has
      * passed (decision 64) */
-    return !replay_early(s, s->cursor);
+    return s->mode != QC_SCHED_REPLAY || s->anchor == 0 ||
+           qc_clock_ms() - s->anchor >= s->e[s->cursor].start_ms;
 }
 
 static void wait_turn(qc_sched *s, int i)
@@ -826,13 +811,6 @@ static double action_start(double **last_t, size_t *n, double *first_t, int acto
     return start > 0 ? start : 0;
 }
 
-/* When a point at t (ms of the earlier run) was passed, ms after the run's
- * first point first_t (0 for the first, or before it). */
-static double point_end(double first_t, double t)
-{
-    return first_t >= 0 && t > first_t ? t - first_t : 0;
-}
-
 int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err *err)
 {
     FILE *f = fopen(path, "r");
@@ -919,7 +897,6 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
             v[cnt].where = (long)json_integer_value(json_object_get(e, "seq"));
             v[cnt].start_ms = action_start(&last_t, &nlast_t, &first_t, actor,
                                            json_number_value(json_object_get(e, "t")));
-            v[cnt].end_ms = point_end(first_t, json_number_value(json_object_get(e, "t")));
             cnt++;
             continue;
         }
@@ -964,7 +941,6 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
         v[cnt].where = (long)json_integer_value(json_object_get(e, "seq"));
         v[cnt].start_ms = action_start(&last_t, &nlast_t, &first_t, actor,
                                        json_number_value(json_object_get(e, "t")));
-        v[cnt].end_ms = point_end(first_t, json_number_value(json_object_get(e, "t")));
         cnt++;
     }
     free(last_t);

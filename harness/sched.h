@@ -36,10 +36,7 @@
  *    another point or job than the ledger says ends the replay (recorded:
  *    "replay diverged"), and everyone runs freely.  An entry is not granted
  *    before its action began in the earlier run (start_ms after the first
- *    point) plus the most the replay has lagged behind that run so far:
- *    the replay never runs ahead of that run's clock, nor catches up on
- *    its lag (the reaper reads a lease no sooner after its claim than in
- *    that run).  An actor
+ *    point): the replay never runs ahead of that run's clock.  An actor
  *    that passed a point goes on at once and waits for its grant only at
  *    its next event or statement (qc_sched_turn): its sleeps overlap the
  *    others' actions as in the earlier run.
@@ -87,11 +84,7 @@ typedef struct qc_sched_entry {
     long where;        /* scenario line (script) or ledger seq (replay), for messages */
     double start_ms;   /* replay: when the action began in the earlier run (its actor's
                           previous point), ms after the run's first point; it is not granted
-                          earlier in the replay (leases expire, delays pass as they did),
-                          plus the replay's lag (end_ms); 0 */
-    double end_ms;     /* replay: when the point was passed in the earlier run, ms after its
-                          first point; the most a replay's entry came later than this is its
-                          lag, added to every later entry's start_ms (decision 69); 0 */
+                          earlier in the replay (leases expire, delays pass as they did); 0 */
 } qc_sched_entry;
 
 /* Checks a point name's grammar (see above).  Returns 0 when it is one,

@@ -288,9 +288,6 @@ START_TEST(test_entries_carry_when_their_action_began)
     /* w0's effect began at its claim's answer, t 130.5 */
     ck_assert_str_eq(v[4].point, "effect.after");
     ck_assert(v[4].start_ms == 30.5);
-    /* and each point was passed when its event was recorded (decision 69) */
-    ck_assert(v[0].end_ms == 0 && v[1].end_ms == 5.0 && v[2].end_ms == 30.5);
-    ck_assert(v[4].end_ms == 50.25);
     free(v);
     unlink(path);
 }
