@@ -130,7 +130,7 @@ static void run_help(void)
            "                     overlapping actions diverge, other orders they allow\n"
            "                     are tried, a whole run each (OUT/attempt-K); OUT holds\n"
            "                     the attempt that reproduced the run, else the furthest\n"
-           "  --replay-attempts N  at most N runs for one --replay (default 10; 1: the\n"
+           "  --replay-attempts N  at most N runs for one --replay (default 30; 1: the\n"
            "                     ledger's order only)\n"
            "  --shard I/N        be process I of N driving one run on one database (--dsn;\n"
            "                     PostgreSQL): workers I, I+N, ... and every N-th job; shard 0\n"
@@ -622,7 +622,8 @@ static int cmd_run(int argc, char **argv)
     memcpy(run_typed, argv, (size_t)argc * sizeof *run_typed);
     const char *dsn = NULL, *worker_dsn = NULL, *protocol = NULL, *out = NULL, *seed = NULL, *duration = NULL;
     const char *replay = NULL;
-    long replay_attempts = 10;
+    long replay_attempts = 30; /* decision 69 */
+    int replay_attempts_set = 0;
     double progress_s = 0;
     long workers = -1, jobs = -1, repeat_n = 0;
     int keep = 0, noprogress = 0, allow_inc = 0, force = 0, allow_existing = 0, c;
@@ -667,6 +668,7 @@ static int cmd_run(int argc, char **argv)
             char *end;
             errno = 0;
             replay_attempts = strtol(optarg, &end, 10);
+            replay_attempts_set = 1;
             if (errno || end == optarg || *end || replay_attempts < 1 || replay_attempts > 1000)
                 return die(2, "--replay-attempts expects a number of runs 1..1000");
             break;
@@ -691,7 +693,7 @@ static int cmd_run(int argc, char **argv)
     char base_dir[1024] = "", scenario[4096];
     replay_src rp;
     memset(&rp, 0, sizeof rp);
-    if (replay == NULL && replay_attempts != 10)
+    if (replay == NULL && replay_attempts_set)
         return die(2, "--replay-attempts goes with --replay RUNDIR");
     if (replay != NULL) {
         if (repeat_n > 0 || workers > 0 || jobs >= 0 || duration != NULL)

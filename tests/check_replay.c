@@ -1,8 +1,9 @@
 /*
  * check_replay.c - unit tests of the replay search (harness/replay.c): the
  * orders it tries where a replay diverged, how it judges progress, when it
- * stops, which attempt the replay's folder keeps and how (decision 67).  The attempts' ledgers are written by hand: a replay run
- * is the e2e test's part (tests/sched.sh).
+ * stops, which attempt the replay's folder keeps and how (decision 67).
+ * The attempts' ledgers are written by hand: a replay run is the e2e
+ * test's part (tests/sched.sh).
  *
  * The entries: w0 a (seq 1), w1 b (seq 2), w0 c (seq 3), w1 d (seq 4),
  * w2 e (seq 5): w0's action ending at c ran while w1's ending at b ended.
