@@ -8,16 +8,24 @@
  * failing run is printed from its ledger (qc_sched_load_replay), as the
  * step lines a script would have.
  */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "explore.h"
 #include "clock.h"
 #include "mutation.h"
 #include "sched.h"
 
+#include <dirent.h>
+#include <ftw.h>
+#include <jansson.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
 
 extern volatile sig_atomic_t qc_interrupted;
 
@@ -78,6 +86,120 @@ static void print_schedule(const char *dir)
     free(v);
 }
 
+/* Whether name is "run-N" (N digits only): a run folder of explore's. */
+static int run_name(const char *name)
+{
+    if (strncmp(name, "run-", 4) || name[4] == '\0')
+        return 0;
+    for (const char *p = name + 4; *p; p++)
+        if (*p < '0' || *p > '9')
+            return 0;
+    return 1;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return (flag == FTW_DP ? rmdir(path) : unlink(path)) != 0 ? -1 : 0;
+}
+
+/* Refuses (2, err) an out folder that holds an earlier exploration (a
+ * run-N folder) or a run (ledger.jsonl), unless force; with force the
+ * run-N folders go, so the folder holds this exploration's runs alone. */
+static int out_free(const char *out, int force, qc_err *err)
+{
+    char p[PATH_MAX];
+    struct stat st;
+    DIR *d;
+    struct dirent *de;
+    int held = 0;
+
+    snprintf(p, sizeof p, "%s/ledger.jsonl", out);
+    if (stat(p, &st) == 0)
+        held = 1;
+    if ((d = opendir(out)) == NULL)
+        return 0;
+    while ((de = readdir(d)) != NULL) {
+        if (!run_name(de->d_name))
+            continue;
+        snprintf(p, sizeof p, "%s/%s", out, de->d_name);
+        if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        held = 1;
+        if (force && nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) {
+            closedir(d);
+            qc_err_set(err, QC_EIO, "cannot remove %s (an earlier exploration's run)", p);
+            return 2;
+        }
+    }
+    closedir(d);
+    if (held && !force) {
+        qc_err_set(err, QC_EINVAL,
+                   "output folder '%s' already holds an exploration (run-N folders) or a run; "
+                   "remove it, give another --out, or pass --force",
+                   out);
+        return 2;
+    }
+    return 0;
+}
+
+/* The checkers that FAILed in dir/results.json, with the first job of
+ * each ("exclusive_claim (job 1), no_lost_jobs"), into buf (size n);
+ * "(see DIR/run.log)" when there is no results.json. */
+static void failed_checkers(const char *dir, char *buf, size_t n)
+{
+    char p[PATH_MAX + 16];
+    json_t *root, *c;
+    size_t i, len = 0;
+
+    buf[0] = '\0';
+    snprintf(p, sizeof p, "%s/results.json", dir);
+    if ((root = json_load_file(p, 0, NULL)) == NULL) {
+        snprintf(buf, n, "(no results.json: see %.900s/run.log)", dir);
+        return;
+    }
+    json_array_foreach(json_object_get(root, "checkers"), i, c)
+    {
+        const char *name = json_string_value(json_object_get(c, "name"));
+        const char *v = json_string_value(json_object_get(c, "verdict"));
+        if (name == NULL || v == NULL || strcmp(v, "FAIL") || len + 1 >= n)
+            continue;
+        json_t *j = json_object_get(json_array_get(json_object_get(c, "violations"), 0), "job");
+        if (json_is_integer(j))
+            snprintf(buf + len, n - len, "%s%s (first on job %lld)", len ? ", " : "", name,
+                     (long long)json_integer_value(j));
+        else
+            snprintf(buf + len, n - len, "%s%s", len ? ", " : "", name);
+        len = strlen(buf);
+    }
+    json_decref(root);
+    if (len == 0)
+        snprintf(buf, n, "no checker (see %.900s/run.log)", dir);
+}
+
+/* The command that replays run folder dir, as the user can type it where
+ * they are: the binary as they called it, the folder as given, and the
+ * --dsn of the exploration (its password as ***), each word quoted. */
+static void replay_command(const qc_explore_opts *o, const char *dir, char *buf, size_t n)
+{
+    char *p = qc_cli_quote(o->prog ? o->prog : "qchaos"), *d = qc_cli_quote(dir), *ds = NULL;
+    if (o->dsn != NULL) {
+        size_t rn = strlen(o->dsn) * 4 + 64;
+        char *red = malloc(rn);
+        if (red != NULL) {
+            qc_redact_conninfo(o->dsn, red, rn);
+            ds = qc_cli_quote(red);
+            free(red);
+        }
+    }
+    snprintf(buf, n, "%s run --replay %s%s%s", p ? p : "qchaos", d ? d : dir,
+             ds ? " --dsn " : "", ds ? ds : "");
+    free(p);
+    free(d);
+    free(ds);
+}
+
 int qc_explore_run(const qc_explore_opts *o, qc_err *err)
 {
     int inconclusive = 0;
@@ -85,6 +207,8 @@ int qc_explore_run(const qc_explore_opts *o, qc_err *err)
 
     if (o->runs < 1 || o->depth < 1)
         return qc_err_set(err, QC_EINVAL, "explore needs --runs >= 1 and --depth >= 1");
+    if (out_free(o->out_dir, o->force, err) != 0)
+        return 2;
     for (int i = 0; i < o->runs && !qc_interrupted; i++) {
         int seed = o->first_seed + i;
         char dir[PATH_MAX], copy[PATH_MAX + 32];
@@ -103,8 +227,12 @@ int qc_explore_run(const qc_explore_opts *o, qc_err *err)
                    "(run.log, results.json)\n",
                    seed, dir);
             print_schedule(dir);
-            printf("qchaos: replay it with: qchaos run --replay %s\n", dir);
-            printf("qchaos: explore: %d runs in %.1f s\n", i + 1, (qc_clock_ms() - t0) / 1000.0);
+            char cmd[2 * PATH_MAX], failed[1024];
+            replay_command(o, dir, cmd, sizeof cmd);
+            failed_checkers(dir, failed, sizeof failed);
+            printf("qchaos: replay it with: %s\n", cmd);
+            printf("qchaos: explore: FAIL: run %d of %d (seed %d) failed %s; %d runs in %.1f s\n",
+                   i + 1, o->runs, seed, failed, i + 1, (qc_clock_ms() - t0) / 1000.0);
             return 1;
         }
         if (rc == 4)

@@ -19,12 +19,19 @@ typedef struct qc_explore_opts {
     int runs;             /* at most this many runs */
     int first_seed;
     int depth;            /* PCT depth d (priority changes + 1) */
+    const char *prog;     /* how the user called qchaos (argv[0]), for the printed replay
+                             command; NULL: "qchaos" */
+    int force;            /* --force: an out_dir that holds an earlier exploration or a
+                             run is written over (its run-N folders removed first) */
 } qc_explore_opts;
 
-/* Runs the exploration (each run a child of this executable).  Returns 1
- * when a run failed (its folder and schedule printed), 0 when every run
- * passed, 4 when none failed but some were inconclusive, 3 when a run
- * could not be done, 2 with err set for bad input. */
+/* Runs the exploration (each run a child of this executable).  Refuses an
+ * out_dir that holds an earlier exploration (a run-N folder) or a run
+ * (ledger.jsonl) unless force.  Returns 1 when a run failed (its folder,
+ * schedule, the replay command and, in the last line, the checkers that
+ * failed printed), 0 when every run passed, 4 when none failed but some
+ * were inconclusive, 3 when a run could not be done, 2 with err set for
+ * bad input or an out_dir refused. */
 int qc_explore_run(const qc_explore_opts *o, qc_err *err);
 
 #endif

@@ -128,8 +128,9 @@ static void run_help(void)
            "                     jobs), imposing the order in which its actors passed the\n"
            "                     protocol's points (results in RUNDIR/replay-N); where\n"
            "                     overlapping actions diverge, other orders they allow\n"
-           "                     are tried, a whole run each\n"
-           "  --replay-attempts N  at most N runs for one --replay (default 10; 1: the\n"
+           "                     are tried, a whole run each (OUT/attempt-K); OUT holds\n"
+           "                     the attempt that reproduced the run, else the furthest\n"
+           "  --replay-attempts N  at most N runs for one --replay (default 30; 1: the\n"
            "                     ledger's order only)\n"
            "  --shard I/N        be process I of N driving one run on one database (--dsn;\n"
            "                     PostgreSQL): workers I, I+N, ... and every N-th job; shard 0\n"
@@ -621,7 +622,8 @@ static int cmd_run(int argc, char **argv)
     memcpy(run_typed, argv, (size_t)argc * sizeof *run_typed);
     const char *dsn = NULL, *worker_dsn = NULL, *protocol = NULL, *out = NULL, *seed = NULL, *duration = NULL;
     const char *replay = NULL;
-    long replay_attempts = 10;
+    long replay_attempts = 30; /* decision 69 */
+    int replay_attempts_set = 0;
     double progress_s = 0;
     long workers = -1, jobs = -1, repeat_n = 0;
     int keep = 0, noprogress = 0, allow_inc = 0, force = 0, allow_existing = 0, c;
@@ -666,6 +668,7 @@ static int cmd_run(int argc, char **argv)
             char *end;
             errno = 0;
             replay_attempts = strtol(optarg, &end, 10);
+            replay_attempts_set = 1;
             if (errno || end == optarg || *end || replay_attempts < 1 || replay_attempts > 1000)
                 return die(2, "--replay-attempts expects a number of runs 1..1000");
             break;
@@ -690,7 +693,7 @@ static int cmd_run(int argc, char **argv)
     char base_dir[1024] = "", scenario[4096];
     replay_src rp;
     memset(&rp, 0, sizeof rp);
-    if (replay == NULL && replay_attempts != 10)
+    if (replay == NULL && replay_attempts_set)
         return die(2, "--replay-attempts goes with --replay RUNDIR");
     if (replay != NULL) {
         if (repeat_n > 0 || workers > 0 || jobs >= 0 || duration != NULL)
@@ -838,15 +841,25 @@ static int cmd_run(int argc, char **argv)
         if (search == NULL)
             return die(3, "out of memory");
         /* a mutant's expected checkers are what the search must reproduce
-         * (its header's expect:), any other protocol's every failing one */
+         * (its header's expect:, a policy mutant's [checks] expect), any
+         * other run's every failing one */
         qc_protocol *pr = NULL;
         qc_err perr = {0};
         if (qc_protocol_load(o.sc.protocol, QC_PARAM_DOLLAR, &pr, &perr) == 0 && pr->expect)
             snprintf(expect_buf, sizeof expect_buf, "%s", pr->expect);
+        else if (o.sc.expect[0])
+            snprintf(expect_buf, sizeof expect_buf, "%s", o.sc.expect); /* a policy mutant's */
         qc_protocol_destroy(pr);
         expect = expect_buf[0] ? expect_buf : NULL;
     }
     long runs = repeat_n > 0 ? repeat_n : 1;
+    int codes[1001]; /* the replay search's attempts' exit codes */
+    char replay_out[sizeof o.out_dir] = "";
+    if (search != NULL) {
+        run_out_dir(replay_out, sizeof replay_out, out, o.sc.name, o.sc.seed, repeat_n);
+        if (qc_replay_clear_attempts(replay_out, &err) < 0)
+            return die(2, err.msg);
+    }
     for (long k = 0; k < runs; k++) {
         o.sc.seed = first_seed + (uint64_t)k;
         run_out_dir(o.out_dir, sizeof o.out_dir, out, o.sc.name, o.sc.seed, repeat_n);
@@ -856,8 +869,13 @@ static int cmd_run(int argc, char **argv)
         repeat = qc_cli_repeat_line(prog_name, argc, run_typed, opts, o.sc.seed, o.out_dir);
         o.argv_line = repeat;
         memset(&err, 0, sizeof err);
-        if (search != NULL)
+        int attempt = 0;
+        if (search != NULL) {
             o.replay_entries = qc_replay_search_order(search, &o.replay_nentries);
+            /* attempt 1 in the replay's folder, attempt a in OUT/attempt-a */
+            attempt = qc_replay_search_attempts(search) + 1;
+            qc_replay_attempt_dir(replay_out, attempt, o.out_dir, sizeof o.out_dir);
+        }
         code = qc_run(&o, &err);
         if ((code == 2 || code == 3 || code == 5) && err.msg[0])
             fprintf(stderr, "qchaos: %s\n", err.msg);
@@ -866,6 +884,8 @@ static int cmd_run(int argc, char **argv)
              * that overlapped, while the run is not reproduced */
             char ledger[1300], why[600];
             snprintf(ledger, sizeof ledger, "%s/ledger.jsonl", o.out_dir);
+            if (attempt >= 1 && attempt <= 1000)
+                codes[attempt - 1] = code;
             int again = qc_replay_search_next(search, ledger,
                                               replay_compare(replay, o.out_dir, 1, expect), why,
                                               sizeof why);
@@ -880,6 +900,35 @@ static int cmd_run(int argc, char **argv)
             else if (qc_replay_search_attempts(search) > 1)
                 printf("qchaos: replay search: attempt %d reproduced the run\n",
                        qc_replay_search_attempts(search));
+            /* the replay's folder keeps the attempt that reproduced the
+             * run, else the one that got furthest (decision 67) */
+            int reproduced, place, nent = 0;
+            int n_att = qc_replay_search_attempts(search);
+            int kept = qc_replay_search_kept(search, &reproduced, &place);
+            qc_replay_search_order(search, &nent);
+            snprintf(o.out_dir, sizeof o.out_dir, "%s", replay_out);
+            qc_err kerr = {0};
+            if (qc_replay_keep(replay_out, kept, n_att, &kerr) != 0 ||
+                qc_replay_annotate(replay_out, replay, kept, n_att, reproduced, place, nent,
+                                   &kerr) != 0) {
+                fprintf(stderr, "qchaos: replay: %s\n", kerr.msg);
+            } else {
+                char why_kept[160];
+                if (reproduced)
+                    snprintf(why_kept, sizeof why_kept, "it reproduced the run");
+                else if (place >= 0 && place < nent)
+                    snprintf(why_kept, sizeof why_kept,
+                             "none reproduced the run; it got furthest, to entry %d of %d",
+                             place + 1, nent);
+                else
+                    snprintf(why_kept, sizeof why_kept,
+                             "none reproduced the run; it got furthest (it did not diverge)");
+                printf("qchaos: replay: %s/ holds attempt %d of %d (%s)%s%s%s\n", replay_out,
+                       kept, n_att, why_kept, n_att > 1 ? "; each attempt's run: " : "",
+                       n_att > 1 ? replay_out : "", n_att > 1 ? "/attempt-N/" : "");
+                if (kept >= 1 && kept <= 1000)
+                    code = codes[kept - 1];
+            }
         }
         if (replay != NULL && (code == 0 || code == 1 || code == 4))
             replay_compare(replay, o.out_dir, 0, NULL);
@@ -1074,12 +1123,13 @@ static int cmd_shrink(int argc, char **argv)
 static void explore_help(void)
 {
     printf("usage: qchaos explore SCENARIO [--protocol FILE] [--runs N] [--seed N] [--depth D]\n"
-           "                      [--dsn DSN] [--out DIR]\n"
+           "                      [--dsn DSN] [--out DIR] [--force]\n"
            "\n"
            "Runs SCENARIO again and again, each run under a different PCT schedule (one actor\n"
            "at a time at the protocol's named points, random priorities and D-1 random\n"
            "priority changes from the run's seed), and stops at the first run that fails:\n"
-           "prints its folder, its order of points and the command that replays it.\n"
+           "prints its folder, its order of points, the command that replays it and, last,\n"
+           "the checkers that failed.\n"
            "Keep the scenario small (2-3 workers, a few jobs): each run is serial.\n"
            "\n"
            "options:\n"
@@ -1088,7 +1138,9 @@ static void explore_help(void)
            "  --seed N         first seed (default 1); run i uses seed N+i\n"
            "  --depth D        PCT depth (default 3)\n"
            "  --dsn DSN        database (default: an ephemeral PostgreSQL per run)\n"
-           "  --out DIR        runs go to DIR/run-SEED (default results/explore)\n"
+           "  --out DIR        runs go to DIR/run-SEED (default results/explore); a DIR that\n"
+           "                   holds an earlier exploration or a run is refused (exit 2)\n"
+           "  --force          write over it (its run-N folders are removed first)\n"
            "\n%s",
            exit_codes);
 }
@@ -1101,9 +1153,11 @@ static int cmd_explore(int argc, char **argv)
                                           {"seed", required_argument, 0, 's'},
                                           {"depth", required_argument, 0, 'D'},
                                           {"out", required_argument, 0, 'o'},
+                                          {"force", no_argument, 0, 'f'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
-    qc_explore_opts o = {.runs = 20, .first_seed = 1, .depth = 3, .out_dir = "results/explore"};
+    qc_explore_opts o = {.runs = 20, .first_seed = 1, .depth = 3, .out_dir = "results/explore",
+                         .prog = prog_name};
     long k;
     int c;
     char scen[4096], proto[1024], pabs[4096], sabs[4096];
@@ -1126,6 +1180,7 @@ static int cmd_explore(int argc, char **argv)
             o.depth = (int)(k > 9 ? 9 : k);
             break;
         case 'o': o.out_dir = optarg; break;
+        case 'f': o.force = 1; break;
         case 'h': explore_help(); return 0;
         default: return bad_option("explore", opts, argc, argv, c);
         }

@@ -1,12 +1,19 @@
 /*
  * replay.c - the replay search (replay.h).
  */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "replay.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* A move: the entry at `from` is taken out and put back at `to` (an index
  * into the order without it). */
@@ -14,7 +21,7 @@ typedef struct move {
     int from, to;
 } move;
 
-#define MAX_CANDS 8
+#define MAX_CANDS 12
 
 /* An order tried: where its attempt diverged, and the moves to try from it. */
 typedef struct state {
@@ -34,6 +41,9 @@ struct qc_replay_search {
     int nst;
     int parent;            /* the state cur was made from, -1: the ledger's order */
     int attempts, max_attempts;
+    int *place;            /* per attempt: the entry it diverged at (0-based), n: it did
+                              not diverge, -1: not known */
+    int reproduced;        /* the attempt (1-based) that reproduced the run, 0: none */
 };
 
 qc_replay_search *qc_replay_search_new(const qc_sched_entry *e, int n, int max_attempts)
@@ -45,7 +55,8 @@ qc_replay_search *qc_replay_search_new(const qc_sched_entry *e, int n, int max_a
     rs->max_attempts = max_attempts > 0 ? max_attempts : 1;
     rs->cur = malloc((size_t)(n > 0 ? n : 1) * sizeof *e);
     rs->st = calloc((size_t)rs->max_attempts, sizeof *rs->st);
-    if (rs->cur == NULL || rs->st == NULL) {
+    rs->place = calloc((size_t)rs->max_attempts, sizeof *rs->place);
+    if (rs->cur == NULL || rs->st == NULL || rs->place == NULL) {
         qc_replay_search_free(rs);
         return NULL;
     }
@@ -62,6 +73,7 @@ void qc_replay_search_free(qc_replay_search *rs)
     for (int i = 0; rs->st != NULL && i < rs->nst; i++)
         free(rs->st[i].order);
     free(rs->st);
+    free(rs->place);
     free(rs->cur);
     free(rs);
 }
@@ -75,6 +87,20 @@ const qc_sched_entry *qc_replay_search_order(const qc_replay_search *rs, int *n)
 int qc_replay_search_attempts(const qc_replay_search *rs)
 {
     return rs->attempts;
+}
+
+int qc_replay_search_kept(const qc_replay_search *rs, int *reproduced, int *place)
+{
+    int best = 0;
+    *reproduced = rs->reproduced > 0;
+    if (rs->reproduced > 0)
+        best = rs->reproduced - 1;
+    else
+        for (int i = 1; i < rs->attempts && i < rs->max_attempts; i++)
+            if (rs->place[i] > rs->place[best])
+                best = i; /* the earliest of those that got furthest */
+    *place = rs->attempts > 0 ? rs->place[best] : -1;
+    return rs->attempts > 0 ? best + 1 : 0;
 }
 
 int qc_replay_divergence(const char *ledger, long *seq, long *consumed)
@@ -164,8 +190,20 @@ static void candidates(state *t, int n, int d)
     }
     /* the diverging action one place later: behind the next entry of
      * another actor */
-    if (d + 1 < n && b[d + 1].actor != actor)
+    if (d + 1 < n && b[d + 1].actor != actor && t->ncand < MAX_CANDS)
         t->cand[t->ncand++] = (move){d, d + 1};
+    /* one of its earlier actions as late as it goes (right before the
+     * actor's next entry), then one place later: a claim's SELECT (claim.1)
+     * that ran beside another's and ended first, although the other held
+     * the row (SKIP LOCKED passed it), diverges only at the claim's
+     * answer, where the job shows; run after the other's UPDATE it sees
+     * the row taken and answers as it did (decision 68) */
+    for (int j = 1; j < np && j < 4 && t->ncand < MAX_CANDS; j++)
+        if (pos[j] + 2 < pos[j - 1])
+            t->cand[t->ncand++] = (move){pos[j], pos[j - 1] - 1};
+    for (int j = 1; j < np && j < 4 && t->ncand < MAX_CANDS; j++)
+        if (pos[j] + 1 < n && b[pos[j] + 1].actor != actor)
+            t->cand[t->ncand++] = (move){pos[j], pos[j] + 1};
 }
 
 /* Whether order o is one an attempt already ran. */
@@ -188,10 +226,21 @@ int qc_replay_search_next(qc_replay_search *rs, const char *ledger, int reproduc
     char what[400];
 
     msg[0] = '\0';
-    rs->attempts++;
-    if (reproduced)
+    int a = rs->attempts++;
+    int diverged = qc_replay_divergence(ledger, &seq, &consumed);
+    if (a < rs->max_attempts) {
+        rs->place[a] = diverged ? -1 : rs->n;
+        for (int i = 0; diverged && i < rs->n; i++)
+            if (rs->cur[i].where == seq) {
+                rs->place[a] = i;
+                break;
+            }
+    }
+    if (reproduced) {
+        rs->reproduced = a + 1;
         return 0;
-    if (!qc_replay_divergence(ledger, &seq, &consumed)) {
+    }
+    if (!diverged) {
         if (rs->parent >= 0)
             snprintf(msg, msgn, "the replay did not diverge, and it did not fail the same way");
         return 0;
@@ -263,4 +312,161 @@ int qc_replay_search_next(qc_replay_search *rs, const char *ledger, int reproduc
                  what);
         return 1;
     }
+}
+
+/* ---- the replay's folder: every attempt's run, and the one kept ---- */
+
+void qc_replay_attempt_dir(const char *out, int attempt, char *buf, size_t n)
+{
+    if (attempt <= 1)
+        snprintf(buf, n, "%s", out);
+    else
+        snprintf(buf, n, "%s/attempt-%d", out, attempt);
+}
+
+/* Whether name is "attempt-N" (N digits only). */
+static int attempt_name(const char *name)
+{
+    if (strncmp(name, "attempt-", 8) || name[8] == '\0')
+        return 0;
+    for (const char *p = name + 8; *p; p++)
+        if (*p < '0' || *p > '9')
+            return 0;
+    return 1;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return (flag == FTW_DP ? rmdir(path) : unlink(path)) != 0 ? -1 : 0;
+}
+
+int qc_replay_clear_attempts(const char *out, qc_err *err)
+{
+    DIR *d = opendir(out);
+    struct dirent *de;
+    int n = 0;
+    if (d == NULL)
+        return 0; /* no folder yet: nothing to clear */
+    while ((de = readdir(d)) != NULL) {
+        char p[PATH_MAX];
+        struct stat st;
+        if (!attempt_name(de->d_name))
+            continue;
+        snprintf(p, sizeof p, "%s/%s", out, de->d_name);
+        if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        if (nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) {
+            closedir(d);
+            return qc_err_set(err, QC_EIO, "cannot remove %s (an earlier replay's attempt)", p);
+        }
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Copies file from to to (a link could not be made). */
+static int copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *o;
+    char buf[65536];
+    size_t k;
+    int rc = 0;
+    if (in == NULL)
+        return -1;
+    if ((o = fopen(to, "wb")) == NULL) {
+        fclose(in);
+        return -1;
+    }
+    while ((k = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, k, o) != k)
+            rc = -1;
+    if (ferror(in))
+        rc = -1;
+    fclose(in);
+    if (fclose(o) != 0)
+        rc = -1;
+    return rc;
+}
+
+/* The regular files of folder dir: moved into to (mv = 1) or linked
+ * (else copied) into it. */
+static int files_to(const char *dir, const char *to, int mv, qc_err *err)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    if (d == NULL)
+        return qc_err_set(err, QC_EIO, "cannot read folder %s", dir);
+    while ((de = readdir(d)) != NULL) {
+        char a[PATH_MAX], b[PATH_MAX];
+        struct stat st;
+        snprintf(a, sizeof a, "%s/%s", dir, de->d_name);
+        if (lstat(a, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        snprintf(b, sizeof b, "%s/%s", to, de->d_name);
+        unlink(b);
+        if (mv ? rename(a, b) != 0 : (link(a, b) != 0 && copy_file(a, b) != 0)) {
+            closedir(d);
+            return qc_err_set(err, QC_EIO, "cannot %s %s to %s", mv ? "move" : "copy", a, b);
+        }
+    }
+    closedir(d);
+    return 0;
+}
+
+int qc_replay_keep(const char *out, int kept, int attempts, qc_err *err)
+{
+    char first[PATH_MAX], dir[PATH_MAX];
+    if (attempts <= 1 || kept < 1)
+        return 0;
+    snprintf(first, sizeof first, "%s/attempt-1", out);
+    if (mkdir(first, 0755) != 0 && errno != EEXIST)
+        return qc_err_set(err, QC_EIO, "cannot create %s", first);
+    if (files_to(out, first, 1, err) != 0)
+        return -1;
+    if (kept == 1)
+        snprintf(dir, sizeof dir, "%s", first);
+    else
+        qc_replay_attempt_dir(out, kept, dir, sizeof dir);
+    return files_to(dir, out, 0, err) != 0 ? -1 : 0;
+}
+
+int qc_replay_annotate(const char *out, const char *of, int kept, int attempts, int reproduced,
+                       int place, int entries, qc_err *err)
+{
+    char p[PATH_MAX], tmp[PATH_MAX + 8], dir[PATH_MAX];
+    json_t *root, *r;
+    snprintf(p, sizeof p, "%s/results.json", out);
+    if ((root = json_load_file(p, 0, NULL)) == NULL || !json_is_object(root)) {
+        json_decref(root);
+        return qc_err_set(err, QC_EIO, "cannot read %s", p);
+    }
+    if (attempts > 1)
+        snprintf(dir, sizeof dir, "%s/attempt-%d", out, kept);
+    else
+        snprintf(dir, sizeof dir, "%s", out);
+    r = json_object();
+    json_object_set_new(r, "of", json_string(of));
+    json_object_set_new(r, "attempts", json_integer(attempts));
+    json_object_set_new(r, "kept", json_integer(kept));
+    json_object_set_new(r, "kept_dir", json_string(dir));
+    json_object_set_new(r, "reproduced", json_boolean(reproduced));
+    json_object_set_new(r, "why_kept", json_string(reproduced ? "it reproduced the run"
+                                                   : "none reproduced the run: it got furthest"));
+    json_object_set_new(r, "entries", json_integer(entries));
+    if (place >= 0 && place < entries)
+        json_object_set_new(r, "diverged_at_entry", json_integer(place + 1));
+    else
+        json_object_set_new(r, "diverged_at_entry", json_null());
+    json_object_set_new(root, "replay", r);
+    snprintf(tmp, sizeof tmp, "%s.tmp", p);
+    int rc = json_dump_file(root, tmp, JSON_INDENT(2));
+    json_decref(root);
+    if (rc != 0 || rename(tmp, p) != 0) {
+        unlink(tmp);
+        return qc_err_set(err, QC_EIO, "cannot write %s", p);
+    }
+    return 0;
 }

@@ -16,16 +16,23 @@
  * diverged (actor X), it moves X's diverging action, or one of X's up to
  * three actions before it in the same request, to just after X's previous
  * point (ahead of every action that ended while it was in flight), or the
- * diverging action one place later.  Best first: each move is taken from
+ * diverging action one place later (behind the next entry of another
+ * actor), or one of those three as late as it goes (right before the
+ * actor's next entry) or one place later: a SELECT that ran beside another
+ * and ended first, although the other held the row it skipped, answers as
+ * it did when it runs after the other's UPDATE.  Best first: each move is taken from
  * the attempted order that got furthest (the latest place of its diverging
  * entry; the same entry moved later is not further) among those with a
  * move left, and an order already run is not run again.  It stops at the
  * first attempt that fails the original's failing checkers (a mutant's
  * expected ones) on the same first jobs, when no move is left, or after
- * max_attempts.  Every order it tries is a linearisation
- * the earlier ledger allows (each moved action overlapped the actions it
- * passes), and every attempt is itself a scheduled run: its own ledger
- * replays exactly.
+ * max_attempts.  The moves ahead pass only actions the moved one
+ * overlapped; a move later may pass more (a SELECT that skipped a row
+ * another statement held at once has no serial order that the ledger's
+ * overlaps allow): every point's job is checked all the same, so an order
+ * that answers otherwise diverges and is never kept as a reproduction.
+ * Every attempt is itself a scheduled run: its own ledger replays
+ * exactly.
  *
  * Not thread-safe: one search per replay, on the caller's thread.
  */
@@ -34,6 +41,7 @@
 
 #include <stddef.h>
 
+#include "err.h"
 #include "sched.h"
 
 typedef struct qc_replay_search qc_replay_search;
@@ -61,9 +69,46 @@ int qc_replay_search_next(qc_replay_search *rs, const char *ledger, int reproduc
 /* Attempts run so far. */
 int qc_replay_search_attempts(const qc_replay_search *rs);
 
+/* The attempt whose run a replay keeps (1-based; 0 before any attempt):
+ * the one that reproduced the run (*reproduced = 1), else (*reproduced =
+ * 0) the one that got furthest, the earliest among equals: an attempt that
+ * did not diverge is further than any that did, else the later its
+ * diverging entry in its order, the further.  *place: where the kept one
+ * diverged (0-based entry of its order), the order's length when it did
+ * not, -1 when not known. */
+int qc_replay_search_kept(const qc_replay_search *rs, int *reproduced, int *place);
+
 /* Where a replay's ledger says it diverged: *seq the earlier ledger's seq
  * of the entry, *consumed the entries carried out before.  Returns 1 when
  * it diverged, 0 when not (or the file cannot be read). */
 int qc_replay_divergence(const char *ledger, long *seq, long *consumed);
+
+/* The replay's folder (out: the --out of `qchaos run --replay`, or
+ * RUNDIR/replay-N).  Attempt 1 of the search runs in out itself, attempt
+ * a > 1 in out/attempt-a; buf (size n) gets the folder of attempt a. */
+void qc_replay_attempt_dir(const char *out, int attempt, char *buf, size_t n);
+
+/* Removes the out/attempt-N folders an earlier replay into out left (a
+ * replay with --force into the same folder).  Returns how many, 0 when out
+ * does not exist, or -1 with err (QC_EIO naming the folder). */
+int qc_replay_clear_attempts(const char *out, qc_err *err);
+
+/* After the search of attempts attempts: makes out hold the run of
+ * attempt kept (1-based), so that out/ledger.jsonl and out/results.json
+ * are the kept attempt's.  With one attempt there is nothing to do; with
+ * more, the regular files in out (attempt 1's run) move to out/attempt-1/,
+ * so that every attempt has its folder out/attempt-N/, and attempt kept's
+ * are linked (copied where a link cannot be made) into out.  Returns 0, or
+ * -1 with err (QC_EIO naming the file). */
+int qc_replay_keep(const char *out, int kept, int attempts, qc_err *err);
+
+/* Adds "replay" to out/results.json: of (the replayed run's folder), the
+ * attempts run, the one kept and its own folder (out/attempt-KEPT, or out
+ * for a single attempt), whether it reproduced the
+ * run, why it was kept, the order's entries and where the kept attempt
+ * diverged (1-based entry; null when it did not: place from
+ * qc_replay_search_kept).  Returns 0, or -1 with err (QC_EIO). */
+int qc_replay_annotate(const char *out, const char *of, int kept, int attempts, int reproduced,
+                       int place, int entries, qc_err *err);
 
 #endif

@@ -31,6 +31,9 @@ typedef struct actor_state {
     int waiting;             /* at a point, waiting for a grant */
     int loose;               /* replay: its action was blocked in the ledger; its next point
                                 consumes its next entry wherever the cursor is */
+    int owes;                /* replay: it passed a point (or began) and has not yet been
+                                granted its next action: it waits for the grant at its next
+                                event or statement (qc_sched_turn), not at the point */
     int prio;                /* pct */
     char at[40];             /* the last point passed, for messages */
     _Atomic double req_since;/* ms (qc_clock_ms) a statement was sent, 0: none in flight */
@@ -571,8 +574,36 @@ void qc_sched_begin(qc_sched *s, int actor)
         return;
     pthread_mutex_lock(&s->mu);
     s->a[i].arrived = 1;
+    if (s->mode == QC_SCHED_REPLAY) {
+        s->a[i].owes = 1; /* its first action's sleep runs before its grant */
+        pthread_cond_broadcast(&s->cv);
+    } else {
+        wait_turn(s, i);
+        pass_blocked(s, i);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Replay: the grant actor index i owes itself, before it records an event
+ * or sends a statement (mutex held). */
+static void take_turn(qc_sched *s, int i)
+{
+    if (!s->a[i].owes)
+        return;
+    s->a[i].owes = 0;
+    if (s->free)
+        return;
     wait_turn(s, i);
     pass_blocked(s, i);
+}
+
+void qc_sched_turn(qc_sched *s, int actor)
+{
+    int i;
+    if (s == NULL || s->mode != QC_SCHED_REPLAY || (i = idx(s, actor)) == NONE)
+        return;
+    pthread_mutex_lock(&s->mu);
+    take_turn(s, i);
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -582,6 +613,8 @@ void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
     if (s == NULL || point == NULL || (i = idx(s, actor)) == NONE)
         return;
     pthread_mutex_lock(&s->mu);
+    if (s->mode == QC_SCHED_REPLAY)
+        take_turn(s, i); /* an event recorded without its turn taken first */
     snprintf(s->a[i].at, sizeof s->a[i].at, "%s", point);
     if (s->free) {
         pthread_mutex_unlock(&s->mu);
@@ -716,6 +749,14 @@ void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
         pthread_mutex_unlock(&s->mu);
         return;
     }
+    if (s->mode == QC_SCHED_REPLAY) {
+        /* its next action begins now, as in the earlier run; it is
+         * granted at its next event or statement (qc_sched_turn), so a
+         * sleep it begins with overlaps the others' actions */
+        s->a[i].owes = 1;
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
     wait_turn(s, i);
     pass_blocked(s, i);
     pthread_mutex_unlock(&s->mu);
@@ -726,6 +767,11 @@ void qc_sched_request(qc_sched *s, int actor, int in)
     int i;
     if (s == NULL || (i = idx(s, actor)) == NONE)
         return;
+    if (in && s->mode == QC_SCHED_REPLAY) {
+        pthread_mutex_lock(&s->mu);
+        take_turn(s, i); /* a statement goes out only in its turn */
+        pthread_mutex_unlock(&s->mu);
+    }
     atomic_store(&s->a[i].req_since, in ? qc_clock_ms() : 0.0);
 }
 

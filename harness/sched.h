@@ -36,7 +36,10 @@
  *    another point or job than the ledger says ends the replay (recorded:
  *    "replay diverged"), and everyone runs freely.  An entry is not granted
  *    before its action began in the earlier run (start_ms after the first
- *    point): the replay never runs ahead of that run's clock.
+ *    point): the replay never runs ahead of that run's clock.  An actor
+ *    that passed a point goes on at once and waits for its grant only at
+ *    its next event or statement (qc_sched_turn): its sleeps overlap the
+ *    others' actions as in the earlier run.
  *  - pct (explore = pct): PCT (Burckhardt et al., ASPLOS 2010): every actor
  *    gets a random priority from the seed, the highest-priority waiting actor
  *    is granted, and at depth-1 random action counts the running actor drops
@@ -157,8 +160,23 @@ void qc_sched_begin(qc_sched *s, int actor);
 void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job);
 
 /* The actor sends a statement (in = 1) or has its answer (in = 0): a
- * statement without an answer for block_ms is blocked. */
+ * statement without an answer for block_ms is blocked.  Under a replay a
+ * statement is sent only in the actor's turn: in = 1 first takes the turn
+ * it owes (qc_sched_turn). */
 void qc_sched_request(qc_sched *s, int actor, int in);
+
+/* Replay: the actor is about to do something the replay orders (record an
+ * event, deliver an effect, take a job's planned fault): waits until its
+ * next action is granted, when it has not been since its last point.
+ * Under a replay an actor is not held at the point it passed but here, so
+ * that what its next action begins with that no one else sees (a sleep:
+ * its work, an idle pause, a LISTEN wait, a stall, the reaper's interval)
+ * runs from the point on, overlapping the others' actions as it did in
+ * the earlier run, instead of after its grant, one sleep after another
+ * (decision 66).  The replay still orders every event and statement.
+ * No-op in the other modes (they hold the actor at the point) and for
+ * NULL. */
+void qc_sched_turn(qc_sched *s, int actor);
 
 /* The actor's thread ends: an entry waiting for it can never come. */
 void qc_sched_exit(qc_sched *s, int actor);

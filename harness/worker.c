@@ -69,6 +69,8 @@ static void emit(qc_worker *w, json_t *e, int64_t job)
         snprintf(buf, sizeof buf, "%s", pt); /* e's own string goes with e */
         pt = buf;
     }
+    if (pt != NULL)
+        qc_sched_turn(w->sh->sched, w->id); /* a replay: the event in its turn */
     qc_ledger_append(w->lb, e);
     if (pt != NULL)
         qc_sched_point(w->sh->sched, w->id, pt, job);
@@ -557,6 +559,7 @@ static int do_claim(qc_worker *w, claimed *out, int max)
 /* Delivers the job's effect to the sink and records it. */
 static void do_effect(qc_worker *w, const claimed *c)
 {
+    qc_sched_turn(w->sh->sched, w->id); /* a replay: the delivery in its turn */
     int applied = qc_sink_deliver(w->sh->sink, c->op_key[0] ? c->op_key : NULL, c->job);
     json_t *e = event(w, "effect", NULL, -1);
     set_job(e, c->job, c->token);
@@ -997,6 +1000,9 @@ static int process(qc_worker *w, claimed *c)
     qc_shared *sh = w->sh;
     const qc_scenario *sc = sh->sc;
     qc_fault_kind f = qc_fault_plan_get(sh->plan, c->job);
+    if (f != QC_FAULT_NONE)
+        qc_sched_turn(sh->sched, w->id); /* a replay: the fault taken, the claims counted
+                                            in its turn */
     int seen = qc_fault_plan_claims(sh->plan, c->job);
     /* Poison is a property of the job and fails every attempt; the other
      * faults fire once, and only during the chaos phase. */

@@ -1,18 +1,31 @@
 #!/usr/bin/env bash
-# A benchmark, not a test: for each PostgreSQL mutant, its first failing run
-# (the scenario of its header, seeds 1..3), then R replays of that run
-# (qchaos run --replay): how many fail the same expected checker on the
-# same first job.  Prints a line per mutant and the totals.
-#   tests/bench_replay.sh DSN [R [NAME...]]   (NAMEs: only those mutants)
+# A benchmark, not a test: for each mutant, its first failing run (the
+# mutant's scenario, seeds 1..3), then R replays of that run (qchaos run
+# --replay): how many fail the same expected checker on the same first job.
+# Prints a line per mutant, with the load average, and the totals.
+#   tests/bench_replay.sh DSN [R [NAME...]]
+# NAME (none: every mutant below):
+#   NAME            backends/postgres/mutants/NAME.sql on its `-- scenario:`
+#   NAME            scenarios/mutants/NAME.ini, a policy mutant (its own
+#                   protocol, its [checks] expect)
+#   mariadb/NAME    backends/mariadb/mutants/NAME.sql, on the MariaDB of
+#                   $QC_BENCH_ODBC (an ODBC connection string); skipped
+#                   without it
+# Environment: QC_QCHAOS_BIN (default ./qchaos), BENCH_DIR (default a new
+# /tmp folder), JOBS (default 200: the most jobs a run gets), SEEDS (default
+# "1 2 3": the seeds tried for the failing run), REUSE=1 (replay again the
+# failing runs an earlier bench left in BENCH_DIR, instead of new ones: the
+# same originals for another binary).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-dsn=${1:?usage: tests/bench_replay.sh DSN [R]}
+dsn=${1:?usage: tests/bench_replay.sh DSN [R [NAME...]]}
 R=${2:-10}
 shift 2 2>/dev/null || shift $#
-only=" $* "
 work=${BENCH_DIR:-$(mktemp -d /tmp/qchaos-replay.XXXXXX)}
 mkdir -p "$work"
 q=${QC_QCHAOS_BIN:-./qchaos}
+odbc=${QC_BENCH_ODBC:-}
+SEEDS=${SEEDS:-1 2 3}
 total=0 good=0
 # a replay runs one action at a time: keep the runs small (at most JOBS jobs)
 JOBS=${JOBS:-200}
@@ -21,27 +34,70 @@ jobs_cap() {
   n=$(sed -n 's/^jobs *= *//p' "$1" | head -1)
   if [ -z "$n" ] || [ "$n" -gt "$JOBS" ]; then echo "--jobs $JOBS"; fi
 }
-for m in backends/postgres/mutants/*.sql; do
-  name=$(basename "$m" .sql)
-  [ "$only" = "  " ] || [[ "$only" == *" $name "* ]] || continue
-  scen=$(sed -n 's/^-- scenario: *//p' "$m" | head -1)
-  expect=$(sed -n 's/^-- expect: *//p' "$m" | head -1 | tr -d ' ')
-  [ -n "$scen" ] || continue
+load() { cut -d' ' -f1 /proc/loadavg; }
+
+names=("$@")
+if [ ${#names[@]} -eq 0 ]; then
+  for m in backends/postgres/mutants/*.sql; do names+=("$(basename "$m" .sql)"); done
+  for m in scenarios/mutants/*.ini; do names+=("$(basename "$m" .ini)"); done
+  for m in backends/mariadb/mutants/*.sql; do names+=("mariadb/$(basename "$m" .sql)"); done
+fi
+
+for name in "${names[@]}"; do
+  # what to run: scenario, protocol args, DSN, expected checkers
+  proto=() rdsn=$dsn
+  if [[ "$name" == mariadb/* ]]; then
+    m=backends/mariadb/mutants/${name#mariadb/}.sql
+    if [ -z "$odbc" ]; then echo "$name: skipped (no QC_BENCH_ODBC)"; continue; fi
+    rdsn=$odbc
+  elif [ -f "backends/postgres/mutants/$name.sql" ]; then
+    m=backends/postgres/mutants/$name.sql
+  elif [ -f "scenarios/mutants/$name.ini" ]; then
+    m=""
+    scen=scenarios/mutants/$name.ini
+    expect=$(sed -n 's/^expect *= *//p' "$scen" | head -1 | tr -d ' ')
+  else
+    echo "$name: no such mutant"
+    continue
+  fi
+  if [ -n "$m" ]; then
+    [ -f "$m" ] || { echo "$name: no such mutant ($m)"; continue; }
+    scen=$(sed -n 's/^-- scenario: *//p' "$m" | head -1)
+    expect=$(sed -n 's/^-- expect: *//p' "$m" | head -1 | tr -d ' ')
+    proto=(--protocol "$m")
+  fi
+  [ -n "$scen" ] || { echo "$name: no scenario"; continue; }
   if grep -q '^pooler *= *pgbouncer' "$scen" 2>/dev/null; then
     echo "$name: skipped (its scenario needs a PgBouncer of its own)"
     continue
   fi
   orig=""
-  mkdir -p "$work/$name"
-  for s in 1 2 3; do
-    d="$work/$name/orig-$s"
-    "$q" run "$scen" --protocol "$m" --seed $s --dsn "$dsn" --out "$d" --force --no-progress \
+  d0="$work/${name//\//_}"
+  if [ "${REUSE:-0}" = 1 ]; then
+    # the failing runs of an earlier bench in BENCH_DIR, replayed again
+    for s in $SEEDS; do
+      d="$d0/orig-$s"
+      if jq -e '[.checkers[] | select(.verdict=="FAIL")] | length > 0' "$d/results.json" \
+        >/dev/null 2>&1; then
+        orig=$d
+        rm -rf "$d"/replay-*
+        break
+      fi
+    done
+  else
+    rm -rf "$d0"
+    mkdir -p "$d0"
+  fi
+  for s in $SEEDS; do
+    [ -z "$orig" ] || break
+    d="$d0/orig-$s"
+    "$q" run "$scen" "${proto[@]}" --seed "$s" --dsn "$rdsn" --out "$d" --force --no-progress \
       $(jobs_cap "$scen") \
       >"$d.log" 2>&1
     if [ $? -eq 1 ]; then orig=$d; break; fi
   done
   if [ -z "$orig" ]; then
-    echo "$name: no failing run in seeds 1..3"
+    echo "$name: no failing run in seeds $SEEDS (load $(load))"
     continue
   fi
   # the first expected checker that failed, and its first job
@@ -55,18 +111,29 @@ for m in backends/postgres/mutants/*.sql; do
     echo "$name: the failing run failed none of its expected checkers ($expect)"
     continue
   fi
-  same=0 t0=$(date +%s)
+  same=0 t0=$(date +%s) l0=$(load) att=0 first_try=0 notes=""
   for k in $(seq 1 "$R"); do
-    out=$("$q" run --replay "$orig" --dsn "$dsn" --out "$orig/replay-$k" --force \
+    out=$("$q" run --replay "$orig" --dsn "$rdsn" --out "$orig/replay-$k" --force \
       --no-progress 2>&1)
+    printf '%s\n' "$out" >"$orig/replay-$k.log"
     j=$(jq -r --arg c "$chk" '.checkers[] | select(.name==$c and .verdict=="FAIL") |
          .violations[0].job // "none"' "$orig/replay-$k/results.json" 2>/dev/null)
-    [ "$j" = "$job" ] && same=$((same + 1))
-    div=$(printf '%s\n' "$out" | grep -c "replay diverged")
-    [ "$div" -gt 0 ] && dv=" (diverged later)" || dv=""
+    a=$(jq -r '.replay.attempts // 1' "$orig/replay-$k/results.json" 2>/dev/null)
+    att=$((att + ${a:-1}))
+    if [ "$j" = "$job" ]; then
+      same=$((same + 1))
+      [ "${a:-1}" = 1 ] && first_try=$((first_try + 1))
+    else
+      # why it did not: the first divergence of its first attempt
+      n=$(printf '%s\n' "$out" | grep -m1 -o "replay diverged: [^;]*" | cut -c1-160)
+      notes="$notes
+  replay $k: ${chk} on job ${j:-none}; ${n:-no divergence}"
+    fi
   done
   total=$((total + 1))
   [ "$same" -eq "$R" ] && good=$((good + 1))
-  echo "$name: $(basename "$orig") $chk on job $job; replays $same/$R the same$dv; $(($(date +%s) - t0)) s"
+  echo "$name: $(basename "$orig") $chk on job $job; replays $same/$R the same ($first_try at the" \
+    "first attempt, $att attempts in all); $(($(date +%s) - t0)) s, load $l0 -> $(load)$notes"
 done
-echo "bench_replay: $good of $total mutants replayed the same checker on the same job in $R of $R"
+echo "bench_replay: $good of $total mutants replayed the same checker on the same job in $R of $R" \
+  "(load $(load))"

@@ -1,8 +1,9 @@
 /*
  * check_replay.c - unit tests of the replay search (harness/replay.c): the
- * orders it tries where a replay diverged, how it judges progress, and
- * when it stops.  The attempts' ledgers are written by hand: a replay run
- * is the e2e test's part (tests/sched.sh).
+ * orders it tries where a replay diverged, how it judges progress, when it
+ * stops, which attempt the replay's folder keeps and how (decision 67).
+ * The attempts' ledgers are written by hand: a replay run is the e2e
+ * test's part (tests/sched.sh).
  *
  * The entries: w0 a (seq 1), w1 b (seq 2), w0 c (seq 3), w1 d (seq 4),
  * w2 e (seq 5): w0's action ending at c ran while w1's ending at b ended.
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../harness/replay.h"
@@ -118,6 +120,60 @@ START_TEST(test_moves_an_earlier_action_of_the_same_request)
     ledger(path, 5, 3);                       /* no better */
     ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
     ck_assert_str_eq(seqs(rs), "1 3 2 4 5"); /* x (w0's earlier action) ahead of b */
+    qc_replay_search_free(rs);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_moves_an_earlier_action_one_place_later)
+{
+    /* every attempt diverges at w1's d (seq 4): w1's b (seq 2), a SELECT
+     * that ended before w0's c although c took the row first, is tried
+     * behind c: "1 3 2 4 5" */
+    char msg[600];
+    int found = 0, again;
+    mkpath();
+    qc_replay_search *rs = qc_replay_search_new(ents, 5, 50);
+    ledger(path, 4, 3);
+    while ((again = qc_replay_search_next(rs, path, 0, msg, sizeof msg)) == 1)
+        if (!strcmp(seqs(rs), "1 3 2 4 5")) {
+            found = qc_replay_search_attempts(rs) + 1;
+            ck_assert_msg(strstr(msg, "w1 claim.1 (seq 2) now before") != NULL, "%s", msg);
+            break;
+        }
+    ck_assert_msg(found > 0 && found <= 10, "order 1 3 2 4 5 tried at attempt %d", found);
+    qc_replay_search_free(rs);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_moves_an_earlier_action_as_late_as_it_goes)
+{
+    /* w1 a (seq 1), w0 b (2), w2 c (3), w1 d (4): every attempt diverges
+     * at w1's d.  w1's a, a SELECT that skipped the row b's statement held
+     * beside it, is tried right before d, behind b and c: "2 3 1 4", among
+     * the first order's moves (attempt 3; one place later twice: 5); never
+     * after d (an actor's own points keep their order) */
+    static const int actor[4] = {1, 0, 2, 1};
+    qc_sched_entry e[4];
+    char msg[600];
+    int found = 0;
+    memset(e, 0, sizeof e);
+    for (int i = 0; i < 4; i++) {
+        e[i].actor = actor[i];
+        snprintf(e[i].point, sizeof e[i].point, "%s", i == 0 ? "claim.1" : "claim.after");
+        e[i].job = INT64_MIN;
+        e[i].where = i + 1;
+    }
+    mkpath();
+    qc_replay_search *rs = qc_replay_search_new(e, 4, 50);
+    ledger(path, 4, 3);
+    while (qc_replay_search_next(rs, path, 0, msg, sizeof msg) == 1) {
+        ck_assert_str_ne(seqs(rs), "2 3 4 1");
+        if (!found && !strcmp(seqs(rs), "2 3 1 4"))
+            found = qc_replay_search_attempts(rs) + 1;
+    }
+    ck_assert_msg(found > 0 && found <= 3, "order 2 3 1 4 tried at attempt %d", found);
     qc_replay_search_free(rs);
     unlink(path);
 }
@@ -238,6 +294,125 @@ START_TEST(test_entries_carry_when_their_action_began)
 }
 END_TEST
 
+START_TEST(test_kept_attempt_is_the_one_that_reproduced_else_the_furthest)
+{
+    char msg[600];
+    int rep, place;
+    mkpath();
+    /* attempt 1 diverges at c (seq 3, entry 3), attempt 2 at d (seq 4):
+     * further; attempt 3 reproduces */
+    qc_replay_search *rs = qc_replay_search_new(ents, 5, 10);
+    ck_assert_int_eq(qc_replay_search_kept(rs, &rep, &place), 0); /* none run yet */
+    ledger(path, 3, 2);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_int_eq(qc_replay_search_kept(rs, &rep, &place), 1);
+    ck_assert_int_eq(rep, 0);
+    ck_assert_int_eq(place, 2);
+    ledger(path, 4, 3);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_int_eq(qc_replay_search_kept(rs, &rep, &place), 2);
+    ck_assert_int_eq(rep, 0);
+    ledger(path, 1, 0); /* diverged at once, but failed the same way */
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 1, msg, sizeof msg), 0);
+    ck_assert_int_eq(qc_replay_search_kept(rs, &rep, &place), 3);
+    ck_assert_int_eq(rep, 1);
+    qc_replay_search_free(rs);
+
+    /* none reproduces; the one that did not diverge got furthest; the
+     * earliest among equals */
+    rs = qc_replay_search_new(ents, 5, 3);
+    ledger(path, 3, 2);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ledger(path, 3, 2);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_int_eq(qc_replay_search_kept(rs, &rep, &place), 1);
+    ledger(path, -1, 0);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 0);
+    ck_assert_int_eq(qc_replay_search_kept(rs, &rep, &place), 3);
+    ck_assert_int_eq(rep, 0);
+    ck_assert_int_eq(place, 5); /* the order's length: it did not diverge */
+    qc_replay_search_free(rs);
+    unlink(path);
+}
+END_TEST
+
+/* Writes text into dir/name. */
+static void put(const char *dir, const char *name, const char *text)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The text of dir/name ("" when it cannot be read). */
+static const char *get(const char *dir, const char *name)
+{
+    static char buf[4096];
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "r");
+    buf[0] = '\0';
+    if (f != NULL) {
+        size_t k = fread(buf, 1, sizeof buf - 1, f);
+        buf[k] = '\0';
+        fclose(f);
+    }
+    return buf;
+}
+
+START_TEST(test_the_folder_keeps_the_kept_attempt)
+{
+    char out[128], a2[160], a3[160], a1[160], cmd[300];
+    qc_err err = {0};
+    snprintf(out, sizeof out, "/tmp/qchaos-check-keep-%d", (int)getpid());
+    snprintf(a1, sizeof a1, "%s/attempt-1", out);
+    snprintf(a2, sizeof a2, "%s/attempt-2", out);
+    snprintf(a3, sizeof a3, "%s/attempt-3", out);
+    qc_replay_attempt_dir(out, 1, cmd, sizeof cmd);
+    ck_assert_str_eq(cmd, out);
+    qc_replay_attempt_dir(out, 2, cmd, sizeof cmd);
+    ck_assert_str_eq(cmd, a2);
+    ck_assert_int_eq(mkdir(out, 0755), 0);
+    /* a stale attempt of an earlier replay, and a folder that is not one */
+    ck_assert_int_eq(mkdir(a3, 0755), 0);
+    put(a3, "ledger.jsonl", "stale\n");
+    snprintf(cmd, sizeof cmd, "%s/attempt-x", out);
+    ck_assert_int_eq(mkdir(cmd, 0755), 0);
+    ck_assert_int_eq(qc_replay_clear_attempts(out, &err), 1);
+    ck_assert_int_ne(access(a3, F_OK), 0);
+    ck_assert_int_eq(access(cmd, F_OK), 0);
+    rmdir(cmd);
+    /* attempt 1 in out, attempt 2 in out/attempt-2; attempt 2 is kept */
+    put(out, "ledger.jsonl", "one\n");
+    put(out, "results.json", "{\"checkers\": []}");
+    ck_assert_int_eq(mkdir(a2, 0755), 0);
+    put(a2, "ledger.jsonl", "two\n");
+    put(a2, "results.json", "{\"checkers\": [], \"n\": 2}");
+    ck_assert_int_eq(qc_replay_keep(out, 2, 2, &err), 0);
+    ck_assert_str_eq(get(out, "ledger.jsonl"), "two\n");
+    ck_assert_str_eq(get(a1, "ledger.jsonl"), "one\n");
+    ck_assert_str_eq(get(a2, "ledger.jsonl"), "two\n");
+    ck_assert_int_eq(qc_replay_annotate(out, "runs/x", 2, 2, 1, 3, 5, &err), 0);
+    const char *r = get(out, "results.json");
+    ck_assert_msg(strstr(r, "\"kept\": 2") && strstr(r, "\"reproduced\": true") &&
+                      strstr(r, "\"diverged_at_entry\": 4") && strstr(r, "attempt-2") &&
+                      strstr(r, "\"n\": 2"),
+                  "%s", r);
+    /* the attempt's own results stay as they were */
+    ck_assert_ptr_null(strstr(get(a2, "results.json"), "\"replay\""));
+    /* one attempt: nothing moves; an unreadable results.json is an error */
+    ck_assert_int_eq(qc_replay_keep(a2, 1, 1, &err), 0);
+    ck_assert_str_eq(get(a2, "ledger.jsonl"), "two\n");
+    ck_assert_int_ne(qc_replay_annotate(a3, "runs/x", 1, 1, 0, -1, 5, &err), 0);
+    ck_assert_ptr_nonnull(strstr(err.msg, "results.json"));
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("replay");
@@ -246,11 +421,15 @@ static Suite *suite(void)
     tcase_add_test(t, test_first_attempt_is_the_ledger_order);
     tcase_add_test(t, test_moves_the_diverging_action_ahead_then_later);
     tcase_add_test(t, test_moves_an_earlier_action_of_the_same_request);
+    tcase_add_test(t, test_moves_an_earlier_action_one_place_later);
+    tcase_add_test(t, test_moves_an_earlier_action_as_late_as_it_goes);
     tcase_add_test(t, test_stops_when_reproduced);
     tcase_add_test(t, test_stops_without_divergence);
     tcase_add_test(t, test_stops_at_max_attempts_and_when_no_move_is_left);
     tcase_add_test(t, test_divergence_of_a_missing_or_clean_ledger);
     tcase_add_test(t, test_entries_carry_when_their_action_began);
+    tcase_add_test(t, test_kept_attempt_is_the_one_that_reproduced_else_the_furthest);
+    tcase_add_test(t, test_the_folder_keeps_the_kept_attempt);
     suite_add_tcase(s, t);
     return s;
 }

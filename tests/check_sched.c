@@ -5,13 +5,15 @@
  * order is enforced against threads that would run otherwise, a statement
  * that gets no answer is recorded as blocked and the others go on, a hold
  * whose actor never comes is abandoned (never a hang), PCT is a function of
- * its seed, and a replay's entries come from a ledger in seq order.
+ * its seed, a replay's entries come from a ledger in seq order, and a
+ * replayed actor's wait runs before its grant (decision 66).
  */
 #include <check.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../backends/protocol.h"
@@ -529,6 +531,90 @@ START_TEST(test_replay_entries_from_a_ledger)
 }
 END_TEST
 
+/* A replay: w0's empty claim is answered first; its next action begins
+ * with a wait (an idle pause, a LISTEN wait) that, in the earlier run,
+ * lasted while w1 claimed and completed, and w1's work waited in turn on
+ * something w0's wait let go (here a flag w0 sets once it is waiting).
+ * Held at its point until its claim.before is due, as a replay did before
+ * decision 66, w0 never begins that wait in time: w1 waits for nothing
+ * (bounded: it gives up after 20 s and says so).  Waiting for its grant
+ * only at its next event (qc_sched_turn), w0 waits alongside w1. */
+typedef struct lazy_run {
+    qc_sched *s;
+    int actor;
+    int saw_flag; /* w1: the flag came while it worked */
+} lazy_run;
+
+static pthread_mutex_t flag_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t flag_cv = PTHREAD_COND_INITIALIZER;
+static int w0_waiting;
+
+static void *lazy_main(void *arg)
+{
+    lazy_run *r = arg;
+    qc_sched_begin(r->s, r->actor);
+    if (r->actor == 0) {
+        qc_sched_turn(r->s, 0);
+        log_action(0, "claim.after");
+        qc_sched_point(r->s, 0, "claim.after", INT64_MIN); /* empty */
+        pthread_mutex_lock(&flag_mu);
+        w0_waiting = 1; /* its wait begins */
+        pthread_cond_broadcast(&flag_cv);
+        pthread_mutex_unlock(&flag_mu);
+        usleep(50000);
+        qc_sched_turn(r->s, 0); /* the wait is over: its claim in its turn */
+        log_action(0, "claim.before");
+        qc_sched_point(r->s, 0, "claim.before", INT64_MIN);
+    } else {
+        qc_sched_turn(r->s, 1);
+        log_action(1, "claim.after");
+        qc_sched_point(r->s, 1, "claim.after", 1);
+        /* its work: done once w0 is in its wait (at most 20 s) */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 20;
+        pthread_mutex_lock(&flag_mu);
+        while (!w0_waiting)
+            if (pthread_cond_timedwait(&flag_cv, &flag_mu, &ts) != 0)
+                break;
+        r->saw_flag = w0_waiting;
+        pthread_mutex_unlock(&flag_mu);
+        qc_sched_turn(r->s, 1);
+        log_action(1, "effect.after");
+        qc_sched_point(r->s, 1, "effect.after", 1);
+    }
+    qc_sched_exit(r->s, r->actor);
+    return NULL;
+}
+
+START_TEST(test_replay_lets_a_wait_run_before_its_grant)
+{
+    qc_sched_entry e[] = {{0, "claim.after", INT64_MIN, 0, 1, 0},
+                          {1, "claim.after", 1, 0, 2, 0},
+                          {1, "effect.after", 1, 0, 3, 0},
+                          {0, "claim.before", INT64_MIN, 0, 4, 0}};
+    qc_sched *s = qc_sched_new(QC_SCHED_REPLAY, e, 4, 2, 1, 3, 60000, 60000, NULL, "w.jsonl");
+    qc_sched_exit(s, QC_SCHED_REAPER);
+    lazy_run a = {s, 0, 0}, b = {s, 1, 0};
+    pthread_t ta, tb;
+    norder = 0;
+    w0_waiting = 0;
+    ck_assert_int_eq(pthread_create(&ta, NULL, lazy_main, &a), 0);
+    ck_assert_int_eq(pthread_create(&tb, NULL, lazy_main, &b), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    ck_assert_msg(b.saw_flag, "w1's work waited 20 s for w0's wait, which never began");
+    ck_assert_ptr_null(qc_sched_abandoned(s));
+    int done, total, blocked;
+    qc_sched_stats(s, &done, &total, &blocked);
+    ck_assert_int_eq(done, 4);
+    /* the points in the ledger's order all the same */
+    ck_assert_int_lt(pos("w0 claim.after"), pos("w1 claim.after"));
+    ck_assert_int_lt(pos("w1 effect.after"), pos("w0 claim.before"));
+    qc_sched_free(s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sched");
@@ -547,6 +633,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_empty_handed_step_with_nobody_held_mid_step_is_abandoned);
     tcase_add_test(tc, test_pct_order_is_a_function_of_the_seed);
     tcase_add_test(tc, test_replay_entries_from_a_ledger);
+    tcase_add_test(tc, test_replay_lets_a_wait_run_before_its_grant);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -2,8 +2,10 @@
 # Scripted interleavings, --replay and explore end to end (issue 12), on
 # the PostgreSQL of $QC_TEST_DSN: each script reproduces its race on its
 # mutant and passes on the correct protocol; a blocked step is recorded;
-# a replay of a failing run fails the same checker on the same job; explore
-# finds the naive race and prints the replay command; a hold that never
+# a replay of a failing run fails the same checker on the same job, and its
+# folder holds the attempt that did; explore finds the naive race, prints
+# a replay command that works as printed and names the failing checker,
+# and refuses a folder of an earlier exploration without --force; a hold that never
 # comes, an unknown point or worker, and a replay with another protocol
 # are clear errors with their exit codes.
 set -uo pipefail
@@ -142,6 +144,21 @@ for fs in 5 6 7; do
   if [ "$same" -eq 2 ]; then
     ok "replay of a free run (seed $fs): exclusive_claim on job $first again, 2 of 2"
     free_ok=1
+    # the replay's folder holds the attempt that reproduced the run, and
+    # says so (decision 67); with several attempts, each has its folder
+    r=$work/free/replay-2
+    kept=$(jq -r '.replay | select(.reproduced == true) | .kept' "$r/results.json" 2>/dev/null)
+    natt=$(jq -r '.replay.attempts' "$r/results.json" 2>/dev/null)
+    if [ -z "$kept" ]; then
+      bad "no reproduced \"replay\" in $r/results.json"
+    elif ! grep -q "replay: $r/ holds attempt $kept of $natt (it reproduced the run)" \
+      "$work/free-r2.log"; then
+      bad "the replay's output does not say which attempt $r/ holds"
+    elif [ "$natt" -gt 1 ] && ! cmp -s "$r/ledger.jsonl" "$r/attempt-$kept/ledger.jsonl"; then
+      bad "$r/ledger.jsonl is not attempt $kept's"
+    else
+      ok "the replay's folder holds attempt $kept of $natt, the one that reproduced the run"
+    fi
     break
   fi
   echo "note: free run seed $fs (exclusive_claim first on job $first): $same of 2 replays the same"
@@ -189,12 +206,39 @@ jobs = 2
 [checks]
 judge = exclusive_claim, no_lost_jobs
 INI
-expect "explore finds the race on select_then_update and prints the replay" 1 \
-  "replay it with: qchaos run --replay" \
-  "$q" explore "$work/two.ini" --protocol $P/mutants/select_then_update.sql --runs 10 \
-  --dsn "$dsn" --out "$work/explore-m"
+"$q" explore "$work/two.ini" --protocol $P/mutants/select_then_update.sql --runs 10 \
+  --dsn "$dsn" --out "$work/explore-m" >"$work/explore-m.log" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && tail -n 1 "$work/explore-m.log" | grep -qE \
+  "^qchaos: explore: FAIL: run [0-9]+ of 10 \(seed [0-9]+\) failed [a-z_]+ \(first on job [0-9]+\)"; then
+  ok "explore finds the race on select_then_update and names the failing checkers last"
+else
+  bad "explore on select_then_update: exit $rc, last line: $(tail -n 1 "$work/explore-m.log")"
+fi
+# the replay command it printed is the binary as called, and works as printed
+cmd=$(sed -n 's/^qchaos: replay it with: //p' "$work/explore-m.log")
+case "$cmd" in
+  "$q run --replay $work/explore-m/run-"[0-9]*" --dsn "*)
+    eval "$cmd --no-progress" >"$work/explore-r.log" 2>&1
+    # the first checker explore named fails again, on the same job
+    c1=$(tail -n 1 "$work/explore-m.log" | sed -n 's/.* failed \([a-z_]*\) (first on job \([0-9]*\)).*/\1 failed again on job \2/p')
+    if [ -n "$c1" ] && grep -q "replay: $c1" "$work/explore-r.log"; then
+      ok "explore's replay command, run as printed: $c1"
+    else
+      bad "explore's replay command ($cmd): $(grep -E 'replay|verdict' "$work/explore-r.log" | tail -3)"
+    fi ;;
+  *) bad "explore printed the replay command '$cmd' (expected '$q run --replay $work/explore-m/run-N --dsn ...')" ;;
+esac
+expect "explore into a folder that holds an exploration: refused, exit 2" 2 \
+  "already holds an exploration .* pass --force" \
+  "$q" explore "$work/two.ini" --runs 1 --dsn "$dsn" --out "$work/explore-m"
 expect "explore on skip_locked: no failing schedule" 0 "no failing schedule in 3 runs" \
-  "$q" explore "$work/two.ini" --runs 3 --dsn "$dsn" --out "$work/explore-c"
+  "$q" explore "$work/two.ini" --runs 3 --dsn "$dsn" --out "$work/explore-m" --force
+if [ "$(ls -d "$work"/explore-m/run-* | wc -l)" -eq 3 ]; then
+  ok "explore --force: the earlier exploration's runs are gone, this one's 3 are there"
+else
+  bad "explore --force left $(ls -d "$work"/explore-m/run-* | wc -l) run folders (expected 3)"
+fi
 
 # errors
 cat >"$work/never.ini" <<'INI'
