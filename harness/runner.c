@@ -1855,6 +1855,7 @@ setup_done:
             qc_progress_phase(prog, phase = QC_PHASE_DRAIN);
         if (!drained && chaos_over && m.ok && m.ready == 0 && m.inflight == 0 &&
             atomic_load(&feed.done) && atomic_load(&sh.connected) == nstarted &&
+            atomic_load(&sh.stalled) == 0 &&
             qc_sched_settled(sched) &&
             /* a queue drained on a primary about to be switched is not
              * (once the chaos phase is over, a switch not begun never

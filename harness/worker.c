@@ -1054,10 +1054,11 @@ static int process(qc_worker *w, claimed *c)
         double ms = (double)sc->lease_ms * sc->stall_factor;
         double now_rel = qc_clock_ms() - sh->t0;
         record_fault(w, f, c, now_rel + ms);
+        atomic_fetch_add(&sh->stalled, 1);
         qc_clock_sleep_until_stop(ms, &sh->stop);
-        if (ensure_conn(w) != 0)
-            return 0;
-        stale_requests(w, c);
+        if (ensure_conn(w) == 0)
+            stale_requests(w, c);
+        atomic_fetch_sub(&sh->stalled, 1);
         return 0;
     }
     case QC_FAULT_STALL_UNTIL_RECLAIMED:

@@ -96,6 +96,10 @@ typedef struct qc_shared {
     atomic_long reaped;
     atomic_long faults;
     atomic_int connected;    /* workers connected at start */
+    atomic_int stalled;      /* workers asleep in a stall_beyond_lease: the drain waits for
+                                their stale requests (the scenario's planned opportunity of
+                                stale_token_rejected; a run that drained first ended them
+                                unsent) */
     int shards;              /* > 1: one of several processes (--shard): a planned fault
                                 fires on the job's first claim (attempt 1) only, as the
                                 other processes' plans hold the same job (shard.h); a
