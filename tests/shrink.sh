@@ -183,8 +183,9 @@ if [ $rc -eq 1 ]; then ok "the network + listen run fails no_false_success (exit
   bad "the network + listen run: exit $rc, want 1: $(grep -E 'verdict|qchaos: [a-z]' "$tmp/netfail.log" | tail -n 3)"
 fi
 run 0 "shrink cuts the listen and network keys" "$bin" shrink "$tmp/netfail" --dsn "$dsn" \
-  --tries 1 --confirm 1 --max-runs 16 --out "$tmp/netshrunk"
+  --tries 1 --confirm 1 --max-runs 30 --out "$tmp/netshrunk"
 cp "$tmp/out" "$tmp/netshrink.log"
+echo "   (network shrink: $(grep -c "^qchaos: shrink: try" "$tmp/netshrink.log") child runs)"
 nini=$tmp/netshrunk/shrunk.ini
 for kv in 'listen_close_every_ms = 0' 'listen_terminate_every_ms = 0' 'latency_ms = 0' \
   'jitter_ms = 0' 'bandwidth = 0' 'clock_skew_ms = 0,0' 'reaper_skew_ms = 0'; do
