@@ -54,7 +54,7 @@ if [ "$what" = mutants ] || [ "$what" = all ]; then
     "$bin" mutation --only "$name" --seeds "$seeds" --dsn "$dsn" --out "$work/mutation/$name" \
       >"$work/mutation-${name//:/_}.log" 2>&1
     rc=$?
-    row=$(grep -E "^$name " "$work/mutation-${name//:/_}.log" | tr -s ' ')
+    row=$(grep -E "^(policy:)?$name " "$work/mutation-${name//:/_}.log" | tr -s ' ')
     fp=$(awk '/^correct protocol on scenario/ {on = 1; next} on && NF {print}' \
       "$work/mutation-${name//:/_}.log" | awk '{split($NF, a, "/"); s += a[1]} END {print s + 0}')
     printf '   %s  (exit %d, %d s; false positives of the correct protocol there: %d)\n' \
