@@ -1135,7 +1135,7 @@ static void explore_help(void)
            "options:\n"
            "  --protocol FILE  protocol file, overrides the scenario's\n"
            "  --runs N         at most N runs (default 20)\n"
-           "  --seed N         first seed (default 1); run i uses seed N+i\n"
+           "  --seed N         first seed (default 1); runs use seeds N, N+1, ... (folder run-SEED)\n"
            "  --depth D        PCT depth (default 3)\n"
            "  --dsn DSN        database (default: an ephemeral PostgreSQL per run)\n"
            "  --out DIR        runs go to DIR/run-SEED (default results/explore); a DIR that\n"
