@@ -2,15 +2,41 @@
  * audit.c - from ledgers to a verdict.  A report never re-derives a verdict:
  * it is computed here once and written to results.json.
  */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "audit.h"
 #include "figures.h"
 #include "../reports/report.h"
 
 #include <errno.h>
+#include <ftw.h>
+#include <unistd.h>
 #include <inttypes.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
+
+int qc_numbered_name(const char *name, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(name, prefix, n) || name[n] == '\0')
+        return 0;
+    for (const char *p = name + n; *p; p++)
+        if (*p < '0' || *p > '9')
+            return 0;
+    return 1;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return (flag == FTW_DP ? rmdir(path) : unlink(path)) != 0 ? -1 : 0;
+}
+
+int qc_remove_tree(const char *path)
+{
+    return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 ? -1 : 0;
+}
 
 int qc_mkdirs(const char *path, qc_err *err)
 {

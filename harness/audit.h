@@ -44,4 +44,13 @@ int qc_audit_is_judged(const char *judged, const char *name);
 /* mkdir -p path (mode 0755).  Errors: QC_EIO naming the folder. */
 int qc_mkdirs(const char *path, qc_err *err);
 
+/* 1 when name is prefix followed by one or more digits and nothing else
+ * ("run-12" for prefix "run-"): the numbered folders explore and the
+ * replay search write. */
+int qc_numbered_name(const char *name, const char *prefix);
+
+/* rm -r path (symbolic links removed, not followed).  0, or -1 with errno
+ * set by the entry that could not be removed. */
+int qc_remove_tree(const char *path);
+
 #endif

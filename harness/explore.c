@@ -8,14 +8,14 @@
  * failing run is printed from its ledger (qc_sched_load_replay), as the
  * step lines a script would have.
  */
-#define _XOPEN_SOURCE 700 /* nftw */
+#define _XOPEN_SOURCE 700
+#include "audit.h"
 #include "explore.h"
 #include "clock.h"
 #include "mutation.h"
 #include "sched.h"
 
 #include <dirent.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
 #include <signal.h>
@@ -86,24 +86,6 @@ static void print_schedule(const char *dir)
     free(v);
 }
 
-/* Whether name is "run-N" (N digits only): a run folder of explore's. */
-static int run_name(const char *name)
-{
-    if (strncmp(name, "run-", 4) || name[4] == '\0')
-        return 0;
-    for (const char *p = name + 4; *p; p++)
-        if (*p < '0' || *p > '9')
-            return 0;
-    return 1;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return (flag == FTW_DP ? rmdir(path) : unlink(path)) != 0 ? -1 : 0;
-}
-
 /* Refuses (2, err) an out folder that holds an earlier exploration (a
  * run-N folder) or a run (ledger.jsonl), unless force; with force the
  * run-N folders go, so the folder holds this exploration's runs alone. */
@@ -121,13 +103,13 @@ static int out_free(const char *out, int force, qc_err *err)
     if ((d = opendir(out)) == NULL)
         return 0;
     while ((de = readdir(d)) != NULL) {
-        if (!run_name(de->d_name))
+        if (!qc_numbered_name(de->d_name, "run-"))
             continue;
         snprintf(p, sizeof p, "%s/%s", out, de->d_name);
         if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
         held = 1;
-        if (force && nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) {
+        if (force && qc_remove_tree(p) != 0) {
             closedir(d);
             qc_err_set(err, QC_EIO, "cannot remove %s (an earlier exploration's run)", p);
             return 2;

@@ -1,12 +1,12 @@
 /*
  * replay.c - the replay search (replay.h).
  */
-#define _XOPEN_SOURCE 700 /* nftw */
+#define _XOPEN_SOURCE 700
+#include "audit.h"
 #include "replay.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -324,24 +324,6 @@ void qc_replay_attempt_dir(const char *out, int attempt, char *buf, size_t n)
         snprintf(buf, n, "%s/attempt-%d", out, attempt);
 }
 
-/* Whether name is "attempt-N" (N digits only). */
-static int attempt_name(const char *name)
-{
-    if (strncmp(name, "attempt-", 8) || name[8] == '\0')
-        return 0;
-    for (const char *p = name + 8; *p; p++)
-        if (*p < '0' || *p > '9')
-            return 0;
-    return 1;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return (flag == FTW_DP ? rmdir(path) : unlink(path)) != 0 ? -1 : 0;
-}
-
 int qc_replay_clear_attempts(const char *out, qc_err *err)
 {
     DIR *d = opendir(out);
@@ -352,12 +334,12 @@ int qc_replay_clear_attempts(const char *out, qc_err *err)
     while ((de = readdir(d)) != NULL) {
         char p[PATH_MAX];
         struct stat st;
-        if (!attempt_name(de->d_name))
+        if (!qc_numbered_name(de->d_name, "attempt-"))
             continue;
         snprintf(p, sizeof p, "%s/%s", out, de->d_name);
         if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
-        if (nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) {
+        if (qc_remove_tree(p) != 0) {
             closedir(d);
             return qc_err_set(err, QC_EIO, "cannot remove %s (an earlier replay's attempt)", p);
         }
