@@ -625,6 +625,19 @@ static void report_batch(qc_check *c, const qc_history *h, const claim_key *k, s
                         first->worker, req, n, batch, jobs, cut ? ", ..." : "");
 }
 
+/* qsort has no context argument: the keys the indexes below point into,
+ * set around the one sort (thread-local: checkers run on several
+ * threads). */
+static _Thread_local const claim_key *batch_keys;
+
+/* Orders the starts of requests' key runs by their first answer line. */
+static int cmp_first_answer(const void *pa, const void *pb)
+{
+    size_t ea = batch_keys[*(const size_t *)pa].ev, eb = batch_keys[*(const size_t *)pb].ev;
+
+    return ea < eb ? -1 : ea > eb;
+}
+
 int qc_check_batch_bound(const qc_history *h, qc_check *out)
 {
     claim_key *k;
@@ -655,6 +668,15 @@ int qc_check_batch_bound(const qc_history *h, qc_check *out)
     }
     if (n > 1)
         qsort(k, n, sizeof *k, cmp_claim_key);
+    /* The claims above the batch are reported in the order their answers
+     * came (the first answer line's seq), not by worker: the first
+     * violation is the first in time, the one a replay of the run (which
+     * imposes the order of the actions) meets first too. */
+    size_t *over = malloc((n + 1) * sizeof *over), nover = 0;
+    if (over == NULL) {
+        free(k);
+        return QC_ENOMEM;
+    }
     for (size_t a = 0, b; a < n; a = b) {
         for (b = a + 1; b < n && same_request(&k[a], &k[b]); b++)
             ;
@@ -662,8 +684,19 @@ int qc_check_batch_bound(const qc_history *h, qc_check *out)
         if (b - a > most)
             most = b - a;
         if (b - a > (size_t)batch)
-            report_batch(out, h, k + a, b - a, batch);
+            over[nover++] = a;
     }
+    batch_keys = k;
+    if (nover > 1)
+        qsort(over, nover, sizeof *over, cmp_first_answer);
+    batch_keys = NULL;
+    for (size_t i = 0; i < nover; i++) {
+        size_t a = over[i], b;
+        for (b = a + 1; b < n && same_request(&k[a], &k[b]); b++)
+            ;
+        report_batch(out, h, k + a, b - a, batch);
+    }
+    free(over);
     free(k);
     snprintf(out->summary, sizeof out->summary,
              "%ld non-empty claims (batch %ld, largest claim %zu jobs), %ld above the batch",

@@ -1707,6 +1707,31 @@ START_TEST(test_batch_bound_long_job_list_is_cut_between_ids)
 }
 END_TEST
 
+START_TEST(test_batch_bound_violations_in_answer_order)
+{
+    /* Worker 5's claim was answered first, worker 2's later: the first
+     * violation is worker 5's (the first in time, the one a replay meets
+     * first), not the lower worker number's. */
+    qc_check c;
+
+    run(qc_check_batch_bound,
+        HEADER "{'seq':1,'type':'invoke','op':'claim','worker':2,'req':1}\n"
+               "{'seq':2,'type':'invoke','op':'claim','worker':5,'req':1}\n"
+               "{'seq':3,'type':'ok','op':'claim','worker':5,'req':1,'rows':3,'job':1}\n"
+               "{'seq':4,'type':'ok','op':'claim','worker':5,'req':1,'rows':3,'job':2}\n"
+               "{'seq':5,'type':'ok','op':'claim','worker':5,'req':1,'rows':3,'job':3}\n"
+               "{'seq':6,'type':'ok','op':'claim','worker':2,'req':1,'rows':3,'job':4}\n"
+               "{'seq':7,'type':'ok','op':'claim','worker':2,'req':1,'rows':3,'job':5}\n"
+               "{'seq':8,'type':'ok','op':'claim','worker':2,'req':1,'rows':3,'job':6}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 2);
+    ck_assert_int_eq(c.v[0].job, 1);
+    ck_assert_int_eq(c.v[1].job, 4);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_batch_bound_claims_within_batch_passes)
 {
     qc_check c;
@@ -1898,6 +1923,7 @@ static Suite *faults_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_batch_bound_claim_above_batch_fails);
     tcase_add_test(tc, test_batch_bound_claims_within_batch_passes);
+    tcase_add_test(tc, test_batch_bound_violations_in_answer_order);
     tcase_add_test(tc, test_batch_bound_long_job_list_is_cut_between_ids);
     tcase_add_test(tc, test_batch_bound_unknown_batch_inconclusive);
     suite_add_tcase(s, tc);
