@@ -625,17 +625,17 @@ static void report_batch(qc_check *c, const qc_history *h, const claim_key *k, s
                         first->worker, req, n, batch, jobs, cut ? ", ..." : "");
 }
 
-/* qsort has no context argument: the keys the indexes below point into,
- * set around the one sort (thread-local: checkers run on several
- * threads). */
-static _Thread_local const claim_key *batch_keys;
+/* A claim above the batch: its run of keys (start, count) and the index
+ * of its first answer line, the order it is reported in. */
+typedef struct over_claim {
+    size_t a, n, ev;
+} over_claim;
 
-/* Orders the starts of requests' key runs by their first answer line. */
-static int cmp_first_answer(const void *pa, const void *pb)
+static int cmp_over_claim(const void *pa, const void *pb)
 {
-    size_t ea = batch_keys[*(const size_t *)pa].ev, eb = batch_keys[*(const size_t *)pb].ev;
+    const over_claim *a = pa, *b = pb;
 
-    return ea < eb ? -1 : ea > eb;
+    return a->ev < b->ev ? -1 : a->ev > b->ev;
 }
 
 int qc_check_batch_bound(const qc_history *h, qc_check *out)
@@ -672,7 +672,8 @@ int qc_check_batch_bound(const qc_history *h, qc_check *out)
      * came (the first answer line's seq), not by worker: the first
      * violation is the first in time, the one a replay of the run (which
      * imposes the order of the actions) meets first too. */
-    size_t *over = malloc((n + 1) * sizeof *over), nover = 0;
+    over_claim *over = malloc((n + 1) * sizeof *over);
+    size_t nover = 0;
     if (over == NULL) {
         free(k);
         return QC_ENOMEM;
@@ -684,18 +685,12 @@ int qc_check_batch_bound(const qc_history *h, qc_check *out)
         if (b - a > most)
             most = b - a;
         if (b - a > (size_t)batch)
-            over[nover++] = a;
+            over[nover++] = (over_claim){a, b - a, k[a].ev};
     }
-    batch_keys = k;
     if (nover > 1)
-        qsort(over, nover, sizeof *over, cmp_first_answer);
-    batch_keys = NULL;
-    for (size_t i = 0; i < nover; i++) {
-        size_t a = over[i], b;
-        for (b = a + 1; b < n && same_request(&k[a], &k[b]); b++)
-            ;
-        report_batch(out, h, k + a, b - a, batch);
-    }
+        qsort(over, nover, sizeof *over, cmp_over_claim);
+    for (size_t i = 0; i < nover; i++)
+        report_batch(out, h, k + over[i].a, over[i].n, batch);
     free(over);
     free(k);
     snprintf(out->summary, sizeof out->summary,
