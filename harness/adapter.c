@@ -816,6 +816,22 @@ static void note(adapter *a, const char *what, json_t *extra)
     qc_ledger_append(a->w->lb, e);
 }
 
+/* A lost ack taken at h's claim whose complete never came on that claim
+ * (the library failed the job itself, as pg-boss does when its handler
+ * outlives expireInSeconds; the process died or the run ended first): the
+ * fault goes back to the plan, so the job's next claim fires it, and the
+ * ledger says why it did not fire here. */
+static void defer_lost_ack(adapter *a, held *h, const char *why)
+{
+    if (!h->lost_ack)
+        return;
+    h->lost_ack = 0;
+    if (qc_fault_plan_rearm(a->w->sh->plan, h->job))
+        note(a, "fault deferred to the next claim",
+             json_pack("{s:s,s:I,s:s}", "fault", qc_fault_name(QC_FAULT_LOST_ACK), "job",
+                       (json_int_t)h->job, "why", why));
+}
+
 static int ctl_ok(adapter *a)
 {
     if (a->ctl && PQstatus(a->ctl) == CONNECTION_OK)
@@ -1111,6 +1127,8 @@ static int handle(adapter *a, json_t *m, const char *line, qc_err *err)
             h = new_held(a, job); /* a complete of a job it never said it claimed */
         h->creq = req;
         h->cop_fail = is_fail;
+        if (is_fail)
+            defer_lost_ack(a, h, "the library failed the job instead of completing it");
         if (!is_fail && h->lost_ack) {
             h->lost_ack = 0;
             record_fault(a, QC_FAULT_LOST_ACK, h, 0);
@@ -1193,6 +1211,8 @@ static void orphan_requests(adapter *a, const char *why)
             qc_ledger_append(a->w->lb, e);
             atomic_fetch_add(&a->w->sh->errors, 1);
         }
+        if (h->used)
+            defer_lost_ack(a, h, why);
         h->used = 0;
     }
 }

@@ -194,6 +194,12 @@ int qc_fault_plan_take(qc_fault_plan *p, int64_t job)
     return atomic_exchange(&e->fired, 1) == 0;
 }
 
+int qc_fault_plan_rearm(qc_fault_plan *p, int64_t job)
+{
+    entry *e = p ? find(p, job) : NULL;
+    return e && e->kind != QC_FAULT_NONE && atomic_exchange(&e->fired, 0) == 1;
+}
+
 long qc_fault_plan_count(const qc_fault_plan *p, qc_fault_kind k)
 {
     return (p && k > 0 && k < QC_FAULT_COUNT) ? p->counts[k] : 0;

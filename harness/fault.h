@@ -83,6 +83,13 @@ qc_fault_kind qc_fault_plan_get(const qc_fault_plan *p, int64_t job);
  * Thread-safe (atomic). */
 int qc_fault_plan_take(qc_fault_plan *p, int64_t job);
 
+/* Gives a taken fault back, so that the job's next claim takes it again:
+ * for a fault that fires at a later point of the claim than the take (a
+ * lost ack at the complete) when that point never came on this claim (the
+ * library failed the job by its own handler timeout, the process died
+ * first).  Returns 1 if the fault had been taken.  Thread-safe (atomic). */
+int qc_fault_plan_rearm(qc_fault_plan *p, int64_t job);
+
 /* Number of jobs planned for kind k. */
 long qc_fault_plan_count(const qc_fault_plan *p, qc_fault_kind k);
 

@@ -77,6 +77,39 @@ INI
   pass "broken adapter '$mode': exit 5, '$want'"
 }
 
+# a lost ack is taken at the claim and fires at the complete: when the
+# library fails the job instead (pg-boss fails a handler that outlives
+# expireInSeconds), the fault goes back to the plan and fires at the next
+# claim's complete, with a note saying why (harness/adapter.c,
+# defer_lost_ack); broken.js failfirst fails every first attempt
+deferred() {
+  local out=$work/deferred sc=$work/deferred.ini rc fired note
+  cat >"$sc" <<INI
+[scenario]
+name = deferred_lost_ack
+protocol = $PWD/tests/adapters/broken.sql
+[adapter]
+command = node tests/adapters/broken.js failfirst 3
+start_timeout_ms = 20000
+[workload]
+workers = 1
+jobs = 3
+[faults]
+lost_ack = 1
+[drain]
+timeout_s = 15
+INI
+  ./qchaos run "$sc" --dsn "$dsn" --out "$out" --seed 1 --no-progress >"$out.log" 2>&1
+  rc=$?
+  fired=$(grep '"type":"fault".*"fault":"lost_ack"' "$out/ledger.jsonl" 2>/dev/null | grep -c '"token":"[0-9]*\.2"')
+  note=$(grep -c '"note":"fault deferred to the next claim","fault":"lost_ack".*"why":"the library failed the job' "$out/ledger.jsonl" 2>/dev/null)
+  if [ "$rc" -gt 4 ] || [ "$rc" -eq 2 ] || [ "$rc" -eq 3 ] || [ "$fired" != 1 ] || [ "$note" != 1 ]; then
+    fail "deferred lost ack: exit $rc, $fired lost acks fired on a second attempt (1 expected), $note deferral notes (1 expected)"
+    return
+  fi
+  pass "deferred lost ack: the first attempt failed, the lost ack fired at the second's complete (exit $rc)"
+}
+
 if [ "$what" = all ] || [ "$what" = errors ]; then
   broken exit "exited (exit status 3) before its hello" ledger
   broken silent "no hello within 8000 ms ([adapter] start_timeout_ms)" ledger
@@ -85,6 +118,7 @@ if [ "$what" = all ] || [ "$what" = errors ]; then
   broken nojob "line 2 of its stdout: 'claimed' needs an integer \"job\"" ledger
   broken enq-noanswer "(enqueuer.0): no answer to enqueue within 1500 ms"
   broken enq-malformed "(enqueuer.0): line 2 of its stdout: expected one JSON object per line ('[' or '{' expected near 'enqueued'): enqueued, all of them"
+  deferred
 fi
 
 # verdict RESULTS CHECKER -> its verdict in results.json
