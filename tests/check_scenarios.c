@@ -284,6 +284,33 @@ START_TEST(test_case_c01_snapshot_claim_effect_count_one)
 }
 END_TEST
 
+/* C30: the heartbeat that writes the whole row back.  With the token-checked
+ * renew every stale renew (a stalled owner's, after the reaper took its job
+ * back and another worker claimed it) changes 0 rows; with the whole-row
+ * renew of renew_whole_row.sql the same seed's stale renews change rows,
+ * and two workers hold live leases on one job. */
+START_TEST(test_case_c30_stale_renew_changes_no_row)
+{
+    ck_assert_int_eq(run_qchaos("scenarios/cases/c30_whole_row_renew.ini --seed 30", "c30", 1), 0);
+    json_t *r = results("c30");
+    ck_assert_str_eq(verdict(r, "stale_token_rejected"), "PASS");
+    ck_assert_int_ge(json_integer_value(json_object_get(checker(r, "stale_token_rejected"),
+                                                        "opportunities")),
+                     1);
+    ck_assert_str_eq(verdict(r, "exclusive_claim"), "PASS");
+    json_decref(r);
+
+    ck_assert_int_eq(run_qchaos("scenarios/cases/c30_whole_row_renew.ini --seed 30 --protocol "
+                                "backends/postgres/mutants/renew_whole_row.sql",
+                                "c30m", 1),
+                     1);
+    r = results("c30m");
+    ck_assert_str_eq(verdict(r, "stale_token_rejected"), "FAIL");
+    ck_assert_str_eq(verdict(r, "exclusive_claim"), "FAIL");
+    json_decref(r);
+}
+END_TEST
+
 /* C18: all 20 jobs complete after a restart (10 before, 10 after), within
  * the 30 s drain; acknowledged completes survive; effects once. */
 START_TEST(test_case_c18_all_jobs_complete_after_restart)
@@ -425,6 +452,7 @@ static Suite *suite(void)
         tcase_add_test(c, test_case_c12_poison_claimed_at_most_3_times);
         tcase_add_test(c, test_case_c06_effect_count_one_per_job);
         tcase_add_test(c, test_case_c01_snapshot_claim_effect_count_one);
+        tcase_add_test(c, test_case_c30_stale_renew_changes_no_row);
         tcase_add_test(c, test_txn_model_killed_claim_rolled_back_and_redone);
         suite_add_tcase(s, c);
     }
