@@ -284,6 +284,41 @@ START_TEST(test_case_c01_snapshot_claim_effect_count_one)
 }
 END_TEST
 
+/* applied effects in run NAME's ledger (the sink's deliveries that applied) */
+static long applied_effects(const char *name)
+{
+    qc_history h;
+    load_history(name, &h);
+    long applied = 0;
+    for (size_t i = 0; i < h.n; i++)
+        applied += h.ev[i].type == QC_EV_EFFECT && h.ev[i].applied == 1;
+    qc_history_fini(&h);
+    return applied;
+}
+
+/* C22: three retry processors on 300 messages with a plain sink.  The
+ * marking claim publishes each message once (300 applied effects, no two
+ * live claims); CAP's unlocked select and update by id publishes some
+ * twice and exclusive_claim names the overlapping claims. */
+START_TEST(test_case_c22_each_message_published_once)
+{
+    ck_assert_int_eq(run_qchaos("scenarios/cases/c22_retry_republish.ini --seed 22", "c22", 1), 0);
+    json_t *r = results("c22");
+    ck_assert_str_eq(verdict(r, "exclusive_claim"), "PASS");
+    json_decref(r);
+    ck_assert_int_eq(applied_effects("c22"), 300);
+
+    ck_assert_int_eq(run_qchaos("scenarios/cases/c22_retry_republish.ini --seed 22 --protocol "
+                                "backends/postgres/mutants/select_then_update.sql",
+                                "c22m", 1),
+                     1);
+    r = results("c22m");
+    ck_assert_str_eq(verdict(r, "exclusive_claim"), "FAIL");
+    json_decref(r);
+    ck_assert_int_gt(applied_effects("c22m"), 300);
+}
+END_TEST
+
 /* C30: the heartbeat that writes the whole row back.  With the token-checked
  * renew every stale renew (a stalled owner's, after the reaper took its job
  * back and another worker claimed it) changes 0 rows; with the whole-row
@@ -453,6 +488,7 @@ static Suite *suite(void)
         tcase_add_test(c, test_case_c06_effect_count_one_per_job);
         tcase_add_test(c, test_case_c01_snapshot_claim_effect_count_one);
         tcase_add_test(c, test_case_c30_stale_renew_changes_no_row);
+        tcase_add_test(c, test_case_c22_each_message_published_once);
         tcase_add_test(c, test_txn_model_killed_claim_rolled_back_and_redone);
         suite_add_tcase(s, c);
     }
