@@ -319,6 +319,29 @@ START_TEST(test_case_c22_each_message_published_once)
 }
 END_TEST
 
+/* C27: an abrupt restart 2 s in, 4 workers, 24 jobs, a plain sink (own
+ * ephemeral server).  The durable claim of skip_locked.sql applies each
+ * effect once (24 applied); the session-bound claim of skip_locked_txn.sql
+ * frees the jobs in flight at the restart and their effects apply twice. */
+START_TEST(test_case_c27_outage_effect_count_one)
+{
+    ck_assert_int_eq(run_qchaos("scenarios/cases/c27_outage.ini --seed 27", "c27", 0), 0);
+    json_t *r = results("c27");
+    ck_assert_str_eq(verdict(r, "effects_once"), "PASS");
+    json_decref(r);
+    ck_assert_int_eq(applied_effects("c27"), 24);
+
+    ck_assert_int_eq(run_qchaos("scenarios/cases/c27_outage.ini --seed 27 --protocol "
+                                "backends/postgres/skip_locked_txn.sql",
+                                "c27t", 0),
+                     1);
+    r = results("c27t");
+    ck_assert_str_eq(verdict(r, "effects_once"), "FAIL");
+    json_decref(r);
+    ck_assert_int_gt(applied_effects("c27t"), 24);
+}
+END_TEST
+
 /* C30: the heartbeat that writes the whole row back.  With the token-checked
  * renew every stale renew (a stalled owner's, after the reaper took its job
  * back and another worker claimed it) changes 0 rows; with the whole-row
@@ -489,6 +512,7 @@ static Suite *suite(void)
         tcase_add_test(c, test_case_c01_snapshot_claim_effect_count_one);
         tcase_add_test(c, test_case_c30_stale_renew_changes_no_row);
         tcase_add_test(c, test_case_c22_each_message_published_once);
+        tcase_add_test(c, test_case_c27_outage_effect_count_one);
         tcase_add_test(c, test_txn_model_killed_claim_rolled_back_and_redone);
         suite_add_tcase(s, c);
     }
