@@ -419,9 +419,9 @@ static int (*const check_fns[])(const qc_history *, qc_check *) = {
     qc_check_witness_owner,
     qc_check_worker_progress,
     qc_check_own_lease,
+    qc_check_message_once,
     qc_check_group_exclusive,
     qc_check_group_order,
-    qc_check_message_once,
 };
 #define CHECK_COUNT (sizeof check_fns / sizeof check_fns[0])
 

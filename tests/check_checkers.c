@@ -908,7 +908,7 @@ START_TEST(test_check_all_overlap_ledger_every_verdict)
         "stale_token_rejected", "no_false_success", "effects_once", "exclusive_run", "recovery",
         "bounded_failure",      "no_early_reap",    "batch_bound", "retry_delay", "bounded_idle_polling",
         "witness_agrees",       "witness_owner",    "worker_progress", "own_lease",
-        "group_exclusive",      "group_order",      "message_once"};
+        "message_once",         "group_exclusive",  "group_order"};
     qc_history h;
     qc_check *c = NULL;
     size_t n = 0;
