@@ -32,7 +32,7 @@
 static const char *const step_names[QC_STEP_COUNT] = {
     "setup", "teardown", "enqueue",  "claim",   "complete",   "renew",
     "fail",  "reap",     "snapshot", "monitor", "server_pid", "kill_session", "heartbeat",
-    "listen", "notify", "monitor_live"};
+    "listen", "notify", "monitor_live", "dedup"};
 
 /* Columns the last statement of a step must mention, space separated. */
 static const char *const required_cols[QC_STEP_COUNT] = {
@@ -40,13 +40,15 @@ static const char *const required_cols[QC_STEP_COUNT] = {
     [QC_STEP_ENQUEUE] = "job_id",
     [QC_STEP_SNAPSHOT] = "job_id state attempt token",
     [QC_STEP_MONITOR] = "ready inflight",
-    [QC_STEP_MONITOR_LIVE] = "ready inflight"};
+    [QC_STEP_MONITOR_LIVE] = "ready inflight",
+    [QC_STEP_DEDUP] = "run"};
 
 /* Every column the harness reads from a step's result, space separated:
  * the required ones and the optional ones (README "Protocol files"). */
 static const char *const known_cols[QC_STEP_COUNT] = {
     [QC_STEP_ENQUEUE] = "job_id",
-    [QC_STEP_CLAIM] = "job_id token lease_until_ms now_ms attempt op_key payload group_key",
+    [QC_STEP_CLAIM] =
+        "job_id token lease_until_ms now_ms attempt op_key payload group_key message_id",
     [QC_STEP_COMPLETE] = "rows now_ms",
     [QC_STEP_RENEW] = "rows token lease_until_ms now_ms",
     [QC_STEP_FAIL] = "rows now_ms",
@@ -55,7 +57,8 @@ static const char *const known_cols[QC_STEP_COUNT] = {
     [QC_STEP_MONITOR] = "ready inflight expired dead done oldest_ready_age_ms",
     [QC_STEP_MONITOR_LIVE] = "ready inflight expired dead oldest_ready_age_ms",
     [QC_STEP_SERVER_PID] = "pid",
-    [QC_STEP_HEARTBEAT] = "rows lease_until_ms now_ms"};
+    [QC_STEP_HEARTBEAT] = "rows lease_until_ms now_ms",
+    [QC_STEP_DEDUP] = "run"};
 
 /* Optional result columns a checker rule needs (README "Which columns each
  * rule needs").  The claim's now_ms and lease_until_ms are required in the
@@ -548,7 +551,7 @@ static int directive(parser *ps, const char *key, const char *val)
             return fail(ps, ps->line,
                         "unknown step '%s' (expected setup, teardown, enqueue, claim, complete, "
                         "renew, fail, reap, snapshot, monitor, monitor_live, server_pid, kill_session, "
-                        "heartbeat, listen, notify)",
+                        "heartbeat, listen, notify, dedup)",
                         val);
         if (ps->p->steps[i].present)
             return fail(ps, ps->line, "duplicate step '%s' (first at line %d)", val,
@@ -992,6 +995,21 @@ static int parse_text(const char *path, const char *text, qc_param_style style,
                       name, name);
             goto out;
         }
+    }
+    /* the outbox check (C23) is keyed by the message id, which the worker
+     * takes from the claim's answer: a dedup step without it could never
+     * be bound */
+    if (ps.p->steps[QC_STEP_DEDUP].present &&
+        !qc_protocol_returns(ps.p, QC_STEP_CLAIM, "message_id")) {
+        const qc_step *st = &ps.p->steps[QC_STEP_DEDUP];
+        rc = qc_err_set(err, QC_EINVAL,
+                        "%s:%d: step 'dedup' needs :message_id, but statement 'claim' (%s:%d) "
+                        "returns no column 'message_id'",
+                        st->file ? st->file : ps.path, st->line,
+                        ps.p->steps[QC_STEP_CLAIM].file ? ps.p->steps[QC_STEP_CLAIM].file
+                                                        : ps.path,
+                        ps.p->steps[QC_STEP_CLAIM].line);
+        goto out;
     }
     *out = ps.p;
     ps.p = NULL;

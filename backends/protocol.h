@@ -41,7 +41,9 @@
  * mentioned in the text of a step's last statement (claim: job_id token
  * lease_until_ms now_ms attempt op_key payload, lease_until_ms not in the
  * transaction model; enqueue: job_id; snapshot:
- * job_id state attempt token; monitor: ready inflight); a listen or notify
+ * job_id state attempt token; monitor: ready inflight; dedup: run); a dedup
+ * step whose protocol's claim returns no message_id (the worker would have
+ * no :message_id to bind), named at the dedup step's line; a listen or notify
  * step in a protocol whose engine is not postgres (MariaDB, SQL Server and
  * Spanner have no LISTEN/NOTIFY), named at the step's line.
  */
@@ -74,6 +76,11 @@ typedef enum {
                              done), read where it costs O(live rows) (partial
                              indexes); sampled every monitor_interval_ms, the full
                              monitor spaced out (issue 16) */
+    QC_STEP_DEDUP,     /* optional: the outbox check (shared/cases.md C23), run by the
+                          worker between its claim and its work with :message_id bound
+                          (the claim's message_id column); returns column run: true
+                          runs the handler, false (or no row) skips the work and the
+                          effect and completes the job, a duplicate copy suppressed */
     QC_STEP_COUNT
 } qc_step_id;
 
@@ -83,10 +90,13 @@ typedef enum {
  * known when it runs (README "Parameters"): :worker is "w<worker_id>.<incarnation>"
  * ("w3.0", "w3.1" after a restart; the reaper and the enqueuer are worker -1,
  * "w-1.0"), :worker_id its stable number ("3", kept across restarts),
- * :incarnation the restart count ("0", "1", ...). */
+ * :incarnation the restart count ("0", "1", ...); :message_id the logical
+ * message a job is a copy of (enqueue: the harness's id, a UUID; dedup,
+ * complete, renew, fail: the claim's message_id column, when it returns
+ * one: shared/cases.md C23). */
 #define QC_PARAM_NAMES \
     "job_id token lease_ms worker worker_id incarnation batch payload group_key error " \
-    "delay_ms max_attempts pid op_key client_now_ms"
+    "delay_ms max_attempts pid op_key client_now_ms message_id"
 
 typedef struct qc_stmt {
     int id;          /* unique within the protocol: the driver's prepared name */

@@ -6,7 +6,7 @@
  * check_jobs.c, stale_token_rejected, no_false_success, effects_once and
  * batch_bound in check_faults.c, recovery and bounded_failure in
  * check_recovery.c, no_early_reap in check_leases.c, group_exclusive and
- * group_order in check_groups.c.
+ * group_order in check_groups.c, message_once in check_message.c.
  *
  * Invariants shared by every checker:
  *   - a checker is a pure function of the history: events are read in seq
@@ -419,6 +419,7 @@ static int (*const check_fns[])(const qc_history *, qc_check *) = {
     qc_check_witness_owner,
     qc_check_worker_progress,
     qc_check_own_lease,
+    qc_check_message_once,
     qc_check_group_exclusive,
     qc_check_group_order,
 };

@@ -232,6 +232,17 @@ void qc_witness_counts_get(const qc_history *h, qc_witness_counts *out);
  * incarnations watched longer than the bound, and samples judged. */
 int qc_check_worker_progress(const qc_history *h, qc_check *out);
 
+/* message_once (check_message.c, shared/cases.md C23): the physical copies
+ * of one logical message (the jobs whose OK enqueue events name the same
+ * "message", [workload] copies) apply its effect once between them: two or
+ * more distinct copies with an effect event "applied": true is a
+ * violation, about the first of them, with each copy's OK claim, OK dedup
+ * (when there is one) and applied effect as evidence.  One copy's own
+ * redeliveries are effects_once's.  Opportunities: messages with two or
+ * more copies claimed.  NOT_APPLICABLE when no message was enqueued in
+ * more than one copy.  Thread-safe (read-only on h); QC_ENOMEM. */
+int qc_check_message_once(const qc_history *h, qc_check *out);
+
 /* Runs every checker; *out is a new array of *n checks freed with
  * qc_checks_free, always in the same order (exclusive_claim first).  The
  * checkers run on qc_check_threads(h->n) threads, each taking the next

@@ -126,6 +126,12 @@ static const gate_scenario battery[] = {
     {"listen_slow_poll.ini", "listen",
      "notifications that never reach the listeners, slow fallback poll (bounded_idle_polling)",
      1, 0},
+    /* model "dedup": protocols with a dedup step only (shared/cases.md C23):
+     * a queue without one makes no promise about copies of a message */
+    {"cases/c23_outbox_copies.ini", "dedup",
+     "two copies of one message claimed at once both run the handler: a check-then-act outbox "
+     "(C23, message_once)",
+     0, 0},
 };
 
 #define NBATTERY (sizeof battery / sizeof battery[0])
@@ -537,6 +543,9 @@ int qc_gate_run(const qc_gate_opts *o, qc_gate_result *res, qc_err *err)
             } else if (g->model != NULL && !strcmp(g->model, "renew")) {
                 if (strcmp(proto->model, "lease") != 0 || !proto->steps[QC_STEP_RENEW].present ||
                     proto->steps[QC_STEP_HEARTBEAT].present)
+                    continue;
+            } else if (g->model != NULL && !strcmp(g->model, "dedup")) {
+                if (!proto->steps[QC_STEP_DEDUP].present)
                     continue;
             } else if (g->model != NULL && !strcmp(g->model, "heartbeat")) {
                 if (strcmp(proto->model, "lease") != 0 ||

@@ -360,7 +360,7 @@ static qc_ev_type parse_type(const char *s)
 
 static qc_op parse_op(const char *s)
 {
-    for (int op = QC_OP_ENQUEUE; s != NULL && op <= QC_OP_HEARTBEAT; op++)
+    for (int op = QC_OP_ENQUEUE; s != NULL && op <= QC_OP_DEDUP; op++)
         if (strcmp(s, qc_op_name((qc_op)op)) == 0)
             return (qc_op)op;
     return QC_OP_NONE;
@@ -698,6 +698,7 @@ const qc_event_x qc_event_x_none = {
     .w_now = QC_NO_TIME,
     .until_t = QC_NO_TIME,
     .target = -1,
+    .run = -1,
 };
 
 static void event_init(qc_event *e)
@@ -817,6 +818,8 @@ static const struct field fields[] = {
     {"xact_ms", F_DOUBLE, XF(xact_ms)},
     {"state_ms", F_DOUBLE, XF(state_ms)},
     {"sent_t", F_DOUBLE, XF(sent_t)},
+    {"message", F_STR, XF(message)},
+    {"run", F_BOOL, XF(run)},
 };
 
 /* The fields of a witness line (QC_EV_WITNESS): only these, and seq / t. */
@@ -1090,7 +1093,7 @@ static int fast_set(part *pt, const struct field *f, const qc_flat_member *m, qc
         if (m->kind != QC_FLAT_STR || m->esc)
             return QC_EINVAL; /* an escaped op: jansson decodes it */
         rc = QC_OP_NONE;
-        for (int op = QC_OP_ENQUEUE; op <= QC_OP_HEARTBEAT; op++)
+        for (int op = QC_OP_ENQUEUE; op <= QC_OP_DEDUP; op++)
             if (span_is(m->s, m->slen, qc_op_name((qc_op)op)))
                 rc = op;
         *(uint8_t *)(void *)dst = (uint8_t)rc;
@@ -1814,6 +1817,8 @@ const char *qc_op_name(qc_op op)
         return "reap";
     case QC_OP_HEARTBEAT:
         return "heartbeat";
+    case QC_OP_DEDUP:
+        return "dedup";
     }
     return "unknown";
 }

@@ -21,6 +21,11 @@
  *   {"seq":14,"type":"info","op":"complete",...,"error":"connection lost"}
  *   {"seq":15,"type":"fault","fault":"kill_after_claim","job":17,"worker":3,"inc":0}
  *   {"seq":16,"type":"snapshot","job":17,"state":"done","attempt":1,"token":".."}
+ * and, with [workload] copies (shared/cases.md C23), the message on each
+ * enqueue and the outbox check's answer:
+ *   {"seq":3,"type":"ok","op":"enqueue","worker":-1,"job":18,"message":"5b1e..","copy":1}
+ *   {"seq":9,"type":"ok","op":"dedup","job":18,"token":"..","worker":2,"inc":0,"req":40,
+ *    "run":false}
  *   {"seq":17,"type":"end","drained":true}
  * and, when a replicated topology's primary is switched (nemesis.c):
  *   {"type":"fault","fault":"failover","worker":-2,"command":"..","until_t":..}
@@ -97,8 +102,11 @@ typedef enum {
     QC_OP_RENEW,
     QC_OP_FAIL,
     QC_OP_REAP,
-    QC_OP_HEARTBEAT /* the protocol's per-worker heartbeat step (no job: it names the
-                       worker, and extends none of the leases a checker knows) */
+    QC_OP_HEARTBEAT, /* the protocol's per-worker heartbeat step (no job: it names the
+                        worker, and extends none of the leases a checker knows) */
+    QC_OP_DEDUP     /* the protocol's outbox check between claim and work (shared/cases.md
+                       C23): its ok event says "run" true (the handler runs) or false (a
+                       duplicate copy, completed without its work and effect) */
 } qc_op;
 
 #define QC_NO_JOB INT64_MIN  /* job field absent */
@@ -164,6 +172,11 @@ typedef struct qc_event_x {
                            the nemesis ended; -1 absent */
     const char *lib_id; /* adapter ok enqueue / ok claim: the library's own id of
                            the job (its table's id column, as text); NULL absent */
+    /* [workload] copies (shared/cases.md C23) */
+    const char *message; /* ok enqueue: the logical message the job is a copy of (its
+                            :message_id, a UUID); NULL: the run enqueued no copies */
+    int run;             /* ok dedup: 1 the copy ran its handler, 0 it was suppressed;
+                            -1 absent */
 } qc_event_x;
 
 /* The absent values of every qc_event_x field (the loader's defaults). */

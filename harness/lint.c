@@ -13,9 +13,9 @@
 
 static const qc_step_id all_steps[] = {QC_STEP_ENQUEUE, QC_STEP_CLAIM, QC_STEP_COMPLETE,
                                        QC_STEP_RENEW,   QC_STEP_FAIL,  QC_STEP_REAP,
-                                       QC_STEP_HEARTBEAT};
+                                       QC_STEP_HEARTBEAT, QC_STEP_DEDUP};
 static const qc_step_id worker_steps[] = {QC_STEP_CLAIM, QC_STEP_COMPLETE, QC_STEP_RENEW,
-                                          QC_STEP_FAIL, QC_STEP_REAP};
+                                          QC_STEP_FAIL, QC_STEP_REAP, QC_STEP_DEDUP};
 static const qc_step_id enqueue_step[] = {QC_STEP_ENQUEUE};
 
 typedef struct feed {
@@ -36,6 +36,9 @@ static const feed feeds[] = {
     {"workload", "groups", "group_key", STEPS(enqueue_step), QC_STEP_ENQUEUE, QC_STEP_COUNT, 0},
     {"workload", "payload_bytes", "payload", STEPS(enqueue_step), QC_STEP_ENQUEUE, QC_STEP_COUNT,
      0},
+    /* C23: copies of a message are told apart from other jobs only by the
+     * :message_id their enqueue stores */
+    {"workload", "copies", "message_id", STEPS(enqueue_step), QC_STEP_ENQUEUE, QC_STEP_COUNT, 0},
 };
 
 static long value_of(const qc_scenario *s, const char *key)
@@ -50,6 +53,8 @@ static long value_of(const qc_scenario *s, const char *key)
         return s->batch;
     if (!strcmp(key, "groups"))
         return s->groups;
+    if (!strcmp(key, "copies"))
+        return s->copies;
     return s->payload_bytes;
 }
 
@@ -67,6 +72,8 @@ int qc_lint_unused(const qc_scenario *s, const qc_protocol *p, qc_unused *out, i
             continue;
         if (!strcmp(f->key, "groups") && s->groups == 0)
             continue; /* no group: :group_key is NULL for every job */
+        if (!strcmp(f->key, "copies") && s->copies <= 1)
+            continue; /* one copy: every job is its own message */
         for (size_t k = 0; k < f->nbound && !read; k++)
             read = qc_protocol_reads(p, f->bound[k], f->param);
         if (read)

@@ -315,7 +315,8 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     /* Which correct protocols' batteries the whole matrix needs, before
      * --shard keeps this shard's mutants: every shard runs its share of
      * each of those batteries, whatever mutants it got. */
-    int need_lease = 0, need_txn = 0, need_groups = 0, need_listen = 0, need_heartbeat = 0;
+    int need_lease = 0, need_txn = 0, need_groups = 0, need_listen = 0, need_heartbeat = 0,
+        need_dedup = 0;
     for (size_t i = 0; i < n; i++) {
         qc_protocol *p = NULL;
         qc_err perr = {0};
@@ -324,6 +325,7 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
             txn = !strcmp(p->model, "transaction");
             need_listen |= p->steps[QC_STEP_LISTEN].present;
             need_heartbeat |= p->steps[QC_STEP_HEARTBEAT].present;
+            need_dedup |= p->steps[QC_STEP_DEDUP].present;
             qc_protocol_destroy(p);
         }
         int groups = strstr(ms[i].expect, "group_") != NULL;
@@ -407,7 +409,7 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     }
     /* The correct protocols through the whole battery: every FAIL is a
      * false positive of the scenario it came from. */
-    correct_run cr[5];
+    correct_run cr[6];
     size_t ncr = 0;
     if (o->correct) {
         snprintf(cr[ncr].protocol, sizeof cr[ncr].protocol, "%s", correct);
@@ -437,6 +439,12 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
             cr[ncr].groups = 0;
             cr[ncr++].model = "heartbeat";
         }
+        if (need_dedup) { /* the outbox protocol on the copies scenario only (C23) */
+            snprintf(cr[ncr].protocol, sizeof cr[ncr].protocol, "%s/%s", qc_datadir(),
+                     "backends/postgres/outbox.sql");
+            cr[ncr].groups = 0;
+            cr[ncr++].model = "dedup";
+        }
     }
     char listen_only[2][PATH_MAX];
     const char *listen_list[2] = {listen_only[0], listen_only[1]};
@@ -446,6 +454,10 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     char heartbeat_only[PATH_MAX];
     const char *heartbeat_list[1] = {heartbeat_only};
     snprintf(heartbeat_only, sizeof heartbeat_only, "%s/scenarios/gate/heartbeat_restart.ini",
+             qc_datadir());
+    char dedup_only[PATH_MAX];
+    const char *dedup_list[1] = {dedup_only};
+    snprintf(dedup_only, sizeof dedup_only, "%s/scenarios/cases/c23_outbox_copies.ini",
              qc_datadir());
     /* false positives per protocol and scenario */
     typedef struct fp_row {
@@ -501,6 +513,10 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         }
         if (!strcmp(cr[c].model, "heartbeat") && nonly == 0) {
             g.only = heartbeat_list;
+            g.nonly = 1;
+        }
+        if (!strcmp(cr[c].model, "dedup") && nonly == 0) {
+            g.only = dedup_list;
             g.nonly = 1;
         }
         qc_err gerr = {0};

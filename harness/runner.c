@@ -192,6 +192,11 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
         json_object_set(h, "target", target);
     json_object_set_new(h, "workers", json_integer(s->workers));
     json_object_set_new(h, "jobs", json_integer(s->jobs));
+    if (s->copies > 1 || s->copies_rate > 0) {
+        /* "jobs" counts messages then; each went out in its copies (C23) */
+        json_object_set_new(h, "copies", json_integer(s->copies));
+        json_object_set_new(h, "copies_rate", json_real(s->copies_rate));
+    }
     json_object_set_new(h, "batch", json_integer(s->batch));
     json_object_set_new(h, "lease_ms", json_integer(s->lease_ms));
     json_object_set_new(h, "claim_reads_lease_ms",
@@ -315,15 +320,6 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     return h;
 }
 
-/* Enqueues count jobs on connection c, in transactions of 500 when the
- * enqueue step is one statement (then, on a driver that pipelines and
- * without a notify step, each transaction's 500 enqueues go out in one
- * round trip); delay_ms schedules them for later.  Ledger
- * ok events are written only after the commit that makes them real.  The
- * new job ids are appended to *ids (grown with realloc; *nids updated) when
- * ids is not NULL.  first_index numbers the payloads.  *enqueued (may be
- * NULL) grows by each committed chunk (the progress line and the backlog
- * read it). */
 /* The notify step of a job (issue 17), after its enqueue: in the enqueue's
  * transaction (so it is delivered at the commit), not at all (the job's
  * notify_lost fault), or on a connection of its own before the enqueue
@@ -363,15 +359,118 @@ static int notify_job(const qc_scenario *s, const qc_driver *d, qc_conn *c,
     return rc;
 }
 
-/* The enqueue of n jobs (payloads first_index..) in one round trip
- * (qc_protocol_run_batch: the driver's pipeline), inside the caller's open
- * transaction; ids[i] gets each job's id as the server returned it and
- * group[i] its group key ("" none).  Errors: the protocol's; QC_EINVAL
- * when the step returned no job_id; QC_ENOMEM. */
+/* Physical copies of one message (shared/cases.md C23): the logical
+ * message number msg of shard (0 unsharded) is enqueued in copies jobs,
+ * one more when the seeded draw falls under copies_rate, and its message
+ * id, a version-4-shaped UUID drawn from (seed, shard, msg), is written
+ * into id (37 bytes).  A pure function of its arguments, so a replay of
+ * the seed enqueues the same messages.  Returns the number of copies. */
+static int message_copies(const qc_scenario *s, int shard, long msg, char id[37])
+{
+    qc_rng r;
+    qc_rng_init(&r, s->seed, 0xc23c0b1e5ull ^ ((uint64_t)(shard + 1) << 44) ^ (uint64_t)msg);
+    uint64_t a = qc_rng_next(&r), b = qc_rng_next(&r);
+    snprintf(id, 37, "%08x-%04x-4%03x-%04x-%012llx", (unsigned)(a >> 32),
+             (unsigned)(a >> 16) & 0xffffu, (unsigned)a & 0xfffu,
+             (unsigned)(0x8000u | ((b >> 48) & 0x3fffu)),
+             (unsigned long long)(b & 0xffffffffffffull));
+    int n = (int)s->copies;
+    if (s->copies_rate > 0 && qc_rng_unit(&r) < s->copies_rate)
+        n++;
+    return n;
+}
+
+/* 1 when the run enqueues copies of its messages: the enqueue events then
+ * carry "message" and "copy" (message_once, check_message.c, reads them). */
+static int copies_on(const qc_scenario *s)
+{
+    return s->copies > 1 || s->copies_rate > 0;
+}
+
+/* Which message (and which copy of it) each row of an enqueue goes out
+ * as: messages first_index + 0 .. count - 1 of shard, each in its copies,
+ * adjacent (so that two workers claim a message's copies at about the
+ * same time, as C23's broker redelivers them). */
+typedef struct enqueue_cursor {
+    const qc_scenario *s;
+    int shard;
+    long msg, end; /* the next message, one past the last */
+    int copy, ncopies;
+    char id[37];   /* the current message's id */
+} enqueue_cursor;
+
+static void cursor_init(enqueue_cursor *k, const qc_scenario *s, int shard, long first, long count)
+{
+    memset(k, 0, sizeof *k);
+    k->s = s;
+    k->shard = shard;
+    k->msg = first;
+    k->end = first + count;
+    if (k->msg < k->end)
+        k->ncopies = message_copies(s, shard, k->msg, k->id);
+}
+
+/* The next row: its message number, copy and id (copied into id); 0 at
+ * the end. */
+static int cursor_next(enqueue_cursor *k, long *msg, int *copy, char id[37])
+{
+    if (k->msg >= k->end)
+        return 0;
+    *msg = k->msg;
+    *copy = k->copy;
+    memcpy(id, k->id, 37);
+    if (++k->copy >= k->ncopies) {
+        k->copy = 0;
+        if (++k->msg < k->end)
+            k->ncopies = message_copies(k->s, k->shard, k->msg, k->id);
+    }
+    return 1;
+}
+
+/* One enqueue row's own values: its message number, copy, message id and
+ * group. */
+typedef struct enqueue_row {
+    long msg;
+    int copy;
+    char id[37];
+    char group[24]; /* "" none */
+} enqueue_row;
+
+/* The parameters of the enqueue of row r (payload "job-<message>" padded
+ * to payload_bytes into payload, which holds payload_bytes + 32 bytes;
+ * the client clock into cnow): p borrows both, r and the fixed values. */
+static void enqueue_params(const qc_scenario *s, const enqueue_row *r, char *payload,
+                           char cnow[32], const char *max_att, const char *delay,
+                           const char *lease, const char *batch_n, qc_params *p)
+{
+    int len = snprintf(payload, 32, "job-%ld", r->msg);
+    while (len < s->payload_bytes)
+        payload[len++] = 'x';
+    payload[len] = 0;
+    qc_params_set(p, "payload", payload);
+    qc_params_set(p, "group_key", r->group[0] ? r->group : NULL);
+    qc_params_set(p, "message_id", r->id);
+    qc_params_set(p, "max_attempts", max_att);
+    qc_params_set(p, "delay_ms", delay); /* enqueue: how far ahead it is due */
+    /* every step gets every parameter it can know (README "Parameters");
+     * the enqueuer is worker -1, as in the ledger */
+    qc_params_set(p, "lease_ms", lease);
+    qc_params_set(p, "batch", batch_n);
+    qc_params_set(p, "worker", "w-1.0");
+    qc_params_set(p, "worker_id", "-1");
+    qc_params_set(p, "incarnation", "0");
+    snprintf(cnow, 32, "%.0f", qc_clock_epoch_ms()); /* the enqueuer's clock has no skew */
+    qc_params_set(p, "client_now_ms", cnow);
+}
+
+/* The enqueue of rows[0..n) in one round trip (qc_protocol_run_batch: the
+ * driver's pipeline), inside the caller's open transaction; ids[i] gets
+ * each job's id as the server returned it.  Errors: the protocol's;
+ * QC_EINVAL when the step returned no job_id; QC_ENOMEM. */
 static int enqueue_chunk(const qc_scenario *s, const qc_driver *d, qc_conn *c,
-                         const qc_protocol *proto, long n, long first_index, const char *max_att,
-                         const char *delay, const char *lease, const char *batch_n, int64_t *ids,
-                         char (*group)[24], qc_err *err)
+                         const qc_protocol *proto, long n, const enqueue_row *rows,
+                         const char *max_att, const char *delay, const char *lease,
+                         const char *batch_n, int64_t *ids, qc_err *err)
 {
     size_t plen = (size_t)s->payload_bytes + 32;
     char *payloads = malloc(plen * (size_t)n);
@@ -384,28 +483,9 @@ static int enqueue_chunk(const qc_scenario *s, const qc_driver *d, qc_conn *c,
         rc = qc_err_set(err, QC_ENOMEM, "out of memory");
         goto out;
     }
-    for (long i = 0; i < n; i++) {
-        char *payload = payloads + plen * (size_t)i;
-        int len = snprintf(payload, 32, "job-%ld", first_index + i);
-        while (len < s->payload_bytes)
-            payload[len++] = 'x';
-        payload[len] = 0;
-        qc_params *p = &ps[i];
-        qc_params_set(p, "payload", payload);
-        group[i][0] = 0;
-        if (s->groups > 0)
-            snprintf(group[i], sizeof group[i], "g%ld", (first_index + i) % s->groups);
-        qc_params_set(p, "group_key", group[i][0] ? group[i] : NULL);
-        qc_params_set(p, "max_attempts", max_att);
-        qc_params_set(p, "delay_ms", delay);
-        qc_params_set(p, "lease_ms", lease);
-        qc_params_set(p, "batch", batch_n);
-        qc_params_set(p, "worker", "w-1.0");
-        qc_params_set(p, "worker_id", "-1");
-        qc_params_set(p, "incarnation", "0");
-        snprintf(cnow[i], sizeof cnow[i], "%.0f", qc_clock_epoch_ms());
-        qc_params_set(p, "client_now_ms", cnow[i]);
-    }
+    for (long i = 0; i < n; i++)
+        enqueue_params(s, &rows[i], payloads + plen * (size_t)i, cnow[i], max_att, delay, lease,
+                       batch_n, &ps[i]);
     rc = qc_protocol_run_batch(d, c, proto, QC_STEP_ENQUEUE, ps, (int)n, rs, err);
     for (long i = 0; rc == 0 && i < n; i++) {
         const char *id = qc_result_get(&rs[i], 0, "job_id");
@@ -425,10 +505,19 @@ out:
     return rc;
 }
 
+/* Enqueues count messages (numbers first_index ..; each in its copies:
+ * message_copies) of shard on connection c, in transactions of 500 jobs
+ * when the enqueue step is one statement (then, on a driver that
+ * pipelines and without a notify step, each transaction's 500 enqueues go
+ * out in one round trip); delay_ms schedules them for later.  Ledger ok
+ * events are written only after the commit that makes them real.  The new
+ * job ids are appended to *ids (grown with realloc; *nids updated) when
+ * ids is not NULL.  *enqueued (may be NULL) grows by each committed
+ * chunk's jobs (the progress line and the backlog read it). */
 static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
                         const qc_protocol *proto, qc_lbuf *lb, long count, long first_index,
-                        long delay_ms, int64_t **ids, size_t *nids, atomic_long *enqueued,
-                        const char *dsn, double t0, qc_err *err)
+                        int shard, long delay_ms, int64_t **ids, size_t *nids,
+                        atomic_long *enqueued, const char *dsn, double t0, qc_err *err)
 {
     int notify = proto->steps[QC_STEP_NOTIFY].present;
     long total = s->jobs + s->feed_bursts * s->feed_jobs;
@@ -438,12 +527,12 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
     int wrap = proto->steps[QC_STEP_ENQUEUE].nstmts == 1;
     long chunk = 500;
     int64_t *batch = malloc(sizeof *batch * (size_t)chunk);
-    char (*group)[24] = calloc((size_t)chunk, sizeof *group);
+    enqueue_row *rows = calloc((size_t)chunk, sizeof *rows);
     char *payload = malloc((size_t)s->payload_bytes + 32);
-    if (!batch || !payload || !group) {
+    if (!batch || !payload || !rows) {
         free(batch);
         free(payload);
-        free(group);
+        free(rows);
         return qc_err_set(err, QC_ENOMEM, "out of memory");
     }
     char max_att[24], delay[24], lease[24], batch_n[24];
@@ -451,16 +540,28 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
     snprintf(delay, sizeof delay, "%ld", delay_ms);
     snprintf(lease, sizeof lease, "%ld", s->lease_ms);
     snprintf(batch_n, sizeof batch_n, "%ld", s->batch);
+    enqueue_cursor cur;
+    cursor_init(&cur, s, shard, first_index, count);
     int rc = 0;
     /* SIGINT / SIGTERM: stop enqueueing; the jobs already in are the run. */
-    for (long done = 0; done < count && rc == 0 && !qc_interrupted;) {
-        long n = count - done < chunk ? count - done : chunk;
+    for (;;) {
+        if (rc != 0 || qc_interrupted)
+            break;
+        long n = 0;
+        while (n < chunk && cursor_next(&cur, &rows[n].msg, &rows[n].copy, rows[n].id)) {
+            rows[n].group[0] = 0;
+            if (s->groups > 0) /* the copies of a message are in its group */
+                snprintf(rows[n].group, sizeof rows[n].group, "g%ld", rows[n].msg % s->groups);
+            n++;
+        }
+        if (n == 0)
+            break;
         if (wrap && (rc = d->begin(c, err)) != 0)
             break;
         if (wrap && !notify && d->exec_batch != NULL) {
             /* one round trip for the chunk (pipeline mode, issue 16) */
-            rc = enqueue_chunk(s, d, c, proto, n, first_index + done, max_att, delay, lease,
-                               batch_n, batch, group, err);
+            rc = enqueue_chunk(s, d, c, proto, n, rows, max_att, delay, lease, batch_n, batch,
+                               err);
             if (rc == 0)
                 rc = d->commit(c, err);
             else if (rc != QC_ECONN) {
@@ -476,28 +577,9 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
             goto committed;
         }
         for (long i = 0; i < n; i++) {
-            int len = snprintf(payload, 32, "job-%ld", first_index + done + i);
-            while (len < s->payload_bytes)
-                payload[len++] = 'x';
-            payload[len] = 0;
             qc_params p = {0};
-            qc_params_set(&p, "payload", payload);
-            group[i][0] = 0;
-            if (s->groups > 0)
-                snprintf(group[i], sizeof group[i], "g%ld", (first_index + done + i) % s->groups);
-            qc_params_set(&p, "group_key", group[i][0] ? group[i] : NULL);
-            qc_params_set(&p, "max_attempts", max_att);
-            qc_params_set(&p, "delay_ms", delay); /* enqueue: how far ahead it is due */
-            /* every step gets every parameter it can know (README
-             * "Parameters"); the enqueuer is worker -1, as in the ledger */
-            qc_params_set(&p, "lease_ms", lease);
-            qc_params_set(&p, "batch", batch_n);
-            qc_params_set(&p, "worker", "w-1.0");
-            qc_params_set(&p, "worker_id", "-1");
-            qc_params_set(&p, "incarnation", "0");
-            char cnow[32]; /* the enqueuer's clock has no skew */
-            snprintf(cnow, sizeof cnow, "%.0f", qc_clock_epoch_ms());
-            qc_params_set(&p, "client_now_ms", cnow);
+            char cnow[32];
+            enqueue_params(s, &rows[i], payload, cnow, max_att, delay, lease, batch_n, &p);
             qc_result r = {0};
             rc = qc_protocol_run(d, c, proto, QC_STEP_ENQUEUE, &p, &r, err);
             const char *id = rc == 0 ? qc_result_get(&r, 0, "job_id") : NULL;
@@ -511,7 +593,7 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
             nkind[i] = QC_FAULT_NONE;
             ntime[i] = -1;
             if (rc == 0 && notify) {
-                nkind[i] = qc_fault_notify_pick(s->seed, s->faults, first_index + done + i, total);
+                nkind[i] = qc_fault_notify_pick(s->seed, s->faults, rows[i].msg, total);
                 rc = notify_job(s, d, c, proto, dsn, &early, nkind[i], batch[i], t0, &ntime[i],
                                 err);
             }
@@ -529,10 +611,15 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
             json_object_set_new(e, "op", json_string("enqueue"));
             json_object_set_new(e, "worker", json_integer(-1));
             json_object_set_new(e, "job", json_integer(batch[i]));
+            if (copies_on(s)) {
+                /* the logical message this job is a copy of (C23) */
+                json_object_set_new(e, "message", json_string(rows[i].id));
+                json_object_set_new(e, "copy", json_integer(rows[i].copy));
+            }
             if (delay_ms > 0)
                 json_object_set_new(e, "delay_ms", json_integer(delay_ms));
-            if (group[i][0])
-                json_object_set_new(e, "group", json_string(group[i]));
+            if (rows[i].group[0])
+                json_object_set_new(e, "group", json_string(rows[i].group));
             if (notify) {
                 /* how its notification went (issue 17): "commit" sent in the
                  * enqueue's transaction, "lost" not sent, "early" committed
@@ -572,11 +659,10 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
             *ids = grown;
             *nids += (size_t)n;
         }
-        done += n;
     }
     free(batch);
     free(payload);
-    free(group);
+    free(rows);
     if (early != NULL)
         d->close(early);
     return rc;
@@ -627,7 +713,7 @@ static int feed_jobs(feeder *f, qc_conn **c, long count, long first_index, long 
         }
         if (!*c) {
             /* not reachable yet: retry below */
-        } else if (enqueue_jobs(sh->sc, sh->drv, *c, sh->proto, f->lb, count, first_index,
+        } else if (enqueue_jobs(sh->sc, sh->drv, *c, sh->proto, f->lb, count, first_index, 0,
                                 delay_ms, NULL, NULL, f->total, f->dsn, sh->t0, &err) == 0) {
             atomic_fetch_add(&f->enqueued, count);
             return 0;
@@ -1627,7 +1713,8 @@ setup_done:
         }
         atomic_store(&enqueued, (long)njob_ids);
     } else if ((rc = enqueue_jobs(s, d, ctl, proto, lb, qc_shard_share(s->jobs, shard, nshards),
-                                  0, 0, &job_ids, &njob_ids, &enqueued, dsn, t0, err)) != 0) {
+                                  0, shard, 0, &job_ids, &njob_ids, &enqueued, dsn, t0, err)) !=
+               0) {
         code = rc == QC_EINVAL ? 2 : 3;
         goto out;
     }
@@ -1665,7 +1752,9 @@ setup_done:
         }
     }
 
-    sink = qc_sink_create(s->sink_idempotent);
+    /* with copies of a message, an op key names one copy's deliveries: the
+     * sink never dedups one copy's effect against another's (C23) */
+    sink = qc_sink_create(s->sink_idempotent, copies_on(s));
     /* this process's workers: global ids shard, shard + N, ... (shard.h) */
     const long my_workers = qc_shard_share(s->workers, shard, nshards);
     workers = calloc((size_t)(my_workers > 0 ? my_workers : 1), sizeof *workers);

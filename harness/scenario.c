@@ -36,6 +36,7 @@ void qc_scenario_defaults(qc_scenario *s)
     s->jobs = 20000;
     s->batch = 1;
     s->payload_bytes = 32;
+    s->copies = 1;
     s->work_ms_min = 0;
     s->work_ms_max = 0;
     s->duration_s = 0;
@@ -329,6 +330,12 @@ static int handler(void *user, const char *section, const char *name, const char
         LONGKEY("workload", "batch", batch, 1)
         LONGKEY("workload", "payload_bytes", payload_bytes, 0)
         LONGKEY("workload", "groups", groups, 0)
+        LONGKEY("workload", "copies", copies, 1)
+        if (!strcmp(name, "copies_rate"))
+            return parse_double(value, 0, 1, &s->copies_rate)
+                       ? fail(c, "%s must be a fraction 0..1 of the messages, got '%s'", name,
+                              value)
+                       : 1;
         if (!strcmp(name, "work_ms"))
             return parse_range(value, &s->work_ms_min, &s->work_ms_max)
                        ? fail(c, "%s must be N or MIN-MAX milliseconds, got '%s'", name, value)
@@ -336,7 +343,7 @@ static int handler(void *user, const char *section, const char *name, const char
         SECONDSKEY("duration_s", duration_s, 0)
         return fail(c,
                     "unknown key '%s' in [%s] (expected workers, jobs, batch, payload_bytes, "
-                    "groups, work_ms, duration_s)",
+                    "groups, copies, copies_rate, work_ms, duration_s)",
                     name, section);
     }
     if (!strcmp(section, "lease")) {
@@ -948,6 +955,17 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err)
                               src, s->steps[i].line, s->steps[i].actor, s->workers,
                               s->workers == 1 ? "" : "s", s->workers - 1);
     }
+    if ((s->copies > 1 || s->copies_rate > 0) && s->adapter_command[0]) {
+        int line = qc_scenario_set_line(s, "workload", s->copies > 1 ? "copies" : "copies_rate");
+        char at[16] = "";
+        if (line > 0)
+            snprintf(at, sizeof at, ":%d", line);
+        return qc_err_set(err, QC_EINVAL,
+                          "%s%s: [workload] %s with [adapter]: an adapter's library enqueues "
+                          "each job once through its own API, qchaos cannot hand it copies "
+                          "of one message",
+                          src, at, s->copies > 1 ? "copies" : "copies_rate");
+    }
     if ((s->nsteps > 0 || s->explore_pct) && s->adapter_command[0])
         return qc_err_set(err, QC_EINVAL,
                           "%s: [schedule] with [adapter]: an adapter's library runs its own "
@@ -1017,6 +1035,7 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err)
         {"[workload] payload_bytes", 1048576, offsetof(qc_scenario, payload_bytes)},
         {"[workload] work_ms", 3600000, offsetof(qc_scenario, work_ms_max)},
         {"[workload] groups", 1000000, offsetof(qc_scenario, groups)},
+        {"[workload] copies", QC_MAX_COPIES, offsetof(qc_scenario, copies)},
         {"[lease] lease_ms", 86400000, offsetof(qc_scenario, lease_ms)},
         {"[lease] max_attempts", 1000000, offsetof(qc_scenario, max_attempts)},
         {"[lease] reaper_interval_ms", 86400000, offsetof(qc_scenario, reaper_interval_ms)},
@@ -1047,7 +1066,8 @@ int qc_scenario_validate(const qc_scenario *s, qc_err *err)
         static const char *const known =
             ",exclusive_claim,double_complete,no_lost_jobs,acked_durable,stale_token_rejected,"
             "no_false_success,effects_once,exclusive_run,recovery,bounded_failure,no_early_reap,batch_bound,retry_delay,"
-            "bounded_idle_polling,group_exclusive,group_order,worker_progress,own_lease,";
+            "bounded_idle_polling,group_exclusive,group_order,worker_progress,own_lease,"
+            "message_once,";
         char buf[1024];
         snprintf(buf, sizeof buf, "%s", s->checkers);
         char *save = NULL;

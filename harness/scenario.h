@@ -5,7 +5,9 @@
  *   [scenario] name, description, protocol (path, relative to the scenario
  *              file's folder, then the current folder, then the data folder)
  *   [workload] workers, jobs, batch, payload_bytes, groups, work_ms (N or MIN-MAX),
- *              duration_s (chaos phase length; 0 = until drained)
+ *              duration_s (chaos phase length; 0 = until drained), copies (physical
+ *              copies of each message, 1..16), copies_rate (0..1: the fraction of
+ *              messages enqueued once more)
  *   [lease]    lease_ms, max_attempts, reaper_interval_ms, retry_delay_ms,
  *              statement_timeout_ms (0 = none; default max(30000, 10 x lease_ms))
  *   [idle]     base_ms, cap_ms, jitter (0..1), listen_poll_ms (LISTEN fallback poll)
@@ -52,6 +54,9 @@
 
 #define QC_MAX_CLOCK_SKEWS 64
 
+/* [workload] copies: at most this many physical copies of one message. */
+#define QC_MAX_COPIES 16
+
 /* [policy] lease_deadline (docs/decisions.md 950): the worker's own lease
  * deadline is lease_ms from when it SENT the claim (or its last renew that
  * was answered with rows > 0), by its monotonic clock; it starts no effect
@@ -76,6 +81,11 @@ typedef struct qc_scenario {
     long batch;              /* jobs asked for per claim */
     long payload_bytes;
     long groups;             /* > 0: job i belongs to group "g<i mod groups>" */
+    long copies;             /* physical copies of every message (shared/cases.md C23): each
+                                its own job, adjacent in the enqueue order, all bound one
+                                :message_id; 1 (default) = one job per message */
+    double copies_rate;      /* 0..1: the fraction of messages (a seeded draw per message)
+                                enqueued once more than copies; 0 (default) none */
     long work_ms_min, work_ms_max; /* simulated effect duration */
     double duration_s;       /* chaos phase; 0 = until drained */
     long lease_ms;

@@ -28,6 +28,7 @@ typedef struct shard {
 
 struct qc_sink {
     int idempotent;
+    int per_job; /* the key is "<job>/<op key>": one job's redeliveries only */
     atomic_long delivered, applied;
     shard sh[NSHARD];
 };
@@ -40,12 +41,13 @@ static uint64_t hash(const char *s)
     return h;
 }
 
-qc_sink *qc_sink_create(int idempotent)
+qc_sink *qc_sink_create(int idempotent, int per_job)
 {
     qc_sink *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     s->idempotent = idempotent;
+    s->per_job = per_job;
     for (int i = 0; i < NSHARD; i++)
         pthread_mutex_init(&s->sh[i].mu, NULL);
     return s;
@@ -110,17 +112,27 @@ static int insert(shard *h, const char *key, uint64_t hv)
 
 int qc_sink_deliver(qc_sink *s, const char *op_key, int64_t job)
 {
-    char buf[32];
+    char buf[32], both[192], *big = NULL;
+    int fresh = -1; /* out of memory until inserted */
     if (!op_key) {
         snprintf(buf, sizeof buf, "%" PRId64, job);
         op_key = buf;
+    } else if (s->per_job) {
+        size_t need = strlen(op_key) + 24;
+        char *to = need <= sizeof both ? both : (big = malloc(need));
+        if (to != NULL)
+            snprintf(to, need, "%" PRId64 "/%s", job, op_key);
+        op_key = to; /* NULL: out of memory, applied unchecked below */
     }
     atomic_fetch_add(&s->delivered, 1);
-    uint64_t hv = hash(op_key);
-    shard *h = &s->sh[hv % NSHARD];
-    pthread_mutex_lock(&h->mu);
-    int fresh = insert(h, op_key, hv);
-    pthread_mutex_unlock(&h->mu);
+    if (op_key != NULL) {
+        uint64_t hv = hash(op_key);
+        shard *h = &s->sh[hv % NSHARD];
+        pthread_mutex_lock(&h->mu);
+        fresh = insert(h, op_key, hv);
+        pthread_mutex_unlock(&h->mu);
+    }
+    free(big);
     /* Out of memory counts as applied: never hide a delivery. */
     int applied = !s->idempotent || fresh != 0;
     if (applied)

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void qc_shared_fatal(qc_shared *sh, int code, const char *msg)
 {
@@ -409,6 +410,7 @@ typedef struct claimed {
     int64_t job;
     char token[128];
     char op_key[128];
+    char message_id[64]; /* the claim's message_id column (C23), "" when none */
     double lease_until;
     long attempt; /* the claim's attempt column; -1 when it returns none */
     double lease_from; /* [policy] lease_deadline: the worker's own lease runs lease_ms
@@ -536,6 +538,8 @@ static int do_claim(qc_worker *w, claimed *out, int max)
             out[n].job = job;
             snprintf(out[n].token, sizeof out[n].token, "%s", tok ? tok : "");
             snprintf(out[n].op_key, sizeof out[n].op_key, "%s", key ? key : "");
+            const char *mid = qc_result_get(&r, i, "message_id");
+            snprintf(out[n].message_id, sizeof out[n].message_id, "%s", mid ? mid : "");
             out[n].lease_until = parse_time(qc_result_get(&r, i, "lease_until_ms"));
             out[n].attempt = att ? strtol(att, NULL, 10) : -1;
             out[n].lease_from = lease_from;
@@ -651,6 +655,8 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
     qc_params_set(&p, "token", c->token);
     qc_params_set(&p, "error", error);
     qc_params_set(&p, "op_key", c->op_key[0] ? c->op_key : NULL);
+    if (c->message_id[0])
+        qc_params_set(&p, "message_id", c->message_id);
     qc_result r = {0};
     int64_t req;
     const char *op = qc_step_name(step);
@@ -995,6 +1001,72 @@ static void stall_until_reclaimed(qc_worker *w, claimed *c, int seen)
     qc_fault_plan_set_hold(sh->plan, c->job, 0);
 }
 
+/* The truth of a dedup answer's run column: 1 for t, true, 1, y, yes, on
+ * (any case), 0 for f, false, 0, n, no, off and SQL NULL; -1 for anything
+ * else. */
+static int run_value(const char *v)
+{
+    static const char *const yes[] = {"t", "true", "1", "y", "yes", "on"};
+    static const char *const no[] = {"f", "false", "0", "n", "no", "off"};
+    if (v == NULL)
+        return 0;
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+        if (!strcasecmp(v, yes[i]))
+            return 1;
+        if (!strcasecmp(v, no[i]))
+            return 0;
+    }
+    return -1;
+}
+
+/* The protocol's outbox check (shared/cases.md C23): the dedup step for
+ * the claimed copy c, with :job_id, :token, :op_key and :message_id (the
+ * claim's message_id column) bound.  Returns 1 when this copy is to run
+ * its handler (the first row's run column is true), 0 when it is a
+ * duplicate to complete without its work and effect (false, NULL, or no
+ * row), -1 when the request failed (fail / info recorded: the worker
+ * gives the job up, its lease runs out and the reaper takes it back) or
+ * run held something else (a fatal protocol error).  The ok event says
+ * "run" true or false. */
+static int do_dedup(qc_worker *w, const claimed *c)
+{
+    qc_shared *sh = w->sh;
+    char job[32];
+    actor_params ap;
+    qc_params p = {0};
+    qc_result r = {0};
+    int64_t req;
+
+    snprintf(job, sizeof job, "%" PRId64, c->job);
+    bind_actor(w, &ap, &p);
+    qc_params_set(&p, "job_id", job);
+    qc_params_set(&p, "token", c->token);
+    qc_params_set(&p, "error", NULL);
+    qc_params_set(&p, "op_key", c->op_key[0] ? c->op_key : NULL);
+    qc_params_set(&p, "message_id", c->message_id[0] ? c->message_id : NULL);
+    if (request(w, QC_STEP_DEDUP, &p, c->job, c->token, &r, &req) != 0)
+        return -1;
+    const char *v = r.nrows > 0 ? qc_result_get(&r, 0, "run") : NULL;
+    int run = run_value(v);
+    json_t *e = event(w, "ok", qc_step_name(QC_STEP_DEDUP), req);
+    set_job(e, c->job, c->token);
+    json_object_set_new(e, "rows", json_integer(r.nrows));
+    if (run >= 0)
+        json_object_set_new(e, "run", json_boolean(run));
+    else
+        json_object_set_new(e, "error", json_string("run is neither true nor false"));
+    emit(w, e, c->job);
+    if (run < 0) {
+        char msg[1100];
+        snprintf(msg, sizeof msg,
+                 "%s: step 'dedup' (line %d) returned run = '%.64s' (expected true or false)",
+                 sh->proto->steps[QC_STEP_DEDUP].file, sh->proto->steps[QC_STEP_DEDUP].line, v);
+        qc_shared_fatal(sh, QC_EINVAL, msg);
+    }
+    qc_result_clear(&r);
+    return run;
+}
+
 static int process(qc_worker *w, claimed *c)
 {
     qc_shared *sh = w->sh;
@@ -1019,6 +1091,21 @@ static int process(qc_worker *w, claimed *c)
          * only a client-side timeout gets the worker out */
         record_fault(w, f, c, 0);
         qc_proxy_arm(sh->proxy, w->id, QC_PROXY_ARM_HALF_OPEN);
+    }
+    if (sh->proto->steps[QC_STEP_DEDUP].present) {
+        /* the outbox check between the claim and the handler (C23): a
+         * duplicate copy is completed without its work and its effect (a
+         * fault planned on it does not fire: nothing of it runs) */
+        int run = do_dedup(w, c);
+        if (run < 0)
+            return 0; /* unknown: given up, the lease runs out */
+        if (run == 0) {
+            if (sh->txn_model && !w->in_txn)
+                return 0;
+            if (may_complete(w, c))
+                complete_with_retry(w, c, 0);
+            return 0;
+        }
     }
     if (work(w, c, fire && f == QC_FAULT_STALL_IN_WORK) != 0)
         return 0;

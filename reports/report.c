@@ -291,6 +291,8 @@ static const char *verb_of(qc_op op)
         return "reap";
     case QC_OP_HEARTBEAT:
         return "heartbeat";
+    case QC_OP_DEDUP:
+        return "dedup";
     case QC_OP_NONE:
         break;
     }

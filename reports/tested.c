@@ -68,6 +68,10 @@ static const struct gloss {
      "a claim of a grouped job"},
     {"group_order", "a group's jobs complete in the order they were enqueued",
      "a completion of a grouped job"},
+    {"message_once",
+     "the physical copies of one message (its :message_id, [workload] copies) apply its effect "
+     "once between them: the queue's dedup lets one copy run and suppresses the others",
+     "a message with two or more of its copies claimed"},
     {"retry_delay",
      "a job given back by fail with a retry delay is not claimed again before the delay has "
      "passed",

@@ -908,7 +908,7 @@ START_TEST(test_check_all_overlap_ledger_every_verdict)
         "stale_token_rejected", "no_false_success", "effects_once", "exclusive_run", "recovery",
         "bounded_failure",      "no_early_reap",    "batch_bound", "retry_delay", "bounded_idle_polling",
         "witness_agrees",       "witness_owner",    "worker_progress", "own_lease",
-        "group_exclusive",      "group_order"};
+        "message_once",         "group_exclusive",  "group_order"};
     qc_history h;
     qc_check *c = NULL;
     size_t n = 0;
@@ -930,8 +930,10 @@ START_TEST(test_check_all_overlap_ledger_every_verdict)
      * to judge. */
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
         ck_assert_str_eq(c[4 + i].name, later[i]);
-        /* no witness in this ledger: its checkers do not apply */
-        ck_assert_msg(c[4 + i].verdict == (strncmp(later[i], "witness_", 8) == 0
+        /* no witness in this ledger, and no copies of a message: their
+         * checkers do not apply */
+        ck_assert_msg(c[4 + i].verdict == (strncmp(later[i], "witness_", 8) == 0 ||
+                                                   strcmp(later[i], "message_once") == 0
                                                ? QC_NOT_APPLICABLE
                                                : QC_INCONCLUSIVE),
                       "%s: %s", c[4 + i].name, qc_verdict_name(c[4 + i].verdict));
@@ -1158,7 +1160,9 @@ START_TEST(test_check_all_large_correct_ledger_passes)
                      strcmp(c[i].name, "retry_delay") != 0 &&
                      strcmp(c[i].name, "group_exclusive") != 0 &&
                      strcmp(c[i].name, "group_order") != 0;
-        int witness = strncmp(c[i].name, "witness_", 8) == 0; /* this ledger has none */
+        /* this ledger has no witness and no copies of a message */
+        int witness = strncmp(c[i].name, "witness_", 8) == 0 ||
+                      strcmp(c[i].name, "message_once") == 0;
         ck_assert_msg(c[i].verdict == (witness  ? QC_NOT_APPLICABLE
                                        : judged ? QC_PASS
                                                 : QC_INCONCLUSIVE),

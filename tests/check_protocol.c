@@ -605,7 +605,7 @@ START_TEST(test_load_unknown_step_einval)
     expect_error(VALID "\n-- name: bogus\nSELECT 1;\n", VALID_LINES + 2,
                  "unknown step 'bogus' (expected setup, teardown, enqueue, claim, complete, "
                  "renew, fail, reap, snapshot, monitor, monitor_live, server_pid, kill_session, "
-                 "heartbeat, listen, notify)",
+                 "heartbeat, listen, notify, dedup)",
                  0);
 }
 END_TEST
@@ -701,6 +701,39 @@ START_TEST(test_load_missing_required_column_einval)
 }
 END_TEST
 
+/* The outbox check (C23): dedup must return run, and is keyed by the
+ * message id the claim returns; the shipped outbox protocol and its
+ * check-then-act mutant load, with :message_id read where it must be. */
+START_TEST(test_load_dedup_step_checked)
+{
+    expect_error(VALID "-- name: dedup\nSELECT true AS go;\n", VALID_LINES + 2,
+                 "statement 'dedup' must return column 'run'", 0);
+    expect_error(VALID "-- name: dedup\nSELECT :message_id IS NOT NULL AS run;\n",
+                 VALID_LINES + 1,
+                 "step 'dedup' needs :message_id, but statement 'claim' (fixture.sql:12) returns "
+                 "no column 'message_id'",
+                 0);
+    qc_protocol *p = NULL;
+    qc_err err = {0};
+    ck_assert_int_eq(qc_protocol_load("backends/postgres/outbox.sql", QC_PARAM_DOLLAR, &p, &err),
+                     0);
+    ck_assert_int_eq(p->steps[QC_STEP_DEDUP].present, 1);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_ENQUEUE, "message_id"), 1);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_DEDUP, "message_id"), 1);
+    ck_assert_int_eq(qc_protocol_returns(p, QC_STEP_CLAIM, "message_id"), 1);
+    ck_assert_str_eq(qc_step_name(QC_STEP_DEDUP), "dedup");
+    qc_protocol_destroy(p);
+    p = NULL;
+    ck_assert_int_eq(qc_protocol_load("backends/postgres/mutants/outbox_check_then_act.sql",
+                                      QC_PARAM_DOLLAR, &p, &err),
+                     0);
+    ck_assert_str_eq(p->expect, "message_once");
+    ck_assert_int_eq(p->steps[QC_STEP_COMPLETE].nstmts, 2);
+    ck_assert_int_eq(qc_protocol_reads(p, QC_STEP_COMPLETE, "message_id"), 1);
+    qc_protocol_destroy(p);
+}
+END_TEST
+
 START_TEST(test_load_unknown_parameter_einval)
 {
     expect_error("-- name: complete\n"
@@ -709,7 +742,7 @@ START_TEST(test_load_unknown_parameter_einval)
                  3,
                  "unknown parameter :tokn in step 'complete' (expected one of job_id, token, "
                  "lease_ms, worker, worker_id, incarnation, batch, payload, group_key, error, "
-                 "delay_ms, max_attempts, pid, op_key, client_now_ms)",
+                 "delay_ms, max_attempts, pid, op_key, client_now_ms, message_id)",
                  0);
     expect_error("-- name: fail\n"
                  "SELECT id AS base FROM t;\n"
@@ -1949,6 +1982,7 @@ static Suite *protocol_suite(int live)
     tcase_add_test(tc, test_load_bad_engine_and_model_einval);
     tcase_add_test(tc, test_load_missing_required_step_einval);
     tcase_add_test(tc, test_load_missing_required_column_einval);
+    tcase_add_test(tc, test_load_dedup_step_checked);
     tcase_add_test(tc, test_load_unknown_parameter_einval);
     tcase_add_test(tc, test_load_setup_with_parameter_einval);
     tcase_add_test(tc, test_split_no_keeps_sqlserver_step_one_batch);

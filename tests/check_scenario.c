@@ -477,6 +477,66 @@ START_TEST(test_lint_every_mapped_key_and_transaction_model)
 }
 END_TEST
 
+/* C23: [workload] copies and copies_rate parse with their bounds, the
+ * copies are refused with an adapter (its library enqueues each job once),
+ * and an enqueue that never stores :message_id is warned about. */
+START_TEST(test_scenario_copies_keys_bounds_adapter_and_lint)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    qc_unused u[8];
+
+    qc_scenario_defaults(&s);
+    ck_assert_int_eq(s.copies, 1);
+    ck_assert(s.copies_rate == 0);
+    ck_assert_int_eq(load("[workload]\njobs = 200\ncopies = 2\ncopies_rate = 0.25\n", &s, &err),
+                     0);
+    ck_assert_int_eq(s.copies, 2);
+    ck_assert(s.copies_rate == 0.25);
+    ck_assert_int_eq(qc_scenario_validate(&s, &err), 0);
+    ck_assert_int_eq(load("[workload]\n\ncopies = 0\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":3: copies must be an integer >= 1, got '0'"), "got '%s'",
+                  err.msg);
+    ck_assert_int_eq(load("[workload]\ncopies = 17\n", &s, &err), 0);
+    ck_assert_int_eq(qc_scenario_validate(&s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":2: [workload] copies must be <= 16, got 17"), "got '%s'",
+                  err.msg);
+    ck_assert_int_eq(load("[workload]\ncopies_rate = 1.5\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":2: copies_rate must be a fraction 0..1 of the messages, got "
+                                  "'1.5'"),
+                  "got '%s'", err.msg);
+    ck_assert_int_eq(load("[workload]\ncopies = 2\n[adapter]\ncommand = true\n", &s, &err), 0);
+    ck_assert_int_eq(qc_scenario_validate(&s, &err), QC_EINVAL);
+    char want[300];
+    snprintf(want, sizeof want, "%s:2: [workload] copies with [adapter]", path);
+    ck_assert_msg(strstr(err.msg, want) == err.msg, "got '%s'", err.msg);
+
+    /* LINT_PROTO's enqueue stores no :message_id */
+    qc_protocol *p = lint_proto(LINT_PROTO);
+    ck_assert_int_eq(load("[workload]\ncopies = 2\n", &s, &err), 0);
+    ck_assert_int_eq(qc_lint_unused(&s, p, u, 8), 1);
+    ck_assert_str_eq(u[0].key, "copies");
+    ck_assert_str_eq(u[0].param, "message_id");
+    ck_assert_str_eq(u[0].steps, "enqueue");
+    ck_assert_int_eq(u[0].line, 2);
+    ck_assert_int_eq(u[0].value, 2);
+    ck_assert_int_eq(load("[workload]\ncopies = 1\n", &s, &err), 0);
+    ck_assert_int_eq(qc_lint_unused(&s, p, u, 8), 0); /* one copy: nothing to tell apart */
+    qc_protocol_destroy(p);
+    p = lint_proto("-- name: setup\nCREATE TABLE t (id int);\n-- name: teardown\nDROP TABLE t;\n"
+                   "-- name: enqueue\nINSERT INTO t VALUES (1) RETURNING id AS job_id, "
+                   ":message_id AS m;\n"
+                   "-- name: claim\nSELECT id AS job_id, 't' AS token, 0 AS lease_until_ms, 0 "
+                   "AS now_ms,\n 1 AS attempt, '' AS op_key, '' AS payload FROM t;\n"
+                   "-- name: complete\nUPDATE t SET id = 0 WHERE id = :job_id;\n"
+                   "-- name: snapshot\nSELECT id AS job_id, 'done' AS state, 1 AS attempt, '' "
+                   "AS token FROM t;\n");
+    ck_assert_int_eq(load("[workload]\ncopies = 2\n", &s, &err), 0);
+    ck_assert_int_eq(qc_lint_unused(&s, p, u, 8), 0);
+    qc_protocol_destroy(p);
+}
+END_TEST
+
 START_TEST(test_lint_missing_column_noted_for_judged_checkers_only)
 {
     qc_scenario s;
@@ -655,6 +715,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_lint_unused_value_warned_with_file_line);
     tcase_add_test(tc, test_lint_every_mapped_key_and_transaction_model);
     tcase_add_test(tc, test_lint_missing_column_noted_for_judged_checkers_only);
+    tcase_add_test(tc, test_scenario_copies_keys_bounds_adapter_and_lint);
     tcase_add_test(tc, test_scenario_empty_file_rejected);
     tcase_add_test(tc, test_scenario_nul_byte_rejected_on_its_line);
     tcase_add_test(tc, test_scenario_long_line_reported_on_its_line);

@@ -342,6 +342,49 @@ START_TEST(test_case_c27_outage_effect_count_one)
 }
 END_TEST
 
+/* C23: 200 messages in 2 adjacent copies each, 4 workers, a plain sink.
+ * The insert-first outbox applies each message's effect once (200 applied
+ * effects of 400 jobs, every message's two copies claimed: 200
+ * opportunities, 200 copies suppressed by their dedup, every job done);
+ * the check-then-act mutant lets concurrent copies both run and
+ * message_once names them. */
+START_TEST(test_case_c23_outbox_copies_effect_once_per_message)
+{
+    ck_assert_int_eq(run_qchaos("scenarios/cases/c23_outbox_copies.ini --seed 23", "c23", 1), 0);
+    json_t *r = results("c23");
+    ck_assert_str_eq(verdict(r, "message_once"), "PASS");
+    ck_assert_int_eq(json_integer_value(json_object_get(checker(r, "message_once"),
+                                                        "opportunities")),
+                     200);
+    ck_assert_str_eq(verdict(r, "no_lost_jobs"), "PASS");
+    ck_assert_int_eq(json_integer_value(json_object_get(checker(r, "no_lost_jobs"),
+                                                        "opportunities")),
+                     400);
+    json_decref(r);
+    ck_assert_int_eq(applied_effects("c23"), 200);
+    qc_history h;
+    load_history("c23", &h);
+    long suppressed = 0;
+    for (size_t i = 0; i < h.n; i++)
+        suppressed += h.ev[i].type == QC_EV_OK && h.ev[i].op == QC_OP_DEDUP && h.ev[i].x->run == 0;
+    qc_history_fini(&h);
+    ck_assert_int_eq(suppressed, 200);
+
+    ck_assert_int_eq(run_qchaos("scenarios/cases/c23_outbox_copies.ini --seed 23 --protocol "
+                                "backends/postgres/mutants/outbox_check_then_act.sql",
+                                "c23m", 1),
+                     1);
+    r = results("c23m");
+    ck_assert_str_eq(verdict(r, "message_once"), "FAIL");
+    ck_assert_int_gt(json_integer_value(json_object_get(checker(r, "message_once"),
+                                                        "violations_total")),
+                     0);
+    ck_assert_str_eq(verdict(r, "exclusive_claim"), "PASS"); /* the queue itself is right */
+    json_decref(r);
+    ck_assert_int_gt(applied_effects("c23m"), 200);
+}
+END_TEST
+
 /* C30: the heartbeat that writes the whole row back.  With the token-checked
  * renew every stale renew (a stalled owner's, after the reaper took its job
  * back and another worker claimed it) changes 0 rows; with the whole-row
@@ -513,6 +556,7 @@ static Suite *suite(void)
         tcase_add_test(c, test_case_c30_stale_renew_changes_no_row);
         tcase_add_test(c, test_case_c22_each_message_published_once);
         tcase_add_test(c, test_case_c27_outage_effect_count_one);
+        tcase_add_test(c, test_case_c23_outbox_copies_effect_once_per_message);
         tcase_add_test(c, test_txn_model_killed_claim_rolled_back_and_redone);
         suite_add_tcase(s, c);
     }
