@@ -864,6 +864,90 @@ static double action_start(double **last_t, size_t *n, double *first_t, int acto
     return start > 0 ? start : 0;
 }
 
+/* Makes room for entry k in the loader's per-entry arrays.  0, or -1 when
+ * out of memory (the arrays stay valid). */
+static int side_grow(double **t, long long **req, unsigned char **kind, int k)
+{
+    if (k % 256 != 0)
+        return 0;
+    size_t nn = (size_t)k + 256;
+    double *nt = realloc(*t, nn * sizeof *nt);
+    if (nt == NULL)
+        return -1;
+    *t = nt;
+    long long *nr = realloc(*req, nn * sizeof *nr);
+    if (nr == NULL)
+        return -1;
+    *req = nr;
+    unsigned char *nk = realloc(*kind, nn);
+    if (nk == NULL)
+        return -1;
+    *kind = nk;
+    return 0;
+}
+
+/* A request whose answer in the earlier run was `info` (the connection
+ * was lost: a partition's TCP timeout, a cut session) after more than
+ * QC_SCHED_SLOW_LOST_MS, with other actors' points between its invoke and
+ * that answer: its time went to the network, not to the order.  A replay
+ * that sent it only when its answer's entry came up, and held everyone
+ * while it timed out again, would serialise what the run overlapped (a
+ * second per partitioned worker, after which leases the run kept live have
+ * expired: decision 997).  A `nowait` entry right after its invoke lets
+ * the request go out in its turn and the next entries be granted, as a
+ * `blocked` one does (isolationtester's waiting steps); the answer is
+ * matched when it comes (the actor is loose).  Returns the new count; *v
+ * may be reallocated (unchanged when out of memory). */
+#define QC_SCHED_SLOW_LOST_MS 100.0
+static int slow_lost_answers(qc_sched_entry **v, int cnt, const double *t,
+                             const long long *req, const unsigned char *kind)
+{
+    int add = 0;
+    unsigned char *after = calloc((size_t)(cnt > 0 ? cnt : 1), 1);
+    if (after == NULL)
+        return cnt;
+    for (int y = 0; y < cnt; y++) {
+        if (kind[y] != 2 || req[y] < 0)
+            continue;
+        int x = y - 1, others = 0;
+        for (; x >= 0; x--) {
+            if ((*v)[x].actor != (*v)[y].actor) {
+                others++;
+                continue;
+            }
+            if (kind[x] == 1 && req[x] == req[y])
+                break;
+        }
+        if (x >= 0 && others > 0 && t[y] - t[x] > QC_SCHED_SLOW_LOST_MS && !after[x]) {
+            after[x] = 1;
+            add++;
+        }
+    }
+    if (add == 0) {
+        free(after);
+        return cnt;
+    }
+    qc_sched_entry *nv = malloc((size_t)(cnt + add) * sizeof *nv);
+    if (nv == NULL) {
+        free(after);
+        return cnt;
+    }
+    int m = 0;
+    for (int k = 0; k < cnt; k++) {
+        nv[m++] = (*v)[k];
+        if (after[k]) {
+            nv[m] = (*v)[k];
+            nv[m].job = INT64_MIN;
+            nv[m].nowait = 1;
+            m++;
+        }
+    }
+    free(after);
+    free(*v);
+    *v = nv;
+    return m;
+}
+
 int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err *err)
 {
     FILE *f = fopen(path, "r");
@@ -916,6 +1000,11 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
     free(line);
     /* lines may be out of seq order across threads */
     qsort(evs, nev, sizeof *evs, by_seq);
+    /* per entry: its event's t, req (-1 none) and kind (1 invoke, 2 an
+     * info answer, 0 else), for the slow lost answers below */
+    double *ev_t = NULL;
+    long long *ev_req = NULL;
+    unsigned char *ev_kind = NULL;
     /* per actor (index actor + 1), the t of its last point: when its next
      * action began; the first point's t is the zero */
     double *last_t = NULL;
@@ -942,7 +1031,12 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
                     break;
                 v = nv;
             }
+            if (side_grow(&ev_t, &ev_req, &ev_kind, cnt) != 0)
+                break;
             memset(&v[cnt], 0, sizeof v[cnt]);
+            ev_t[cnt] = json_number_value(json_object_get(e, "t"));
+            ev_req[cnt] = -1;
+            ev_kind[cnt] = 0;
             v[cnt].actor = actor;
             snprintf(v[cnt].point, sizeof v[cnt].point, "%s", pt ? pt : "");
             v[cnt].job = INT64_MIN;
@@ -977,14 +1071,21 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
             }
             lasts[k].req = req;
         }
-        if (alloc == (size_t)cnt) {
-            alloc = alloc ? alloc * 2 : 256;
-            qc_sched_entry *nv = realloc(v, alloc * sizeof *nv);
-            if (nv == NULL)
+        if (alloc == (size_t)cnt || side_grow(&ev_t, &ev_req, &ev_kind, cnt) != 0) {
+            if (alloc == (size_t)cnt) {
+                alloc = alloc ? alloc * 2 : 256;
+                qc_sched_entry *nv = realloc(v, alloc * sizeof *nv);
+                if (nv == NULL)
+                    break;
+                v = nv;
+            }
+            if (side_grow(&ev_t, &ev_req, &ev_kind, cnt) != 0)
                 break;
-            v = nv;
         }
         memset(&v[cnt], 0, sizeof v[cnt]);
+        ev_t[cnt] = json_number_value(json_object_get(e, "t"));
+        ev_req[cnt] = json_is_integer(rq) ? (long long)json_integer_value(rq) : -1;
+        ev_kind[cnt] = !strcmp(type, "invoke") ? 1 : !strcmp(type, "info") ? 2 : 0;
         v[cnt].actor = actor;
         snprintf(v[cnt].point, sizeof v[cnt].point, "%s", pt);
         json_t *jb = json_object_get(e, "job");
@@ -1001,6 +1102,11 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
         json_decref(evs[i]);
     free(evs);
     free(lasts);
+    if (v != NULL && ev_t != NULL)
+        cnt = slow_lost_answers(&v, cnt, ev_t, ev_req, ev_kind);
+    free(ev_t);
+    free(ev_req);
+    free(ev_kind);
     *out = v;
     *n = cnt;
     return 0;

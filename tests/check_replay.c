@@ -294,6 +294,62 @@ START_TEST(test_entries_carry_when_their_action_began)
 }
 END_TEST
 
+/* A request answered `info` more than 100 ms after its invoke, with another
+ * actor's points between (a partition's TCP timeout): a nowait entry right
+ * after its invoke, so that a replay sends it in its turn and grants the
+ * next entries meanwhile (decision 997).  A quick info (a cut session), an
+ * ok however slow, and an info with no other actor's point between get
+ * none. */
+START_TEST(test_a_slow_lost_answer_does_not_hold_the_others)
+{
+    qc_sched_entry *v = NULL;
+    int n = 0;
+    qc_err err = {0};
+    mkpath();
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"type\":\"invoke\",\"worker\":0,\"op\":\"complete\",\"req\":1,\"job\":7,"
+          "\"seq\":1,\"t\":100.0}\n"
+          "{\"type\":\"invoke\",\"worker\":1,\"op\":\"claim\",\"req\":1,\"seq\":2,\"t\":110.0}\n"
+          "{\"type\":\"ok\",\"worker\":1,\"op\":\"claim\",\"req\":1,\"job\":8,\"rows\":1,"
+          "\"seq\":3,\"t\":120.0}\n"
+          "{\"type\":\"info\",\"worker\":0,\"op\":\"complete\",\"req\":1,\"job\":7,"
+          "\"seq\":4,\"t\":1100.0}\n"
+          /* a quick info with w1's point between: none */
+          "{\"type\":\"invoke\",\"worker\":0,\"op\":\"complete\",\"req\":2,\"job\":7,"
+          "\"seq\":5,\"t\":1200.0}\n"
+          "{\"type\":\"invoke\",\"worker\":1,\"op\":\"complete\",\"req\":2,\"job\":8,"
+          "\"seq\":6,\"t\":1201.0}\n"
+          "{\"type\":\"info\",\"worker\":0,\"op\":\"complete\",\"req\":2,\"job\":7,"
+          "\"seq\":7,\"t\":1210.0}\n"
+          /* a slow ok: none */
+          "{\"type\":\"ok\",\"worker\":1,\"op\":\"complete\",\"req\":2,\"job\":8,\"rows\":1,"
+          "\"seq\":8,\"t\":2500.0}\n"
+          /* a slow info with no other actor's point between: none */
+          "{\"type\":\"invoke\",\"worker\":0,\"op\":\"complete\",\"req\":3,\"job\":7,"
+          "\"seq\":9,\"t\":2600.0}\n"
+          "{\"type\":\"info\",\"worker\":0,\"op\":\"complete\",\"req\":3,\"job\":7,"
+          "\"seq\":10,\"t\":3600.0}\n",
+          f);
+    fclose(f);
+    ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
+    ck_assert_int_eq(n, 11);
+    ck_assert_int_eq(v[0].actor, 0);
+    ck_assert_str_eq(v[0].point, "complete.before");
+    ck_assert(!v[0].nowait);
+    ck_assert_int_eq(v[1].actor, 0);
+    ck_assert(v[1].nowait);
+    ck_assert_int_eq(v[1].where, 1);
+    ck_assert_int_eq(v[2].actor, 1);
+    ck_assert_str_eq(v[4].point, "complete.after");
+    ck_assert_int_eq(v[4].job, 7);
+    for (int k = 2; k < n; k++)
+        ck_assert_msg(!v[k].nowait, "entry %d (seq %ld) is nowait", k, v[k].where);
+    free(v);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(test_kept_attempt_is_the_one_that_reproduced_else_the_furthest)
 {
     char msg[600];
@@ -428,6 +484,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_stops_at_max_attempts_and_when_no_move_is_left);
     tcase_add_test(t, test_divergence_of_a_missing_or_clean_ledger);
     tcase_add_test(t, test_entries_carry_when_their_action_began);
+    tcase_add_test(t, test_a_slow_lost_answer_does_not_hold_the_others);
     tcase_add_test(t, test_kept_attempt_is_the_one_that_reproduced_else_the_furthest);
     tcase_add_test(t, test_the_folder_keeps_the_kept_attempt);
     suite_add_tcase(s, t);
