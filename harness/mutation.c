@@ -517,7 +517,9 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
             g.only = heartbeat_list;
             g.nonly = 1;
         }
-        if (!strcmp(cr[c].model, "lease") || !strcmp(cr[c].model, "given")) {
+        if (!cr[c].groups && (!strcmp(cr[c].model, "lease") || !strcmp(cr[c].model, "given"))) {
+            /* the protocol the policy mutants are compared with (not
+             * group_fifo's battery, also of the lease model) */
             g.extra = extra;
             g.nextra = nextra;
         }
