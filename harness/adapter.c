@@ -484,10 +484,10 @@ int qc_adapter_check(const qc_scenario *sc, qc_err *err)
      * the proxy's faults never reach them (scenario.c refuses [network]
      * proxy = on with [adapter] already); it reads its own clock, so
      * :client_now_ms (clock_skew_ms) is bound into nothing. */
-    static const qc_fault_kind no[] = {QC_FAULT_LOST_REQUEST, QC_FAULT_STALL_UNTIL_RECLAIMED,
+    static const qc_fault_kind no[] = {QC_FAULT_LOST_REQUEST,  QC_FAULT_STALL_UNTIL_RECLAIMED,
                                        QC_FAULT_STALL_IN_WORK, QC_FAULT_HALF_OPEN,
-                                       QC_FAULT_RESET, QC_FAULT_NOTIFY_LOST,
-                                       QC_FAULT_NOTIFY_EARLY};
+                                       QC_FAULT_RESET,         QC_FAULT_GRACEFUL_STOP,
+                                       QC_FAULT_NOTIFY_LOST,   QC_FAULT_NOTIFY_EARLY};
     for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
         const qc_fault_kind k = no[i];
         if (sc->faults[k].count > 0 || (sc->faults[k].count < 0 && sc->faults[k].rate > 0))
@@ -501,6 +501,9 @@ int qc_adapter_check(const qc_scenario *sc, qc_err *err)
                 : k == QC_FAULT_HALF_OPEN || k == QC_FAULT_RESET
                     ? "the library's processes connect to the server directly, not through "
                       "qchaos's proxy"
+                : k == QC_FAULT_GRACEFUL_STOP
+                    ? "the adapter protocol has no graceful stop request: the library's own "
+                      "shutdown decides what happens to its heartbeat"
                     : "the library sends its own requests");
     }
     if (sc->nclock_skew > 0 || sc->reaper_skew_ms != 0)
@@ -520,11 +523,15 @@ int qc_adapter_check(const qc_scenario *sc, qc_err *err)
                           "jobs its own way; [adapter] poll_ms is its poll interval)",
                           src, sc->listen_lost_ignore ? "[policy] on_listen_lost"
                                                       : "[idle] listen_poll_ms");
-    if (sc->renew_lost_continue || sc->lease_deadline == QC_LEASE_DEADLINE_ANSWER)
+    if (sc->renew_lost_continue || sc->lease_deadline == QC_LEASE_DEADLINE_ANSWER ||
+        sc->stop_heartbeat_first)
         return qc_err_set(err, QC_EINVAL,
                           "%s: [policy] %s is not available with [adapter] (the library keeps "
                           "its own lease and renews by itself)",
-                          src, sc->renew_lost_continue ? "on_renew_lost" : "lease_deadline");
+                          src,
+                          sc->renew_lost_continue    ? "on_renew_lost"
+                          : sc->stop_heartbeat_first ? "stop_heartbeat_first"
+                                                     : "lease_deadline");
     return 0;
 }
 

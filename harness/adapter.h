@@ -44,11 +44,13 @@ typedef struct qc_adapter_hello {
 /* Refuses (QC_EINVAL, a message naming the scenario file and the key) what
  * an adapter cannot honour: the faults lost_request, stall_until_reclaimed,
  * stall_in_work (the library sends its own requests), half_open and reset
- * (its processes connect directly; scenario.c refuses the proxy), notify_lost
+ * (its processes connect directly; scenario.c refuses the proxy),
+ * graceful_stop (the adapter protocol has no stop request), notify_lost
  * and notify_early (its enqueue is the library's: qchaos runs no notify
  * step), clock_skew_ms (it reads its own clock), the nemesis'
  * listen_close_every_ms / listen_terminate_every_ms (qchaos holds none of
- * its listen connections), [policy] on_listen_lost and an [idle]
+ * its listen connections), [policy] on_listen_lost, on_renew_lost,
+ * stop_heartbeat_first, lease_deadline = answer and an [idle]
  * listen_poll_ms other than the default.  Pure: reads sc only; thread-safe.
  * The runner calls it at load, before any server is touched (exit 2). */
 int qc_adapter_check(const qc_scenario *sc, qc_err *err);

@@ -431,7 +431,10 @@ static int applied_elsewhere(const qc_history *h, const qc__jobref *eff, size_t 
  *     beyond the clock's resolution): the queue did not hand out a live
  *     lease (that would be exclusive_claim's violation, and is no excuse);
  *   - e1's worker planned to be done in time: it renews while working
- *     (header "heartbeat" and renews seen in the ledger), or its planned
+ *     (header "heartbeat" and renews seen in the ledger; not after a
+ *     graceful stop of its job that came before e2's claim when the header
+ *     says "stop_heartbeat_first": its plan was then to stop renewing and
+ *     work on, shared/cases.md C07, docs/decisions.md 986), or its planned
  *     work ("work_ms") ended before its lease would run out on the client's
  *     clock (the claim's invoke + lease_until - now, a lower bound);
  * so the lease ran out because the worker's thread ran late: a starved

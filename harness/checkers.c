@@ -650,6 +650,7 @@ int qc__lapse_excused(const qc_history *h, const qc_event *ca, const qc_event *c
     if (knew)
         return 0;
     until = x->lease_until;
+    int stopped = 0; /* X's worker stopped renewing by plan before Y's claim (C07) */
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *e = &h->ev[i];
         if (e->type == QC_EV_OK && e->op == QC_OP_RENEW && e->rows > 0 && e->file == x->file &&
@@ -657,12 +658,17 @@ int qc__lapse_excused(const qc_history *h, const qc_event *ca, const qc_event *c
             e->seq > x->seq && qc__has_time(e->lease_until) && e->lease_until > until &&
             (!qc__has_time(e->now) || e->now < y->now))
             until = e->lease_until;
+        if (need_plan && h->info.stop_heartbeat_first == 1 && e->type == QC_EV_FAULT &&
+            e->x->fault != NULL && strcmp(e->x->fault, "graceful_stop") == 0 &&
+            e->file == x->file && e->worker == x->worker && e->inc == x->inc && e->job == x->job &&
+            e->seq > x->seq && e->file == y->file && e->seq < y->seq)
+            stopped = 1;
     }
     if (y->now + res < until)
         return 0; /* provably handed out while the first lease was live */
     if (!need_plan)
         return 1;
-    if (h->info.heartbeat == 1 && renews)
+    if (h->info.heartbeat == 1 && renews && !stopped)
         return 1;
     return qc__has_time(work) && work + 50.0 < x->lease_until - x->now;
 }

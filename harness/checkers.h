@@ -357,8 +357,12 @@ double qc__clock_resolution(const qc_history *h);
  *   - X's worker lost its lease through lateness, not by plan and not
  *     knowingly: it was not told (knew_x 0: no renew of that claim answered
  *     with rows 0 before it carried on), and it planned to keep the lease
- *     (header heartbeat with renews in the ledger, renews 1) or its planned
- *     work (work_x ms, QC_NO_TIME unknown) was shorter than the lease.
+ *     (header heartbeat with renews in the ledger, renews 1, unless the
+ *     header says stop_heartbeat_first and X's worker incarnation was asked
+ *     to stop gracefully during X's claim before Y's claim: a fault
+ *     graceful_stop of X's job after X and before Y in one ledger, C07) or
+ *     its planned work (work_x ms, QC_NO_TIME unknown) was shorter than
+ *     the lease.
  * A starved client (an answer or a wake-up that came late) is the
  * machine's doing; a plan that lets the lease lapse (shared/cases.md C07)
  * and a worker that carries on after a refusal are not.  0 in the

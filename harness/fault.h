@@ -30,6 +30,10 @@ typedef enum {
     QC_FAULT_HALF_OPEN,             /* [network] proxy: after the claim the worker's connection
                                        goes silent both ways without closing (proxy.h) */
     QC_FAULT_RESET,                 /* [network] proxy: RST when the complete is sent */
+    QC_FAULT_GRACEFUL_STOP,         /* during the work the worker is asked to stop
+                                       gracefully: it finishes the jobs it holds by its
+                                       policy ([policy] stop_heartbeat_first), then its
+                                       incarnation ends and restarts (shared/cases.md C07) */
     /* LISTEN/NOTIFY faults (issue 17, C28).  Not per-claim: the two notify
      * kinds are decided per enqueued job by qc_fault_notify_pick when the
      * job is enqueued, the two listen kinds are timed by the nemesis

@@ -506,12 +506,67 @@ static void *slot_main(void *arg)
     return NULL;
 }
 
+/* Is f (a path) one of the battery's scenarios, of any model? */
+static int in_battery(const char *f)
+{
+    char want[PATH_MAX], real[PATH_MAX], b[PATH_MAX + 64];
+    if (realpath(f, want) == NULL)
+        return 0;
+    for (size_t i = 0; i < NBATTERY; i++) {
+        snprintf(b, sizeof b, "%s/scenarios/%s", qc_datadir(), battery[i].file);
+        if (realpath(b, real) && !strcmp(real, want))
+            return 1;
+    }
+    return 0;
+}
+
+/* The scenarios run besides the battery (gate.h: first outside it, then
+ * extra), as entries of their own: file is the path under the data
+ * folder's scenarios/ when it is there (the run folder's name and
+ * stopped_by, as for the battery's), else the path given.  Each names a
+ * file that exists and is in no battery entry; duplicates are dropped.
+ * Fills xs (room for 1 + o->nextra) and their paths; returns how many. */
+static size_t outside_battery(const qc_gate_opts *o, gate_scenario *xs,
+                              char (*paths)[PATH_MAX + 256], char (*names)[PATH_MAX + 256])
+{
+    size_t n = 0;
+    char dir[PATH_MAX + 16], dreal[PATH_MAX], real[PATH_MAX], seen[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/scenarios", qc_datadir());
+    if (realpath(dir, dreal) == NULL)
+        dreal[0] = '\0';
+    for (size_t k = 0; k < 1 + o->nextra; k++) {
+        const char *f = k == 0 ? o->first : o->extra[k - 1];
+        size_t j, dl = strlen(dreal);
+        if (f == NULL || realpath(f, real) == NULL || in_battery(f))
+            continue;
+        for (j = 0; j < n; j++)
+            if (realpath(paths[j], seen) && !strcmp(seen, real))
+                break;
+        if (j < n)
+            continue;
+        snprintf(paths[n], sizeof paths[n], "%s", f);
+        if (dl > 0 && !strncmp(real, dreal, dl) && real[dl] == '/')
+            snprintf(names[n], sizeof names[n], "%s", real + dl + 1);
+        else
+            snprintf(names[n], sizeof names[n], "%s", f);
+        xs[n] = (gate_scenario){names[n], NULL,
+                                "not in the battery: a mutant's own scenario (qchaos mutation)",
+                                0, 0};
+        n++;
+    }
+    return n;
+}
+
 int qc_gate_run(const qc_gate_opts *o, qc_gate_result *res, qc_err *err)
 {
     qc_protocol *proto = NULL;
-    const gate_scenario *sc[NBATTERY];
-    char (*files)[PATH_MAX + 256] = calloc(NBATTERY, sizeof *files);
-    size_t nsc = 0;
+    size_t nmax = NBATTERY + 1 + o->nextra;
+    const gate_scenario **sc = calloc(nmax, sizeof *sc);
+    char (*files)[PATH_MAX + 256] = calloc(nmax, sizeof *files);
+    gate_scenario *xs = calloc(1 + o->nextra, sizeof *xs);
+    char (*xpaths)[PATH_MAX + 256] = calloc(1 + o->nextra, sizeof *xpaths);
+    char (*xnames)[PATH_MAX + 256] = calloc(1 + o->nextra, sizeof *xnames);
+    size_t nsc = 0, nx = 0;
     gate_run *runs = NULL;
     int code = 0, any_fail = 0, any_error = 0, any_inc = 0, not_run = 0;
     double t0 = qc_clock_ms();
@@ -522,12 +577,16 @@ int qc_gate_run(const qc_gate_opts *o, qc_gate_result *res, qc_err *err)
 
     if (res != NULL)
         memset(res, 0, sizeof *res);
-    if (files == NULL)
-        return qc_err_set(err, QC_ENOMEM, "out of memory"), 3;
-    if (qc_protocol_load(o->protocol, QC_PARAM_DOLLAR, &proto, err) != 0) {
-        free(files);
-        return 2;
+    if (files == NULL || sc == NULL || xs == NULL || xpaths == NULL || xnames == NULL) {
+        code = 3;
+        qc_err_set(err, QC_ENOMEM, "out of memory");
+        goto done;
     }
+    if (qc_protocol_load(o->protocol, QC_PARAM_DOLLAR, &proto, err) != 0) {
+        code = 2;
+        goto done;
+    }
+    nx = outside_battery(o, xs, xpaths, xnames);
     int pg = !strcmp(proto->engine, "postgres");
     /* the scenario to run first (qchaos mutation: the mutant's own) */
     char first_real[PATH_MAX] = "";
@@ -572,6 +631,27 @@ int qc_gate_run(const qc_gate_opts *o, qc_gate_result *res, qc_err *err)
             snprintf(files[nsc], sizeof files[nsc], "%s", f);
             sc[nsc++] = g;
         }
+        /* the scenarios outside the battery: first (if it is one of
+         * them) before the battery, the others after it */
+        for (size_t i = 0; i < nx; i++) {
+            char real[PATH_MAX];
+            int is_first = first_real[0] && realpath(xpaths[i], real) &&
+                           !strcmp(real, first_real);
+            if (is_first != (pass == 0))
+                continue;
+            if (o->nonly > 0) {
+                size_t k;
+                char want[PATH_MAX];
+                for (k = 0; k < o->nonly; k++)
+                    if (realpath(o->only[k], want) && realpath(xpaths[i], real) &&
+                        !strcmp(want, real))
+                        break;
+                if (k == o->nonly)
+                    continue;
+            }
+            snprintf(files[nsc], sizeof files[nsc], "%s", xpaths[i]);
+            sc[nsc++] = &xs[i];
+        }
     }
     if (o->shard_count > 1) {
         /* --shard I/N: scenario k of the battery's list to shard k % N */
@@ -589,10 +669,9 @@ int qc_gate_run(const qc_gate_opts *o, qc_gate_result *res, qc_err *err)
         jobs = 64;
     runs = calloc(nsc * (size_t)o->seeds + 1, sizeof *runs);
     if (runs == NULL || qc_mkdirs(o->out_dir, err) != 0) {
-        qc_protocol_destroy(proto);
-        free(runs);
-        free(files);
-        return runs == NULL ? 3 : 2;
+        code = runs == NULL ? 3 : 2;
+        nsc = 0; /* no run results to free */
+        goto done;
     }
     /* --policy: every scenario with the policy laid over it */
     if (o->policy) {
@@ -800,10 +879,14 @@ int qc_gate_run(const qc_gate_opts *o, qc_gate_result *res, qc_err *err)
         printf("qchaos: verdict: PASS: %zu scenarios x %d seeds, no violation\n", nsc, o->seeds);
     }
 done:
-    for (size_t k = 0; k < nsc * (size_t)o->seeds; k++)
+    for (size_t k = 0; runs != NULL && k < nsc * (size_t)o->seeds; k++)
         json_decref(runs[k].results);
     free(runs);
     free(files);
+    free(sc);
+    free(xs);
+    free(xpaths);
+    free(xnames);
     qc_protocol_destroy(proto);
     return code;
 }

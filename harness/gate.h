@@ -35,7 +35,15 @@ typedef struct qc_gate_opts {
                              sections are laid over every scenario (a worker policy) */
     const char *stop_on;  /* NULL: --fail-fast stops at any FAIL; else a comma list of
                              checkers: only their FAIL stops it (qchaos mutation) */
-    const char *first;    /* NULL, or a scenario file of the battery to run first */
+    const char *first;    /* NULL, or a scenario file to run first: one of the battery's,
+                             or one outside it, run first in addition to the battery
+                             (qchaos mutation: a mutant's own scenario) */
+    const char *const *extra; /* nextra > 0: scenario files run after the battery, in
+                                 addition to it (those in the battery, of any model, and
+                                 duplicates are dropped; --only applies to them too):
+                                 qchaos mutation runs the correct protocol on the policy
+                                 mutants' baselines that are not in the battery */
+    size_t nextra;
     const char *const *only; /* nonly > 0: only the battery's scenarios among these files
                                 (qchaos mutation --only: the chosen mutants' own) */
     size_t nonly;

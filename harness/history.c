@@ -388,6 +388,7 @@ static void info_defaults(qc_run_info *info)
     info->max_attempts = -1;
     info->batch = -1;
     info->heartbeat = -1;
+    info->stop_heartbeat_first = -1;
     info->lease_deadline = -1;
     info->claim_reads_lease_ms = -1;
     info->fail_reads_delay_ms = -1;
@@ -553,6 +554,12 @@ static int parse_header(part *pt, json_t *o, where w, qc_err *err)
         if (!json_is_boolean(v))
             return bad_field(err, w, "heartbeat", "a boolean");
         r.info.heartbeat = json_is_true(v);
+    }
+    v = json_object_get(o, "stop_heartbeat_first");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_boolean(v))
+            return bad_field(err, w, "stop_heartbeat_first", "a boolean");
+        r.info.stop_heartbeat_first = json_is_true(v);
     }
     v = json_object_get(o, "lease_deadline");
     if (v != NULL && !json_is_null(v)) {

@@ -271,6 +271,10 @@ typedef struct qc_run_info {
                                  unknown (an older ledger) */
     int heartbeat;           /* header "heartbeat": 1 workers renew every lease/3
                                 while working, 0 not; -1 unknown */
+    int stop_heartbeat_first; /* header "stop_heartbeat_first": 1 a worker asked to stop
+                                 gracefully (fault graceful_stop) renews no more from
+                                 then on (a policy mutant, C07), 0 it renews until its
+                                 jobs are done; -1 unknown (an older ledger) */
     int lease_deadline;      /* header "lease_deadline": 1 "sent", 2 "answer" (the
                                 workers keep a lease deadline of their own, measured
                                 from the claim's send or its answer), 0 "none"; -1

@@ -341,6 +341,17 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         if ((only_all[nonly_all] = strdup(!strncmp(ms[i].name, "policy:", 7) ? ms[i].baseline
                                                                              : ms[i].scenario)))
             nonly_all++;
+    /* The policy mutants' baselines on the correct protocol they are
+     * compared with, also those outside the battery (the gate drops the
+     * others): the correct policy's runs of the whole matrix, before
+     * --shard keeps this shard's mutants (the gate shards them with the
+     * battery) */
+    const char **extra = calloc(n + 1, sizeof *extra);
+    size_t nextra = 0;
+    for (size_t i = 0; extra && i < n; i++)
+        if (!strncmp(ms[i].name, "policy:", 7) && !strcmp(ms[i].protocol, correct) &&
+            (extra[nextra] = strdup(ms[i].baseline)) != NULL)
+            nextra++;
     if (o->shard_count > 1) {
         size_t kept = 0;
         for (size_t i = 0; i < n; i++)
@@ -471,6 +482,9 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         for (size_t i = 0; only_all && i < nonly_all; i++)
             free(only_all[i]);
         free(only_all);
+        for (size_t i = 0; i < nextra; i++)
+            free((char *)extra[i]);
+        free(extra);
         qc_err_set(err, QC_ENOMEM, "out of memory");
         return 3;
     }
@@ -518,6 +532,12 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         if (!strcmp(cr[c].model, "dedup") && nonly == 0) {
             g.only = dedup_list;
             g.nonly = 1;
+        }
+        if (!cr[c].groups && (!strcmp(cr[c].model, "lease") || !strcmp(cr[c].model, "given"))) {
+            /* the protocol the policy mutants are compared with (not
+             * group_fifo's battery, also of the lease model) */
+            g.extra = extra;
+            g.nextra = nextra;
         }
         qc_err gerr = {0};
         double tg = qc_clock_ms();
@@ -661,6 +681,9 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     for (size_t i = 0; only_all && i < nonly_all; i++)
         free(only_all[i]);
     free(only_all);
+    for (size_t i = 0; i < nextra; i++)
+        free((char *)extra[i]);
+    free(extra);
     if (qc_interrupted) {
         /* the table covers the runs done so far: inconclusive, as a run */
         fprintf(stderr, "qchaos: mutation: interrupted; the table covers the runs that finished\n");

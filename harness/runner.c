@@ -260,6 +260,8 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     json_object_set_new(h, "poison_mode", json_string(s->poison_crash ? "crash" : "fail"));
     json_object_set_new(h, "sink", json_string(s->sink_idempotent ? "idempotent" : "plain"));
     json_object_set_new(h, "heartbeat", json_boolean(s->heartbeat));
+    /* what a graceful stop does to the heartbeat (effects_once's excuse) */
+    json_object_set_new(h, "stop_heartbeat_first", json_boolean(s->stop_heartbeat_first));
     {
         /* the workers' own lease clock (own_lease, check_runs.c): an
          * adapter's library and the transaction model keep none of qchaos's */

@@ -429,9 +429,9 @@ static int handler(void *user, const char *section, const char *name, const char
         return fail(c,
                     "unknown key '%s' in [%s] (expected kill_after_claim, kill_after_effect, "
                     "stall_beyond_lease, lost_ack, lost_request, poison, "
-                    "stall_until_reclaimed, stall_in_work, half_open, reset, notify_lost, "
-                    "notify_early, stall_factor, restart_delay_ms, poison_mode, clock_skew_ms, "
-                    "reaper_skew_ms)",
+                    "stall_until_reclaimed, stall_in_work, half_open, reset, graceful_stop, "
+                    "notify_lost, notify_early, stall_factor, restart_delay_ms, poison_mode, "
+                    "clock_skew_ms, reaper_skew_ms)",
                     name, section);
     }
     if (!strcmp(section, "policy")) {
@@ -445,6 +445,7 @@ static int handler(void *user, const char *section, const char *name, const char
         LONGKEY("policy", "tcp_user_timeout_ms", network.tcp_user_timeout_ms, 0)
         CHOICEKEY("on_listen_lost", listen_lost_ignore, "fallback", "ignore")
         CHOICEKEY("on_renew_lost", renew_lost_continue, "stop", "continue")
+        BOOLKEY("stop_heartbeat_first", stop_heartbeat_first)
         if (!strcmp(name, "lease_deadline")) {
             static const char *const v[] = {"sent", "answer", "none"};
             for (int k = 0; k < 3; k++)
@@ -458,7 +459,7 @@ static int handler(void *user, const char *section, const char *name, const char
                     "unknown key '%s' in [%s] (expected heartbeat, heartbeat_every_ms, "
                     "on_renew_refused, on_renew_lost, count_zero_row_complete, on_lost_ack, "
                     "after_stall, worker_name, tcp_user_timeout_ms, on_listen_lost, "
-                    "lease_deadline)",
+                    "lease_deadline, stop_heartbeat_first)",
                     name, section);
     }
     if (!strcmp(section, "sink")) {

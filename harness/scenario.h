@@ -15,7 +15,7 @@
  *   [bounds]   recovery_slack_ms, max_idle_polls_per_s, max_idle_pause_ms, max_pickup_ms,
  *              max_wedged_ms
  *   [faults]   kill_after_claim, kill_after_effect, stall_beyond_lease, lost_ack,
- *              lost_request, poison (each N jobs or R%), stall_factor,
+ *              lost_request, poison, graceful_stop (each N jobs or R%), stall_factor,
  *              restart_delay_ms, poison_mode (fail|crash), clock_skew_ms (N or a
  *              comma list of ms, per worker id, cycling)
  *   [policy]   heartbeat (yes|no), heartbeat_every_ms, on_renew_refused (stop|continue:
@@ -24,7 +24,9 @@
  *              after_stall (complete|fail: what a stalled worker does on waking),
  *              tcp_user_timeout_ms (the workers' libpq tcp_user_timeout behind the proxy),
  *              lease_deadline (sent|answer|none: the worker's own lease clock; answer is
- *              a mutant), on_renew_lost (stop|continue: continue is a mutant)
+ *              a mutant), on_renew_lost (stop|continue: continue is a mutant),
+ *              stop_heartbeat_first (yes|no: what a graceful stop does to the
+ *              heartbeat; yes is a mutant, shared/cases.md C07)
  *   [sink]     idempotent (yes|no)
  *   [feed]     bursts, jobs (per burst), gap_ms, start_ms, delay_ms
  *   [nemesis]  terminate_every_ms, restart_at_s, restart_command, pause_at_s,
@@ -131,6 +133,11 @@ typedef struct qc_scenario {
     int renew_lost_continue; /* [policy] on_renew_lost = continue (a policy mutant: a renew
                                 that got no answer is taken as granted, docs/decisions.md 950) */
     int lease_deadline;      /* [policy] lease_deadline: QC_LEASE_DEADLINE_* */
+    int stop_heartbeat_first; /* [policy] stop_heartbeat_first = yes (a policy mutant,
+                                 shared/cases.md C07): at a graceful stop ([faults]
+                                 graceful_stop) the worker stops renewing at once and lets
+                                 its job run on; no (default): it renews until the job is
+                                 completed, then stops */
     /* [sink] */
     int sink_idempotent;     /* 1: the sink dedups by op key */
     /* [feed]: jobs enqueued during the run, in bursts */

@@ -639,6 +639,30 @@ static void die_and_restart(qc_worker *w)
     w->inc++;
 }
 
+/* The end of an incarnation asked to stop gracefully ([faults]
+ * graceful_stop), once the jobs it held are done: its connections are
+ * closed cleanly (nothing is open: its jobs were completed, failed or
+ * given up), a note "graceful stop" says so, and after restart_delay_ms a
+ * new incarnation starts, as a supervisor restarts a stopped process
+ * (the same restart as die_and_restart's). */
+static void graceful_restart(qc_worker *w)
+{
+    qc_shared *sh = w->sh;
+    json_t *e = event(w, "note", NULL, -1);
+    json_object_set_new(e, "note", json_string("graceful stop"));
+    json_object_set_new(e, "heartbeat",
+                        json_string(sh->sc->stop_heartbeat_first ? "stopped first" : "kept"));
+    qc_ledger_append(w->lb, e);
+    w->stop_requested = 0;
+    drop_conn(w, 0);
+    listen_drop(w, "closed", "the worker stopped");
+    w->listens = 0;
+    if (sh->pids && w->id >= 0)
+        atomic_store(&sh->pids[w->id], 0);
+    qc_clock_sleep_until_stop((double)sh->sc->restart_delay_ms, &sh->stop);
+    w->inc++;
+}
+
 /* A complete, renew or fail: invoke, run, and the ok event with rows.
  * Returns rows changed, or -1 when the request failed (fail / info already
  * recorded).  discard: the answer is thrown away (lost_ack): the ledger gets
@@ -809,25 +833,48 @@ static long do_heartbeat(qc_worker *w)
     return rows;
 }
 
+/* [faults] graceful_stop (shared/cases.md C07): the request to stop
+ * gracefully reaches the worker during c's work.  Recorded as a fault
+ * event of c's job; from here on the incarnation takes no new claim and
+ * ends after the jobs it holds (graceful_restart).  The correct policy
+ * keeps renewing them until they are completed; stop_heartbeat_first =
+ * yes (db-scheduler before PR #368) stops the heartbeat here and lets
+ * the work run on.  Returns 1 when the worker renews no more. */
+static int graceful_stop_arrives(qc_worker *w, const claimed *c)
+{
+    record_fault(w, QC_FAULT_GRACEFUL_STOP, c, 0);
+    w->stop_requested = 1;
+    return w->sh->sc->stop_heartbeat_first;
+}
+
 /* Simulated work of work_ms; with heartbeat on, renews every lease/3 with
  * the current token (taking a rotated token), or runs the protocol's
- * heartbeat step when it has one.  Returns 0 when the lease is still ours,
- * -1 when a renew was rejected or failed, or a heartbeat changed no row
- * (the job is given up). */
-static int work(qc_worker *w, claimed *c, int stall)
+ * heartbeat step when it has one.  stop: the job's planned graceful stop
+ * fires during this work, right after its first renew (work of one renew
+ * period or less, or no heartbeat: halfway through it).  A worker that
+ * stops heartbeating at a graceful stop (stop_heartbeat_first) renews
+ * nothing after it, in this job and the rest of its batch.  Returns 0
+ * when the lease is still ours, -1 when a renew was rejected or failed,
+ * or a heartbeat changed no row (the job is given up). */
+static int work(qc_worker *w, claimed *c, int stall, int stop)
 {
     const qc_scenario *sc = w->sh->sc;
     double left = (double)qc_rng_range(&w->rng, sc->work_ms_min, sc->work_ms_max);
     w->planned_work_ms = left;
     double every = sc->heartbeat_every_ms > 0 ? (double)sc->heartbeat_every_ms
                                               : (double)sc->lease_ms / 3.0;
-    int renewing = sc->heartbeat;
+    int renewing = sc->heartbeat && !(w->stop_requested && sc->stop_heartbeat_first);
+    /* ms of work after which the graceful stop arrives; -1: none (or done) */
+    double done = 0, stop_after = !stop ? -1 : (renewing && left > every) ? every : left / 2.0;
     while (left > 0) {
         double chunk = (renewing && left > every) ? every : left;
+        if (stop_after > done && done + chunk > stop_after)
+            chunk = stop_after - done;
         /* a stop (SIGINT, the end of the run) cuts the work short */
         if (qc_clock_sleep_until_stop(chunk, &w->sh->stop))
             return -1;
         left -= chunk;
+        done += chunk;
         if (stall && left > 0) {
             /* stall_in_work: the worker freezes past its lease between two
              * renews; a correct worker gives the job up when the next renew
@@ -837,36 +884,46 @@ static int work(qc_worker *w, claimed *c, int stall)
             qc_clock_sleep_until_stop(ms, &w->sh->stop);
             stall = 0;
         }
-        if (left <= 0 || !renewing)
-            continue;
-        long got;
-        if (w->sh->proto->steps[QC_STEP_HEARTBEAT].present)
+        long got = 1;
+        int renewed = 0;
+        if (left > 0 && renewing && w->sh->proto->steps[QC_STEP_HEARTBEAT].present) {
             got = do_heartbeat(w);
-        else if (w->sh->proto->steps[QC_STEP_RENEW].present)
+            renewed = 1;
+        } else if (left > 0 && renewing && w->sh->proto->steps[QC_STEP_RENEW].present) {
             got = do_update(w, QC_STEP_RENEW, c, NULL, 0);
-        else
-            continue;
+            renewed = 1;
+        }
         /* A refused renew means the lease is gone, and so does one that got
          * no answer (or failed): its outcome is unknown, the lease may have
          * run out.  The worker gives the job up; a policy mutant keeps
          * working (on_renew_refused = continue: exclusive_run; on_renew_lost
          * = continue: own_lease, decision 951), taking the renew as
          * granted. */
-        if (got < 0 && sc->renew_lost_continue && !sc->renew_refused_continue) {
+        if (renewed && got < 0 && sc->renew_lost_continue && !sc->renew_refused_continue) {
             /* the mutant: its heartbeat gives up with a log line and the
              * handler runs on to its effect, its lease taken as renewed
              * when the error came back */
             renewing = 0;
             c->lease_from = qc_clock_ms();
-            continue;
-        }
-        if (got <= 0 && !sc->renew_refused_continue)
+        } else if (renewed && got <= 0 && !sc->renew_refused_continue) {
+            if (stop_after >= 0)
+                graceful_stop_arrives(w, c); /* the job is given up; the stop still comes */
             return -1;
-        /* a renew granted (or taken as granted): the worker's own lease
-         * runs from its send (lease_deadline = answer: from now) */
-        c->lease_from = sc->lease_deadline == QC_LEASE_DEADLINE_ANSWER ? qc_clock_ms()
-                                                                      : w->last_send_ms;
+        } else if (renewed) {
+            /* a renew granted (or taken as granted): the worker's own
+             * lease runs from its send (lease_deadline = answer: from now) */
+            c->lease_from =
+                sc->lease_deadline == QC_LEASE_DEADLINE_ANSWER ? qc_clock_ms() : w->last_send_ms;
+        }
+        if (stop_after >= 0 && done >= stop_after) {
+            /* after the renew that was due here, if any */
+            if (graceful_stop_arrives(w, c))
+                renewing = 0;
+            stop_after = -1;
+        }
     }
+    if (stop_after >= 0)
+        graceful_stop_arrives(w, c); /* no work to hold it (work_ms 0): at its end */
     return 0;
 }
 
@@ -1107,7 +1164,7 @@ static int process(qc_worker *w, claimed *c)
             return 0;
         }
     }
-    if (work(w, c, fire && f == QC_FAULT_STALL_IN_WORK) != 0)
+    if (work(w, c, fire && f == QC_FAULT_STALL_IN_WORK, fire && f == QC_FAULT_GRACEFUL_STOP) != 0)
         return 0;
     if (sh->txn_model && !w->in_txn)
         return 0; /* the claim's transaction is gone: so is the claim */
@@ -1449,6 +1506,9 @@ static void *worker_main(void *arg)
             if (process(w, &jobs[i]))
                 break; /* died: the rest of the batch is abandoned */
         }
+        if (w->stop_requested && !atomic_load(&sh->stop))
+            graceful_restart(w); /* its jobs are done: the incarnation ends */
+        w->stop_requested = 0;
     }
     free(jobs);
     return NULL;
@@ -1531,6 +1591,7 @@ int qc_worker_start(qc_worker *w, qc_shared *sh, int id)
     w->lconn = NULL;
     w->listens = 0;
     w->listen_lost_seen = 0;
+    w->stop_requested = 0;
     w->wake = NULL;
     w->wait_t = w->wait_ms = -1;
     qc_rng_init(&w->rng, sh->sc->seed, (uint64_t)(id + 2));

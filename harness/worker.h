@@ -126,6 +126,8 @@ typedef struct qc_worker {
                                 written (its send, for the worker's own lease clock) */
     double planned_work_ms;  /* the work drawn for the job in hand (ledger effect "work_ms") */
     int in_txn;      /* transaction model: the claim's transaction is open */
+    int stop_requested;       /* [faults] graceful_stop arrived: this incarnation finishes the
+                                 jobs it holds, then ends and restarts (worker.c graceful_restart) */
     int64_t cur_req, cur_job; /* the request in flight, for its statements' point events */
     qc_conn_slot slot; /* conn, published for qc_worker_cancel */
     atomic_int exited; /* the thread has left its loop (join will not block) */

@@ -186,6 +186,7 @@ static const struct fkind {
     {"stall_beyond_lease", "#674ea7"},    {"stall_in_work", "#8e7cc3"},
     {"stall_until_reclaimed", "#a64d79"}, {"lost_ack", "#3d85c6"},
     {"lost_request", "#45818e"},          {"poison", "#6aa84f"},
+    {"graceful_stop", "#b45f06"},
     {"terminate_session", "#bf9000"},     {"restart_server", "#000000"},
     {"pause_server", "#666666"},          {"failover", "#990000"},
     {"switchover", "#0b5394"},            {"unfenced_primary", "#741b47"},

@@ -144,6 +144,7 @@ static const char *const kinds[] = {
     "stall_until_reclaimed", "lost_ack",          "lost_request",       "poison",
     "terminate_session",     "restart_server",    "pause_server",
     "failover",              "switchover",        "unfenced_primary",
+    "graceful_stop", /* client-side too; after the others: indexes 8-10 are named below */
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 

@@ -53,6 +53,9 @@ static const struct {
     {"[faults]\nreaper_skew_ms = 3000\n",
      "[faults] reaper_skew_ms is not available with [adapter]"},
     {"[faults]\nlost_request = 1\n", "[faults] lost_request is not available with [adapter]"},
+    {"[faults]\ngraceful_stop = 1\n", "[faults] graceful_stop is not available with [adapter]"},
+    {"[policy]\nstop_heartbeat_first = yes\n",
+     "[policy] stop_heartbeat_first is not available with [adapter]"},
 };
 
 START_TEST(test_adapter_check_key_it_cannot_honour_refused)

@@ -395,6 +395,93 @@ START_TEST(test_effects_once_no_heartbeat_plan_lapses_fails)
 }
 END_TEST
 
+/* shared/cases.md C07: worker 3 claims job 17 (lease until 2000.25),
+ * renews once (until 2333.5), and is asked to stop gracefully (fault
+ * graceful_stop, seq 5); it works on for 3500 ms in all.  Its lease runs
+ * out, worker 9 claims the job at server 2500.5 and runs it; worker 3's
+ * effect is applied too.  shf: the header's stop_heartbeat_first; stop:
+ * the fault line (before worker 9's claim here, or "" for none); late:
+ * a fault line after worker 9's claim. */
+#define STOPPED_RERUN(shf, stop, late)                                                             \
+    "{'type':'header','seed':7,'lease_ms':1000,'sink':'plain','heartbeat':true" shf "}\n"          \
+    "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"                    \
+    "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,'job':17,"        \
+    "'token':'a','now':1000.25,'lease_until':2000.25,'op_key':'17'}\n"                             \
+    "{'seq':3,'t':333,'type':'invoke','op':'renew','worker':3,'inc':0,'req':2,'job':17,"           \
+    "'token':'a'}\n"                                                                               \
+    "{'seq':4,'t':334,'type':'ok','op':'renew','worker':3,'inc':0,'req':2,'job':17,"               \
+    "'token':'a','rows':1,'now':1333.5,'lease_until':2333.5}\n" stop                               \
+    "{'seq':7,'t':1499,'type':'invoke','op':'claim','worker':9,'inc':0,'req':3}\n"                 \
+    "{'seq':8,'t':1500,'type':'ok','op':'claim','worker':9,'inc':0,'req':3,'rows':1,'job':17,"     \
+    "'token':'b','now':2500.5,'lease_until':3500.5,'op_key':'17'}\n" late                          \
+    "{'seq':10,'t':1600,'type':'effect','worker':9,'inc':0,'job':17,'token':'b','op_key':'17',"    \
+    "'applied':true,'work_ms':100}\n"                                                              \
+    "{'seq':11,'t':3501,'type':'effect','worker':3,'inc':0,'job':17,'token':'a','op_key':'17',"    \
+    "'applied':true,'work_ms':3500}\n"
+#define STOP_AT(seq, worker, inc)                                                                  \
+    "{'seq':" seq ",'t':335,'type':'fault','fault':'graceful_stop','worker':" worker ",'inc':" inc \
+    ",'job':17,'token':'a'}\n"
+
+START_TEST(test_effects_once_heartbeat_stopped_first_rerun_fails)
+{
+    qc_check c;
+
+    /* stop_heartbeat_first (the policy mutant): from the stop on the
+     * worker renews no more by plan, so the lapse is not its thread's
+     * lateness: the re-run is a violation, not excused. */
+    run(qc_check_effects_once,
+        STOPPED_RERUN(",'stop_heartbeat_first':true", STOP_AT("5", "3", "0"), ""), &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 10, 11);
+    ck_assert_msg(strstr(c.summary, "0 re-runs excused") != NULL, "%s", c.summary);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_effects_once_heartbeat_kept_at_stop_rerun_excused_passes)
+{
+    qc_check c;
+
+    /* The same ledger from the correct policy (stop_heartbeat_first
+     * false), and from an older ledger without the key: a worker that
+     * renews on after the stop lost its lease only by lateness (its
+     * renews did not go out): excused as before. */
+    run(qc_check_effects_once,
+        STOPPED_RERUN(",'stop_heartbeat_first':false", STOP_AT("5", "3", "0"), ""), &c);
+    ck_assert_msg(c.nviolations == 0, "%s", c.nstored > 0 ? c.v[0].msg : c.summary);
+    ck_assert_msg(strstr(c.summary, "1 re-runs excused") != NULL, "%s", c.summary);
+    free(c.v);
+    run(qc_check_effects_once, STOPPED_RERUN("", STOP_AT("5", "3", "0"), ""), &c);
+    ck_assert_msg(c.nviolations == 0, "%s", c.nstored > 0 ? c.v[0].msg : c.summary);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_effects_once_stop_not_before_takeover_excused_passes)
+{
+    qc_check c;
+
+    /* stop_heartbeat_first, but no stop of this claim came before worker
+     * 9's claim: after it (the lease had lapsed while the worker still
+     * meant to renew), or to another incarnation of worker 3, or to
+     * another worker: the plan held when the lease ran out. */
+    run(qc_check_effects_once,
+        STOPPED_RERUN(",'stop_heartbeat_first':true", "", STOP_AT("9", "3", "0")), &c);
+    ck_assert_msg(c.nviolations == 0, "%s", c.nstored > 0 ? c.v[0].msg : c.summary);
+    ck_assert_msg(strstr(c.summary, "1 re-runs excused") != NULL, "%s", c.summary);
+    free(c.v);
+    run(qc_check_effects_once,
+        STOPPED_RERUN(",'stop_heartbeat_first':true", STOP_AT("5", "3", "1"), ""), &c);
+    ck_assert_msg(c.nviolations == 0, "%s", c.nstored > 0 ? c.v[0].msg : c.summary);
+    free(c.v);
+    run(qc_check_effects_once,
+        STOPPED_RERUN(",'stop_heartbeat_first':true", STOP_AT("5", "4", "0"), ""), &c);
+    ck_assert_msg(c.nviolations == 0, "%s", c.nstored > 0 ? c.v[0].msg : c.summary);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_effects_once_rerun_within_live_lease_fails)
 {
     qc_check c;
@@ -1858,6 +1945,9 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_effects_once_two_applied_effects_fail);
     tcase_add_test(tc, test_effects_once_starved_worker_rerun_excused_passes);
     tcase_add_test(tc, test_effects_once_no_heartbeat_plan_lapses_fails);
+    tcase_add_test(tc, test_effects_once_heartbeat_stopped_first_rerun_fails);
+    tcase_add_test(tc, test_effects_once_heartbeat_kept_at_stop_rerun_excused_passes);
+    tcase_add_test(tc, test_effects_once_stop_not_before_takeover_excused_passes);
     tcase_add_test(tc, test_effects_once_rerun_within_live_lease_fails);
     tcase_add_test(tc, test_effects_once_stable_key_redelivery_deduplicated_passes);
     tcase_add_test(tc, test_effects_once_single_deliveries_inconclusive);

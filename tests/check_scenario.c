@@ -144,6 +144,63 @@ START_TEST(test_scenario_listen_keys_and_notify_faults)
 }
 END_TEST
 
+/* shared/cases.md C07: [faults] graceful_stop is a per-claim fault (a
+ * count or a rate), [policy] stop_heartbeat_first a yes/no (default no);
+ * bad values are refused with their line and what was expected. */
+START_TEST(test_scenario_graceful_stop_keys)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    qc_scenario_defaults(&s);
+    ck_assert_int_eq(s.stop_heartbeat_first, 0);
+    ck_assert_int_eq(s.faults[QC_FAULT_GRACEFUL_STOP].count, 0);
+    ck_assert_int_eq(
+        load("[faults]\ngraceful_stop = 2\n[policy]\nstop_heartbeat_first = yes\n", &s, &err), 0);
+    ck_assert_int_eq(s.faults[QC_FAULT_GRACEFUL_STOP].count, 2);
+    ck_assert_int_eq(s.stop_heartbeat_first, 1);
+    ck_assert_int_eq(
+        load("[faults]\ngraceful_stop = 12.5%\n[policy]\nstop_heartbeat_first = no\n", &s, &err),
+        0);
+    ck_assert_int_eq(s.faults[QC_FAULT_GRACEFUL_STOP].count, -1);
+    ck_assert(s.faults[QC_FAULT_GRACEFUL_STOP].rate > 0.124 &&
+              s.faults[QC_FAULT_GRACEFUL_STOP].rate < 0.126);
+    ck_assert_int_eq(s.stop_heartbeat_first, 0);
+    ck_assert_int_eq(load("[workload]\njobs = 4\n[faults]\ngraceful_stop = some\n", &s, &err),
+                     QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":4: graceful_stop must be a count of jobs (e.g. 20) or a rate "
+                                  "(e.g. 1.5%), got 'some'"),
+                  "got '%s'", err.msg);
+    ck_assert_int_eq(load("[policy]\nheartbeat = yes\nstop_heartbeat_first = later\n", &s, &err),
+                     QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":3: stop_heartbeat_first must be yes or no, got 'later'"),
+                  "got '%s'", err.msg);
+    ck_assert_int_eq(load("[policy]\nstop_heartbeat_last = yes\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":2: unknown key 'stop_heartbeat_last' in [policy]") &&
+                      strstr(err.msg, "stop_heartbeat_first"),
+                  "got '%s'", err.msg);
+    ck_assert_int_eq(load("[faults]\ngracefull_stop = 1\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":2: unknown key 'gracefull_stop' in [faults]") &&
+                      strstr(err.msg, "graceful_stop"),
+                  "got '%s'", err.msg);
+
+    /* a planned, per-claim kind, by name both ways */
+    ck_assert_int_eq(qc_fault_is_per_claim(QC_FAULT_GRACEFUL_STOP), 1);
+    ck_assert_str_eq(qc_fault_name(QC_FAULT_GRACEFUL_STOP), "graceful_stop");
+    ck_assert_int_eq(qc_fault_from_name("graceful_stop"), QC_FAULT_GRACEFUL_STOP);
+    qc_fault_spec spec[QC_FAULT_COUNT] = {{0, 0}};
+    spec[QC_FAULT_GRACEFUL_STOP] = (qc_fault_spec){2, 0};
+    int64_t jobs[4] = {1, 2, 3, 4};
+    qc_fault_plan *plan = qc_fault_plan_create(7, spec, jobs, 4);
+    ck_assert_ptr_nonnull(plan);
+    ck_assert_int_eq(qc_fault_plan_count(plan, QC_FAULT_GRACEFUL_STOP), 2);
+    int planned = 0;
+    for (int i = 0; i < 4; i++)
+        planned += qc_fault_plan_get(plan, jobs[i]) == QC_FAULT_GRACEFUL_STOP;
+    ck_assert_int_eq(planned, 2);
+    qc_fault_plan_destroy(plan);
+}
+END_TEST
+
 /* [nemesis] pause: defaults off (3000 ms when on), the keys parse, a zero
  * or negative duration is refused with its line. */
 START_TEST(test_scenario_nemesis_pause_keys)
@@ -706,6 +763,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_scenario_replicated_topology_keys);
     tcase_add_test(tc, test_scenario_pooler_pool_size_and_terminate_refused);
     tcase_add_test(tc, test_scenario_listen_keys_and_notify_faults);
+    tcase_add_test(tc, test_scenario_graceful_stop_keys);
     tcase_add_test(tc, test_scenario_reaper_skew_key_and_actor_offsets);
     tcase_add_test(tc, test_scenario_choice_and_bool_keys);
     tcase_add_test(tc, test_scenario_missing_file_is_input_error);

@@ -385,6 +385,73 @@ START_TEST(test_case_c23_outbox_copies_effect_once_per_message)
 }
 END_TEST
 
+/* What run NAME's graceful stops ([faults] graceful_stop) were followed
+ * by: *stops the fault events, *renews_after the granted renews of a
+ * stopped job by its stopped worker incarnation after the stop, *zero the
+ * completes of those claims answered with rows 0. */
+static void graceful_stop_facts(const char *name, long *stops, long *renews_after, long *zero)
+{
+    qc_history h;
+    load_history(name, &h);
+    *stops = *renews_after = *zero = 0;
+    for (size_t i = 0; i < h.n; i++) {
+        const qc_event *f = &h.ev[i];
+        if (f->type != QC_EV_FAULT || f->x->fault == NULL || strcmp(f->x->fault, "graceful_stop"))
+            continue;
+        (*stops)++;
+        for (size_t k = i + 1; k < h.n; k++) {
+            const qc_event *e = &h.ev[k];
+            if (e->type != QC_EV_OK || e->worker != f->worker || e->inc != f->inc ||
+                e->job != f->job)
+                continue;
+            *renews_after += e->op == QC_OP_RENEW && e->rows > 0;
+            *zero += e->op == QC_OP_COMPLETE && e->rows == 0;
+        }
+    }
+    qc_history_fini(&h);
+}
+
+/* C07: a graceful stop during a 3-4 s job on a 1 s lease.  The correct
+ * worker keeps heartbeating until its job is completed: each of the 2
+ * jobs has effect count 1 (2 applied effects on a plain sink), the
+ * stopped workers renewed after their stop, effects_once PASS with the
+ * stopped jobs as its opportunities.  The db-scheduler policy
+ * (stop_heartbeat_first, the mutant's ini: the same scenario) stops
+ * renewing at the stop: the lease runs out, another worker takes the job
+ * over and runs it again (4 applied effects), the stopped worker's
+ * complete changes 0 rows, and effects_once FAILs (the re-run is not
+ * excused as the thread's lateness). */
+START_TEST(test_case_c07_heartbeat_kept_until_the_job_returns)
+{
+    long stops, renews, zero;
+
+    ck_assert_int_eq(run_qchaos("scenarios/cases/c07_graceful_stop.ini --seed 7", "c07", 1), 0);
+    json_t *r = results("c07");
+    ck_assert_str_eq(verdict(r, "effects_once"), "PASS");
+    ck_assert_int_ge(
+        json_integer_value(json_object_get(checker(r, "effects_once"), "opportunities")), 2);
+    json_decref(r);
+    ck_assert_int_eq(applied_effects("c07"), 2);
+    graceful_stop_facts("c07", &stops, &renews, &zero);
+    ck_assert_int_eq(stops, 2);
+    ck_assert_int_gt(renews, 0);
+    ck_assert_int_eq(zero, 0);
+
+    ck_assert_int_eq(run_qchaos("scenarios/mutants/stop_heartbeat_first.ini --seed 7", "c07m", 1),
+                     1);
+    r = results("c07m");
+    ck_assert_str_eq(verdict(r, "effects_once"), "FAIL");
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(checker(r, "effects_once"), "violations_total")), 2);
+    json_decref(r);
+    ck_assert_int_eq(applied_effects("c07m"), 4);
+    graceful_stop_facts("c07m", &stops, &renews, &zero);
+    ck_assert_int_eq(stops, 2);
+    ck_assert_int_eq(renews, 0);
+    ck_assert_int_eq(zero, 2);
+}
+END_TEST
+
 /* C30: the heartbeat that writes the whole row back.  With the token-checked
  * renew every stale renew (a stalled owner's, after the reaper took its job
  * back and another worker claimed it) changes 0 rows; with the whole-row
@@ -557,6 +624,7 @@ static Suite *suite(void)
         tcase_add_test(c, test_case_c22_each_message_published_once);
         tcase_add_test(c, test_case_c27_outage_effect_count_one);
         tcase_add_test(c, test_case_c23_outbox_copies_effect_once_per_message);
+        tcase_add_test(c, test_case_c07_heartbeat_kept_until_the_job_returns);
         tcase_add_test(c, test_txn_model_killed_claim_rolled_back_and_redone);
         suite_add_tcase(s, c);
     }
