@@ -98,6 +98,11 @@ jobs = 3
 lost_ack = 1
 [drain]
 timeout_s = 15
+; broken.sql's snapshot is empty, so the run counts as drained at its
+; first monitor sample; faults stay on through the idle tail, which gives
+; the adapter's 6 steps 5 s (CI at load 10: the second claim came after a
+; 0 s tail)
+idle_tail_s = 5
 INI
   ./qchaos run "$sc" --dsn "$dsn" --out "$out" --seed 1 --no-progress >"$out.log" 2>&1
   rc=$?

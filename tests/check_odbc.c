@@ -280,11 +280,12 @@ START_TEST(test_mariadb_protocol_file_loads_all_steps)
     ck_assert_str_eq(p->engine, "mariadb");
     ck_assert_str_eq(p->model, "lease");
     ck_assert_ptr_null(p->expect);
-    /* every step but the per-worker heartbeat (it renews per job) and
-     * LISTEN/NOTIFY, which MariaDB does not have (issue 17) */
+    /* every step but the per-worker heartbeat (it renews per job),
+     * LISTEN/NOTIFY, which MariaDB does not have (issue 17), and the outbox
+     * check of a queue with copies (C23) */
     for (s = 0; s < QC_STEP_COUNT; s++)
         ck_assert_msg(p->steps[s].present || s == QC_STEP_HEARTBEAT || s == QC_STEP_LISTEN ||
-                          s == QC_STEP_NOTIFY,
+                          s == QC_STEP_NOTIFY || s == QC_STEP_DEDUP,
                       "step %s missing", qc_step_name((qc_step_id)s));
     ck_assert_int_eq(p->steps[QC_STEP_LISTEN].present, 0);
     /* SET TRANSACTION, SELECT ... SKIP LOCKED, UPDATE, SELECT. */

@@ -1,9 +1,13 @@
 -- qchaos MUTANT: reaper reads the expired leases, then writes re-checking only the state (breaker3 b9)
--- Must be caught by: no_early_reap.  Exposed by: scenarios/scripts/reap_renew_race.ini.
+-- Must be caught by: no_early_reap, or exclusive_claim (the renewed lease
+-- taken back while live, the job claimed again beside it: CI at load 10,
+-- seed 2, the owner's renew was sent after its first lease had run out,
+-- which no_early_reap does not protect; decision 998).  Exposed by:
+-- scenarios/scripts/reap_renew_race.ini.
 -- engine: postgres
 -- model: lease
 -- description: MUTANT reap: unlocked read of expired ids, then UPDATE of those still in flight (no lease re-check)
--- expect: no_early_reap
+-- expect: no_early_reap,exclusive_claim
 -- scenario: scenarios/scripts/reap_renew_race.ini
 -- base: ../skip_locked.sql
 
