@@ -188,6 +188,9 @@ library() {
 }
 
 if [ "$what" = all ] || [ "$what" = libraries ]; then
+  if [ ! -d adapters/node/node_modules/pg-boss ] || [ ! -d adapters/node/node_modules/graphile-worker ]; then
+    fail "adapters/node/node_modules lacks pg-boss or graphile-worker: install Node 20 or newer with npm and run scripts/install-deps.sh"
+  fi
   # pg-boss and Minion give a killed worker's job back (expiry; repair of a
   # worker without heartbeat); graphile-worker keeps it locked for 4 hours
   # (the third word: at least that many witness rows, one insert per job
