@@ -175,7 +175,7 @@ int qc_check_message_once(const qc_history *h, qc_check *out)
     if (multi == 0) {
         out->verdict = QC_NOT_APPLICABLE;
         snprintf(out->summary, sizeof out->summary,
-                 "not applicable: no message was enqueued in more than one copy ([workload] "
+                 "no message was enqueued in more than one copy ([workload] "
                  "copies = 1)");
         goto out;
     }
