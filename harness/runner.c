@@ -2260,9 +2260,11 @@ setup_done:
         else if (note[0])
             fprintf(stderr, "qchaos: %s\n", note);
     }
-    printf("qchaos: seed %" PRIu64 ", %ld jobs, %ld workers, %.1f s, %.0f jobs/s over %.1f s of "
+    /* a work interval under 0.1 s keeps its milliseconds ("over 0.034 s", not "0.0") */
+    printf("qchaos: seed %" PRIu64 ", %ld jobs, %ld workers, %.1f s, %.0f jobs/s over %.*f s of "
            "work (first claim to last complete)%s\n",
-           s->seed, atomic_load(&enqueued), s->workers, elapsed, jps, work_s,
+           s->seed, atomic_load(&enqueued), s->workers, elapsed, jps,
+           work_s > 0 && work_s < 0.1 ? 3 : 1, work_s,
            drained ? "" : (timed_out ? ", DRAIN TIMED OUT" : ", interrupted"));
     json_decref(metrics);
     long nerr = atomic_load(&sh.errors);
