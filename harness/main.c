@@ -58,7 +58,8 @@ static void on_signal(int sig)
 
 static const char exit_codes[] =
     "exit codes: 0 pass, 1 violation, 2 usage or input error,\n"
-    "            3 database or service unreachable, 4 inconclusive\n";
+    "            3 database or service unreachable, 4 inconclusive or interrupted,\n"
+    "            5 an adapter broke the adapter protocol\n";
 
 /* SIGINT / SIGTERM set qc_interrupted (no SA_RESTART: a blocking waitpid
  * returns EINTR, so a parent can pass the signal on to its child run). */
