@@ -81,8 +81,12 @@ void qc_owner_finish(const qc_driver *d, qc_conn *c, const qc_owner *st, char *n
  * (the engine has none); QC_ESTATE when another session holds it, err
  * naming that session (pid or connection id, application name, client,
  * since when) and saying what to do (exit 3: the target is busy); the
- * statements' errors otherwise (QC_EDB / QC_ECONN).  Not thread-safe (the
- * control connection's). */
+ * statements' errors otherwise (QC_EDB / QC_ECONN).  A lock held by
+ * another session is waited for up to QC_RUN_LOCK_WAIT_MS first (the
+ * server process of a run that just ended may not have exited yet).  Not
+ * thread-safe (the control connection's). */
+#define QC_RUN_LOCK_WAIT_MS 3000.0
+#define QC_RUN_LOCK_WAIT_S 3
 #define QC_RUN_LOCK_CLASS 1903326323 /* 0x71716373: "qqcs" */
 #define QC_RUN_LOCK_OBJ 1
 int qc_owner_lock(const qc_driver *d, qc_conn *c, const char *engine, int shared, int *taken,
