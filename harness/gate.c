@@ -116,9 +116,12 @@ static const gate_scenario battery[] = {
      0},
     {"clock_skew_reaper.ini", "lease",
      "a reaper on a skewed clock takes live leases (C24, no_early_reap)", 0, 0},
-    /* model "heartbeat": lease protocols with a heartbeat step only (decision 961) */
+    /* model "heartbeat": lease protocols that keep leases alive, with a
+     * heartbeat step or a renew step (decisions 961, 1102) */
     {"gate/heartbeat_restart.ini", "heartbeat",
-     "a restarted worker's heartbeat renewing its dead incarnation's leases (recovery)", 0, 0},
+     "a restarted worker's heartbeat or renews extending its dead incarnation's leases "
+     "(recovery)",
+     0, 0},
     /* model "listen": lease protocols with a listen step only (issue 17) */
     {"listen.ini", "listen",
      "LISTEN wake-ups under listen kills and lost notifications: a hot loop on a dead listen "
@@ -607,8 +610,11 @@ int qc_gate_run(const qc_gate_opts *o, qc_gate_result *res, qc_err *err)
                 if (!proto->steps[QC_STEP_DEDUP].present)
                     continue;
             } else if (g->model != NULL && !strcmp(g->model, "heartbeat")) {
+                /* a renew keyed by the worker's stable name extends a dead
+                 * incarnation's lease as a heartbeat does (decision 1102) */
                 if (strcmp(proto->model, "lease") != 0 ||
-                    !proto->steps[QC_STEP_HEARTBEAT].present)
+                    (!proto->steps[QC_STEP_HEARTBEAT].present &&
+                     !proto->steps[QC_STEP_RENEW].present))
                     continue;
             } else if (g->model != NULL && strcmp(g->model, proto->model) != 0) {
                 continue;
