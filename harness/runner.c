@@ -1121,6 +1121,7 @@ static int write_snapshot(const qc_driver *d, qc_conn *c, const qc_protocol *pro
 {
     qc_params p = {0};
     qc_result r = {0};
+    long written = 0;
     int rc = qc_protocol_run(d, c, proto, QC_STEP_SNAPSHOT, &p, &r, err);
     if (rc != 0)
         return rc;
@@ -1142,6 +1143,17 @@ static int write_snapshot(const qc_driver *d, qc_conn *c, const qc_protocol *pro
         const char *er = qc_result_get(&r, i, "error");
         if (er)
             json_object_set_new(e, "error", json_string(er));
+        qc_ledger_append(lb, e);
+        written++;
+    }
+    if (written == 0) {
+        /* an empty queue at the end (a protocol that deletes what it
+         * finishes, header "missing: done"): a job-less snapshot event
+         * records that the snapshot was taken, so the checkers judge
+         * "every job missing" instead of "no final snapshot" (decision
+         * 1100) */
+        json_t *e = json_object();
+        json_object_set_new(e, "type", json_string("snapshot"));
         qc_ledger_append(lb, e);
     }
     *rows = r.nrows;

@@ -460,6 +460,10 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
             put(buf, n, &len, " until %.1f ms", e->x->until_t);
         break;
     case QC_EV_SNAPSHOT:
+        if (e->job == QC_NO_JOB) { /* the marker of an empty queue (decision 1100) */
+            put(buf, n, &len, "the final snapshot has no rows");
+            break;
+        }
         put(buf, n, &len, "the final snapshot has job %" PRId64 " %s", e->job,
             e->state != NULL ? e->state : "in no state");
         if (e->attempt >= 0)

@@ -294,6 +294,39 @@ START_TEST(test_e2e_protocol_fencing_on_worker_passes)
 }
 END_TEST
 
+/* Decision 1100: a protocol whose complete deletes the row ("missing:
+ * done") ends a drained run with an empty queue; the snapshot is still
+ * recorded (a job-less snapshot event), so no_lost_jobs and acked_durable
+ * judge every job, under kills after claim (reaped, re-claimed, deleted),
+ * instead of ending INCONCLUSIVE with "no final snapshot". */
+START_TEST(test_e2e_delete_on_complete_empty_snapshot_judged)
+{
+    char cmd[2048], dir[512];
+    char *err = NULL;
+    snprintf(dir, sizeof dir, "%s/delete-done", outdir);
+    snprintf(cmd, sizeof cmd,
+             "./qchaos run scenarios/kill_after_claim.ini --protocol tests/protocols/delete_done.sql "
+             "--dsn '%s' --jobs 300 --seed 1 --out %s --no-progress",
+             dsn, dir);
+    int code = run(cmd, &err);
+    ck_assert_msg(code == 0, "exit %d: %s", code, err);
+    free(err);
+    json_t *r = load_results(dir);
+    ck_assert_str_eq(verdict(r, "no_lost_jobs"), "PASS");
+    ck_assert_str_eq(verdict(r, "acked_durable"), "PASS");
+    ck_assert_str_eq(verdict(r, "recovery"), "PASS");
+    ck_assert_int_eq(opportunities(r, "no_lost_jobs"), 300);
+    ck_assert_int_ge(opportunities(r, "acked_durable"), 300);
+    json_decref(r);
+    /* the queue really was empty: one job-less snapshot event, no rows */
+    snprintf(cmd, sizeof cmd,
+             "test \"$(grep -c '\"type\":\"snapshot\"' %s/ledger.jsonl)\" = 1 && "
+             "! grep '\"type\":\"snapshot\"' %s/ledger.jsonl | grep -q '\"job\"'",
+             dir, dir);
+    ck_assert_msg(run(cmd, NULL) == 0, "expected one job-less snapshot event in %s", dir);
+}
+END_TEST
+
 /* Issue 18: a scenario value the protocol never reads is a warning naming
  * file:line and a ledger note; a missing column a judged rule needs is a
  * note; the header's "columns" says what each step returns. */
@@ -353,6 +386,7 @@ static Suite *suite(void)
         tcase_set_timeout(fence, 300);
         tcase_add_test(fence, test_e2e_protocol_fencing_on_worker_passes);
         tcase_add_test(fence, test_e2e_unused_value_and_missing_column_named);
+        tcase_add_test(fence, test_e2e_delete_on_complete_empty_snapshot_judged);
         suite_add_tcase(s, fence);
     }
     return s;

@@ -391,6 +391,47 @@ START_TEST(test_missing_done_counts_completed_jobs_only)
 }
 END_TEST
 
+/* Decision 1100: "missing: done" and a queue empty at the end.  The
+ * snapshot step returned no rows and the runner wrote a job-less snapshot
+ * event: job 1 (completed, deleted) passes, job 2 (deleted without a
+ * complete) is lost, and acked_durable judges job 1's complete.  Without
+ * the event there was no snapshot: both INCONCLUSIVE, never PASS. */
+START_TEST(test_missing_done_empty_snapshot_marker)
+{
+    qc_check c;
+    const char *hdr = "{'type':'header','seed':1,'lease_ms':5000,'missing':'done'}\n";
+    const char *body = "{'seq':1,'type':'ok','op':'enqueue','worker':-1,'job':1,'rows':1}\n"
+                       "{'seq':2,'type':'ok','op':'claim','worker':1,'req':1,'rows':1,'job':1,"
+                       "'token':'a','now':1,'lease_until':9}\n"
+                       "{'seq':3,'type':'invoke','op':'complete','worker':1,'req':2,'job':1,"
+                       "'token':'a'}\n"
+                       "{'seq':4,'type':'ok','op':'complete','worker':1,'req':2,'job':1,'rows':1}\n"
+                       "{'seq':5,'type':'ok','op':'enqueue','worker':-1,'job':2,'rows':1}\n";
+    char text[4096];
+
+    snprintf(text, sizeof text, "%s%s{'seq':6,'type':'snapshot'}\n"
+             "{'seq':7,'type':'end','drained':true}\n", hdr, body);
+    run(qc_check_no_lost_jobs, text, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 2);
+    ck_assert_int_eq(c.nviolations, 1);
+    ck_assert_int_eq(c.v[0].job, 2);
+    free(c.v);
+    run(qc_check_acked_durable, text, &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    free(c.v);
+
+    snprintf(text, sizeof text, "%s%s{'seq':6,'type':'end','drained':true}\n", hdr, body);
+    run(qc_check_no_lost_jobs, text, &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    free(c.v);
+    run(qc_check_acked_durable, text, &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_config_sources_and_bad_names)
 {
     qc_scenario s;
@@ -964,6 +1005,7 @@ static Suite *suite(void)
     tcase_add_test(o, test_owner_tokenless_protocol_judged_by_session);
     tcase_add_test(o, test_double_complete_from_witness_fails_with_rows);
     tcase_add_test(o, test_missing_done_counts_completed_jobs_only);
+    tcase_add_test(o, test_missing_done_empty_snapshot_marker);
     suite_add_tcase(s, o);
     TCase *c = tcase_create("config");
     tcase_set_timeout(c, 30);
