@@ -327,6 +327,47 @@ START_TEST(test_e2e_delete_on_complete_empty_snapshot_judged)
 }
 END_TEST
 
+/* Decision 1103: correct protocols built differently from skip_locked.sql
+ * pass the gate's scripts and latency scenario with every judged checker
+ * given its opportunity: a reaper of two statements that locks the row it
+ * read (held at reap.1, the owner's complete / renew waits and is refused,
+ * the job is claimed again and finished) and a claim of two statements
+ * under 100-180 ms of latency each way. */
+START_TEST(test_e2e_correct_variants_pass_scripts_and_latency)
+{
+    static const struct {
+        const char *scenario, *protocol;
+    } runs[] = {
+        {"scripts/c09_rescuer", "reap_locks_row"},
+        {"scripts/reap_renew_race", "reap_locks_row"},
+        {"network_latency_lease", "claim_two_statements"},
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
+        char cmd[2048], dir[512];
+        char *err = NULL;
+        snprintf(dir, sizeof dir, "%s/variant-%zu", outdir, k);
+        snprintf(cmd, sizeof cmd,
+                 "./qchaos run scenarios/%s.ini --protocol tests/protocols/%s.sql --dsn '%s' "
+                 "--seed 1 --out %s --no-progress",
+                 runs[k].scenario, runs[k].protocol, dsn, dir);
+        int code = run(cmd, &err);
+        ck_assert_msg(code == 0, "%s on %s: exit %d: %s", runs[k].protocol, runs[k].scenario,
+                      code, err);
+        free(err);
+        /* exit 0 means every judged checker passed with an opportunity; the
+         * script really held the reaper between its read and its write */
+        if (k < 2) {
+            snprintf(cmd, sizeof cmd,
+                     "grep -q '\"point\":\"reap.1\"' %s/ledger.jsonl && "
+                     "! grep -q 'schedule abandoned' %s/ledger.jsonl",
+                     dir, dir);
+            ck_assert_msg(run(cmd, NULL) == 0, "%s: no reap.1 point, or the script was abandoned",
+                          dir);
+        }
+    }
+}
+END_TEST
+
 /* Issue 18: a scenario value the protocol never reads is a warning naming
  * file:line and a ledger note; a missing column a judged rule needs is a
  * note; the header's "columns" says what each step returns. */
@@ -387,6 +428,7 @@ static Suite *suite(void)
         tcase_add_test(fence, test_e2e_protocol_fencing_on_worker_passes);
         tcase_add_test(fence, test_e2e_unused_value_and_missing_column_named);
         tcase_add_test(fence, test_e2e_delete_on_complete_empty_snapshot_judged);
+        tcase_add_test(fence, test_e2e_correct_variants_pass_scripts_and_latency);
         suite_add_tcase(s, fence);
     }
     return s;
