@@ -317,8 +317,12 @@ void qc__snapshot_fini(qc__snapshot *s)
  *
  * Innocent explanations: none can make two completes of one job both
  * answer rows > 0 on a correct protocol.  A lost answer followed by a
- * retry is one OK event (the lost one is INFO); no time or order is used,
- * so starvation, pauses and clocks change nothing. */
+ * retry is one OK event (the lost one is INFO), unless the lost one is
+ * known to have committed (the witness, or the answer qchaos discarded
+ * said rows > 0): then a retry that changes rows again completed the job
+ * a second time (a complete that does not check the job is still in
+ * flight).  No time or order is used, so starvation, pauses and clocks
+ * change nothing. */
 
 /* Appends a short form of a token (the first 8 characters) to buf. */
 static void short_token(char *buf, size_t n, const char *token)
@@ -347,9 +351,10 @@ static void report_double(qc_check *c, const qc_history *h, const qc__jobref *r,
         if (len < sizeof list)
             len += (size_t)snprintf(list + len, sizeof list - len, "%sseq %lld (worker %d, %s%s)",
                                     i > 0 ? ", " : "", (long long)e->seq, e->worker, tok,
-                                    e->type == QC_EV_INFO ? ", answer lost, committed by the "
-                                                            "witness"
-                                                          : "");
+                                    e->type != QC_EV_INFO ? ""
+                                    : e->x->discarded_rows > 0
+                                        ? ", answer lost after it said rows > 0"
+                                        : ", answer lost, committed by the witness");
     }
     qc__check_violation(c, r[0].job, seqs, ns, "job %lld completed %zu times with rows > 0: %s%s",
                         (long long)r[0].job, n, list,
@@ -360,7 +365,8 @@ int qc_check_double_complete(const qc_history *h, qc_check *out)
 {
     qc__jobref *r = NULL;
     size_t n = 0;
-    long jobs = 0;
+    long jobs = 0, lost = 0;
+    char lostbuf[80];
 
     memset(out, 0, sizeof *out);
     out->name = "double_complete";
@@ -370,13 +376,17 @@ int qc_check_double_complete(const qc_history *h, qc_check *out)
         const qc_event *e = &h->ev[i];
         int64_t job;
         /* a complete whose answer was lost counts when the witness shows
-         * it committed (issue 13) */
-        int by_witness = e->type == QC_EV_INFO && e->op == QC_OP_COMPLETE && e->w_resolved == 1;
+         * it committed (issue 13), or when qchaos itself threw the answer
+         * away (a client-side lost ack) and it said rows > 0: the step
+         * had committed (decision 1101) */
+        int by_witness = e->type == QC_EV_INFO && e->op == QC_OP_COMPLETE &&
+                         (e->w_resolved == 1 || e->x->discarded_rows > 0);
         if (!by_witness && (e->type != QC_EV_OK || e->op != QC_OP_COMPLETE))
             continue;
         if ((job = qc__event_job(h, e)) == QC_NO_JOB)
             continue;
         out->opportunities++;
+        lost += by_witness;
         if (by_witness || e->rows > 0)
             r[n++] = (qc__jobref){job, i};
     }
@@ -389,10 +399,11 @@ int qc_check_double_complete(const qc_history *h, qc_check *out)
             report_double(out, h, r + a, b - a);
     }
     free(r);
+    snprintf(lostbuf, sizeof lostbuf, " (%ld of them lost answers known to have committed)", lost);
     snprintf(out->summary, sizeof out->summary,
-             "%ld acknowledged completes, %ld jobs completed with rows > 0, "
+             "%ld acknowledged completes%s, %ld jobs completed with rows > 0, "
              "%ld completed more than once",
-             out->opportunities, jobs, out->nviolations);
+             out->opportunities, lost > 0 ? lostbuf : "", jobs, out->nviolations);
     qc__check_finish(out);
     return 0;
 }

@@ -706,6 +706,7 @@ const qc_event_x qc_event_x_none = {
     .until_t = QC_NO_TIME,
     .target = -1,
     .run = -1,
+    .discarded_rows = -1,
 };
 
 static void event_init(qc_event *e)
@@ -827,6 +828,7 @@ static const struct field fields[] = {
     {"sent_t", F_DOUBLE, XF(sent_t)},
     {"message", F_STR, XF(message)},
     {"run", F_BOOL, XF(run)},
+    {"discarded_rows", F_INT, XF(discarded_rows)},
 };
 
 /* The fields of a witness line (QC_EV_WITNESS): only these, and seq / t. */

@@ -177,6 +177,9 @@ typedef struct qc_event_x {
                             :message_id, a UUID); NULL: the run enqueued no copies */
     int run;             /* ok dedup: 1 the copy ran its handler, 0 it was suppressed;
                             -1 absent */
+    int discarded_rows;  /* info of a client-side lost ack (worker.c do_update): the rows
+                            the server's answer reported before qchaos threw it away, the
+                            step's transaction committed; -1 absent (decision 1101) */
 } qc_event_x;
 
 /* The absent values of every qc_event_x field (the loader's defaults). */

@@ -715,7 +715,8 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
     json_t *e = event(w, discard ? "info" : "ok", op, req);
     set_job(e, c->job, c->token);
     if (discard) {
-        /* What the server said, kept for the reader, never used by a checker. */
+        /* What the server said: the step committed; double_complete counts
+         * a discarded rows > 0 as a completion (decision 1101). */
         json_object_set_new(e, "discarded_rows", json_integer(rows));
         json_object_set_new(e, "error", json_string("lost_ack: answer thrown away"));
         emit(w, e, c->job);

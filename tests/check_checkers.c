@@ -511,6 +511,58 @@ START_TEST(test_double_complete_zero_row_complete_passes)
 }
 END_TEST
 
+/* Decision 1101: a client-side lost ack whose thrown-away answer said
+ * rows > 0 had committed; a retry with the same token that changes the
+ * row again completed the job twice (a complete that does not check
+ * state = 'inflight').  A retry answered rows 0, or a lost answer that
+ * said rows 0, is no second completion. */
+START_TEST(test_double_complete_lost_ack_committed_then_retry)
+{
+    qc_check c;
+#define LOST_ACK_PREFIX                                                                            \
+    HEADER "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a',"           \
+           "'now':1000.5,'lease_until':6000.5}\n"                                                  \
+           "{'seq':2,'type':'invoke','op':'complete','worker':3,'req':2,'job':17,'token':'a'}\n"
+    run(qc_check_double_complete,
+        LOST_ACK_PREFIX
+        "{'seq':3,'type':'info','op':'complete','worker':3,'req':2,'job':17,'token':'a',"
+        "'discarded_rows':1,'error':'lost_ack: answer thrown away'}\n"
+        "{'seq':4,'type':'invoke','op':'complete','worker':3,'req':3,'job':17,'token':'a'}\n"
+        "{'seq':5,'type':'ok','op':'complete','worker':3,'req':3,'job':17,'token':'a','rows':1}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 2);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 3, 5);
+    ck_assert_str_eq(c.v[0].msg, "job 17 completed 2 times with rows > 0: seq 3 (worker 3, token "
+                                 "a, answer lost after it said rows > 0), seq 5 (worker 3, "
+                                 "token a)");
+    free(c.v);
+    /* the correct protocol: the retry finds the job done */
+    run(qc_check_double_complete,
+        LOST_ACK_PREFIX
+        "{'seq':3,'type':'info','op':'complete','worker':3,'req':2,'job':17,'token':'a',"
+        "'discarded_rows':1,'error':'lost_ack: answer thrown away'}\n"
+        "{'seq':4,'type':'invoke','op':'complete','worker':3,'req':3,'job':17,'token':'a'}\n"
+        "{'seq':5,'type':'ok','op':'complete','worker':3,'req':3,'job':17,'token':'a','rows':0}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 2);
+    free(c.v);
+    /* the lost answer said rows 0 (the lease was gone): it changed nothing */
+    run(qc_check_double_complete,
+        LOST_ACK_PREFIX
+        "{'seq':3,'type':'info','op':'complete','worker':3,'req':2,'job':17,'token':'a',"
+        "'discarded_rows':0,'error':'lost_ack: answer thrown away'}\n"
+        "{'seq':4,'type':'ok','op':'complete','worker':8,'req':4,'job':17,'token':'b','rows':1}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    free(c.v);
+#undef LOST_ACK_PREFIX
+}
+END_TEST
+
 START_TEST(test_double_complete_no_completes_inconclusive)
 {
     qc_check c;
@@ -1636,6 +1688,7 @@ static Suite *checkers_suite(void)
     tcase_add_test(tc, test_double_complete_two_acked_completes_fail);
     tcase_add_test(tc, test_double_complete_zero_row_complete_passes);
     tcase_add_test(tc, test_double_complete_no_completes_inconclusive);
+    tcase_add_test(tc, test_double_complete_lost_ack_committed_then_retry);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("no_lost_jobs");
