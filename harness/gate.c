@@ -49,6 +49,10 @@ static const gate_scenario battery[] = {
     {"scripts/c09_rescuer.ini", "lease",
      "scripted: a rescuer between its read and its write while the owner completes (C09)", 0,
      0},
+    {"scripts/reap_snapshot_race.ini", "lease",
+     "scripted: a reaper pass meets a complete held before its COMMIT, a one-statement reaper "
+     "that writes by id from an unlocked read (double_complete)",
+     0, 0},
     {"scripts/c04_aba.ini", NULL,
      "scripted: a claim between its read and its write while another worker claims and fails "
      "the job (C04: retry_delay)",

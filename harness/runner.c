@@ -1325,7 +1325,9 @@ static int make_schedule(const qc_run_opts *o, const qc_protocol *proto, int txn
             int actor;
             if (qc_actor_parse(s->steps[i].actor, &actor) != 0)
                 continue; /* checked at load */
-            if (!qc_point_in_protocol(s->steps[i].point, proto, txn_model, s->hold_claim_commit)) {
+            int hold = (s->hold_claim_commit ? QC_HOLD_CLAIM_COMMIT : 0) |
+                       (s->hold_complete_commit ? QC_HOLD_COMPLETE_COMMIT : 0);
+            if (!qc_point_in_protocol(s->steps[i].point, proto, txn_model, hold)) {
                 char msg[1400];
                 snprintf(msg, sizeof msg,
                          "%s:%d: step '%s %s' dropped: protocol %s has no such point (a step "

@@ -586,9 +586,10 @@ static int handler(void *user, const char *section, const char *name, const char
         LONGKEY("schedule", "block_ms", block_ms, 10)
         LONGKEY("schedule", "hold_timeout_ms", hold_timeout_ms, 100)
         BOOLKEY("hold_claim_commit", hold_claim_commit)
+        BOOLKEY("hold_complete_commit", hold_complete_commit)
         return fail(c,
                     "unknown key '%s' in [%s] (expected step, explore, pct_depth, block_ms, "
-                    "hold_timeout_ms, hold_claim_commit)",
+                    "hold_timeout_ms, hold_claim_commit, hold_complete_commit)",
                     name, section);
     }
     if (!strcmp(section, "adapter")) {

@@ -191,6 +191,8 @@ typedef struct qc_scenario {
     int hold_claim_commit;   /* hold_claim_commit = yes: a claim of one statement runs in an
                                 explicit transaction with a "claim.commit" point before its
                                 COMMIT (sched.h, qc_claim_commit_held) */
+    int hold_complete_commit; /* hold_complete_commit = yes: the same for a complete of one
+                                statement, point "complete.commit" (qc_complete_commit_held) */
     int worker_name_kept;    /* [policy] worker_name = kept: :worker is "w3" in every
                                 incarnation (pod and host names), not "w3.1" */
     /* [adapter] (docs/adapters.md): "" command = thread workers on the protocol file */

@@ -130,8 +130,13 @@ int qc_claim_commit_held(const qc_protocol *p, int txn_model, int hold_claim_com
     return hold_claim_commit && !txn_model && st->present && st->nstmts == 1;
 }
 
-int qc_point_in_protocol(const char *point, const qc_protocol *p, int txn_model,
-                         int hold_claim_commit)
+int qc_complete_commit_held(const qc_protocol *p, int txn_model, int hold_complete_commit)
+{
+    const qc_step *st = &p->steps[QC_STEP_COMPLETE];
+    return hold_complete_commit && !txn_model && st->present && st->nstmts == 1;
+}
+
+int qc_point_in_protocol(const char *point, const qc_protocol *p, int txn_model, int hold)
 {
     const char *dot = strchr(point, '.');
     qc_step_id id;
@@ -149,7 +154,10 @@ int qc_point_in_protocol(const char *point, const qc_protocol *p, int txn_model,
         return 1;
     if (!strcmp(dot, "commit"))
         return (st->nstmts > 1 && !st->autocommit) ||
-               (id == QC_STEP_CLAIM && qc_claim_commit_held(p, txn_model, hold_claim_commit)) ||
+               (id == QC_STEP_CLAIM &&
+                qc_claim_commit_held(p, txn_model, (hold & QC_HOLD_CLAIM_COMMIT) != 0)) ||
+               (id == QC_STEP_COMPLETE &&
+                qc_complete_commit_held(p, txn_model, (hold & QC_HOLD_COMPLETE_COMMIT) != 0)) ||
                (txn_model && (id == QC_STEP_COMPLETE || id == QC_STEP_FAIL));
     return atoi(dot) >= 1 && atoi(dot) < st->nstmts;
 }

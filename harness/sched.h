@@ -96,9 +96,12 @@ int qc_point_check(const char *point, char *msg, size_t n);
  * "claim.commit" on a claim qc_claim_commit_held wraps).  A script naming
  * a point the protocol lacks drops that entry (a step of one statement
  * has no "claim.1"), so one script serves a protocol and its mutants.
- * hold_claim_commit: the scenario's [schedule] hold_claim_commit. */
-int qc_point_in_protocol(const char *point, const qc_protocol *p, int txn_model,
-                         int hold_claim_commit);
+ * hold: the scenario's [schedule] holds, QC_HOLD_CLAIM_COMMIT (1: its
+ * hold_claim_commit) | QC_HOLD_COMPLETE_COMMIT (2: hold_complete_commit). */
+int qc_point_in_protocol(const char *point, const qc_protocol *p, int txn_model, int hold);
+
+#define QC_HOLD_CLAIM_COMMIT 1
+#define QC_HOLD_COMPLETE_COMMIT 2
 
 /* Whether the worker runs p's claim in an explicit transaction of its own
  * (driver begin, the statement, point "claim.commit", driver commit), so
@@ -112,6 +115,16 @@ int qc_point_in_protocol(const char *point, const qc_protocol *p, int txn_model,
  * transaction, so the wrap changes no lock, snapshot or visibility, only
  * how long the commit may wait (docs/decisions.md).  Pure; thread-safe. */
 int qc_claim_commit_held(const qc_protocol *p, int txn_model, int hold_claim_commit);
+
+/* The same for p's complete under [schedule] hold_complete_commit (decision
+ * 1105): 1 when hold_complete_commit is set, the protocol is not of the
+ * transaction model (whose complete commits the claim's transaction and
+ * has "complete.commit" already) and its complete is one statement.  The
+ * worker then sends BEGIN, the complete, passes "complete.commit" with the
+ * row changed and locked but not yet visible, and sends COMMIT: a script
+ * can make another actor (the reaper) meet that row lock, as it does when
+ * a one-statement complete's own commit is slow.  Pure; thread-safe. */
+int qc_complete_commit_held(const qc_protocol *p, int txn_model, int hold_complete_commit);
 
 /* Parses "w3", "reaper" into *actor.  Returns 0, or -1. */
 int qc_actor_parse(const char *name, int *actor);

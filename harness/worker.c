@@ -684,11 +684,32 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
     qc_result r = {0};
     int64_t req;
     const char *op = qc_step_name(step);
-    if (request(w, step, &p, c->job, c->token, &r, &req) != 0)
+    /* [schedule] hold_complete_commit: a complete of one statement in a
+     * transaction of the worker's own, with "complete.commit" before its
+     * COMMIT (sched.h qc_complete_commit_held, decision 1105) */
+    int held = step == QC_STEP_COMPLETE &&
+               qc_complete_commit_held(sh->proto, sh->txn_model, sh->sc->hold_complete_commit);
+    if (held) {
+        qc_err berr = {0};
+        if ((!w->conn || !sh->drv->is_ok(w->conn)) && ensure_conn(w) != 0)
+            return -1;
+        if (sh->drv->begin(w->conn, &berr) != 0) {
+            drop_conn(w, 1);
+            return -1;
+        }
+        w->in_txn = 1;
+    }
+    if (request(w, step, &p, c->job, c->token, &r, &req) != 0) {
+        if (held && w->in_txn) {
+            qc_err ignore = {0};
+            sh->drv->rollback(w->conn, &ignore);
+            w->in_txn = 0;
+        }
         return -1;
+    }
     if (w->in_txn && step != QC_STEP_RENEW) {
         /* transaction model: the step is real only once the claim's
-         * transaction commits */
+         * transaction commits (hold_complete_commit: the complete's own) */
         qc_err cerr = {0};
         char pt[40];
         snprintf(pt, sizeof pt, "%s.commit", op);
@@ -1021,7 +1042,10 @@ static void stale_requests(qc_worker *w, claimed *c)
 {
     qc_shared *sh = w->sh;
 
-    if (sh->proto->steps[QC_STEP_RENEW].present)
+    /* a worker that never renews ([policy] heartbeat = no) sends none
+     * after its stall either: its late complete meets the lease as it ran
+     * out (scripts/reap_snapshot_race.ini, decision 1105) */
+    if (sh->proto->steps[QC_STEP_RENEW].present && sh->sc->heartbeat)
         do_update(w, QC_STEP_RENEW, c, NULL, 0);
     if (sh->sc->stall_then_fail && sh->proto->steps[QC_STEP_FAIL].present)
         do_update(w, QC_STEP_FAIL, c, "stalled: work timed out", 0);

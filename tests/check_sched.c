@@ -134,6 +134,15 @@ START_TEST(test_hold_claim_commit_point)
     ck_assert_int_eq(qc_point_in_protocol("claim.1", a, 0, 1), 1);
     ck_assert_int_eq(qc_point_in_protocol("claim.commit", a, 0, 1), 0);
     ck_assert_int_eq(qc_claim_commit_held(a, 0, 1), 0);
+    /* hold_complete_commit (decision 1105): complete.commit on a complete
+     * of one statement, only with its flag, never in the transaction model
+     * (which has it anyway), and the claim's flag stays its own */
+    ck_assert_int_eq(qc_point_in_protocol("complete.commit", p, 0, QC_HOLD_COMPLETE_COMMIT), 1);
+    ck_assert_int_eq(qc_point_in_protocol("claim.commit", p, 0, QC_HOLD_COMPLETE_COMMIT), 0);
+    ck_assert_int_eq(qc_complete_commit_held(p, 0, 1), 1);
+    ck_assert_int_eq(qc_complete_commit_held(p, 0, 0), 0);
+    ck_assert_int_eq(qc_complete_commit_held(p, 1, 1), 0);
+    ck_assert_int_eq(qc_point_in_protocol("complete.commit", a, 0, QC_HOLD_COMPLETE_COMMIT), 1);
     qc_protocol_destroy(p);
     qc_protocol_destroy(a);
 }

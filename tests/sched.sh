@@ -67,6 +67,21 @@ if jq -e '.checkers[] | select(.name == "retry_delay" and .verdict == "PASS" and
 else
   bad "retry_delay not PASS with opportunities in $work/c04-c/results.json"
 fi
+# hold_complete_commit (decision 1105): a one-statement reaper that writes
+# by id from an unlocked read meets the held complete's row lock (blocked)
+# and puts the completed job back; the SKIP LOCKED reaper leaves it done
+expect "reap snapshot race on reap_in_subquery: job 1 completed twice" 1 \
+  "double_complete: job 1 completed 2 times" \
+  run scenarios/scripts/reap_snapshot_race.ini --protocol $P/mutants/reap_in_subquery.sql \
+  --seed 1 --out "$work/rsr-m"
+if grep -q '"type":"blocked","worker":-1' "$work/rsr-m/ledger.jsonl" &&
+  grep -q '"type":"point","point":"complete.commit","worker":0' "$work/rsr-m/ledger.jsonl"; then
+  ok "the reaper blocked on the complete held at complete.commit"
+else
+  bad "no complete.commit point of worker 0 or no blocked reaper in $work/rsr-m/ledger.jsonl"
+fi
+expect "reap snapshot race on skip_locked: pass" 0 "verdict: PASS" \
+  run scenarios/scripts/reap_snapshot_race.ini --seed 1 --out "$work/rsr-c"
 # hold_claim_commit: the one-statement group claim held between its lock
 # and its commit while another worker claims (breaker B20)
 expect "group head race on group_claims_past_locked_head: group_exclusive and group_order on g0" 1 \
