@@ -487,7 +487,8 @@ int qc_adapter_check(const qc_scenario *sc, qc_err *err)
     static const qc_fault_kind no[] = {QC_FAULT_LOST_REQUEST,  QC_FAULT_STALL_UNTIL_RECLAIMED,
                                        QC_FAULT_STALL_IN_WORK, QC_FAULT_HALF_OPEN,
                                        QC_FAULT_RESET,         QC_FAULT_GRACEFUL_STOP,
-                                       QC_FAULT_NOTIFY_LOST,   QC_FAULT_NOTIFY_EARLY};
+                                       QC_FAULT_LATE_RENEW,    QC_FAULT_NOTIFY_LOST,
+                                       QC_FAULT_NOTIFY_EARLY};
     for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
         const qc_fault_kind k = no[i];
         if (sc->faults[k].count > 0 || (sc->faults[k].count < 0 && sc->faults[k].rate > 0))

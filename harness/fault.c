@@ -30,7 +30,7 @@ struct qc_fault_plan {
 static const char *const names[QC_FAULT_COUNT] = {
     "none", "kill_after_claim", "kill_after_effect", "stall_beyond_lease",
     "lost_ack", "lost_request", "poison", "stall_until_reclaimed", "stall_in_work",
-    "half_open", "reset", "graceful_stop",
+    "half_open", "reset", "graceful_stop", "late_renew",
     "notify_lost", "notify_early", "listen_close", "listen_terminate"};
 
 int qc_fault_is_per_claim(qc_fault_kind k)

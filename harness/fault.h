@@ -34,6 +34,10 @@ typedef enum {
                                        gracefully: it finishes the jobs it holds by its
                                        policy ([policy] stop_heartbeat_first), then its
                                        incarnation ends and restarts (shared/cases.md C07) */
+    QC_FAULT_LATE_RENEW,            /* a heartbeat timer that fires as the handler returns:
+                                       right after its complete was acknowledged with
+                                       rows > 0 the worker sends one renew with the job's
+                                       token, which must change nothing (decision 1106) */
     /* LISTEN/NOTIFY faults (issue 17, C28).  Not per-claim: the two notify
      * kinds are decided per enqueued job by qc_fault_notify_pick when the
      * job is enqueued, the two listen kinds are timed by the nemesis

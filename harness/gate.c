@@ -63,6 +63,8 @@ static const gate_scenario battery[] = {
      "scripted: a renew held between its token check and its write while the job is reaped and "
      "claimed again (stale_token_rejected)",
      0, 0},
+    {"gate/late_renew.ini", "renew",
+     "a heartbeat renew just after the complete revives the done job (double_complete)", 0, 0},
     {"scripts/reap_renew_race.ini", "renew",
      "scripted: a reaper between its read and its write while the owner renews (no_early_reap)",
      0, 0},

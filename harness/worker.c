@@ -1276,6 +1276,22 @@ static int process(qc_worker *w, claimed *c)
         do_update(w, QC_STEP_COMPLETE, c, NULL, 0);
         return 0;
     }
+    case QC_FAULT_LATE_RENEW: {
+        /* A heartbeat thread whose timer fires as the handler returns (a
+         * renew racing the complete, or sent just after it): one renew
+         * with the job's token once its complete was acknowledged.  The
+         * job is done: the protocol must change nothing; a renew that
+         * matches by id and token alone revives it, its lease runs out and
+         * it runs again (decision 1106). */
+        if (!may_complete(w, c))
+            return 0;
+        long rows = complete_with_retry(w, c, 0);
+        if (rows > 0 && sh->proto->steps[QC_STEP_RENEW].present) {
+            record_fault(w, f, c, 0);
+            do_update(w, QC_STEP_RENEW, c, NULL, 0);
+        }
+        return 0;
+    }
     default:
         if (may_complete(w, c))
             complete_with_retry(w, c, 0);

@@ -145,6 +145,7 @@ static const char *const kinds[] = {
     "terminate_session",     "restart_server",    "pause_server",
     "failover",              "switchover",        "unfenced_primary",
     "graceful_stop", /* client-side too; after the others: indexes 8-10 are named below */
+    "late_renew",
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
