@@ -13,7 +13,7 @@
 # seconds and the failing scenarios/checkers, and exits 1 when any protocol's
 # gate did not give the expected exit code.
 #
-# Known escapes when this was written (seed 1, PostgreSQL 16 ephemeral, 2026-12-03):
+# Known escapes when this was written (seed 1, PostgreSQL 15 ephemeral, 2026-12-03):
 # bad_renew_revives_done and bad_reap_in_subquery PASS the gate (exit 0) and
 # bad_fixed_lease is INCONCLUSIVE (exit 4): this script reports all three as
 # UNEXPECTED until the battery can expose them.
