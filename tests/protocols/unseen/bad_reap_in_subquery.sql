@@ -11,7 +11,8 @@
 -- model: lease
 -- description: UNSEEN broken: reaper UPDATE ... WHERE id IN (unlocked expired read), no re-check
 -- expect: no_early_reap, effects_once, double_complete
--- note: the gate passes it (seed 1): the race is inside one statement, no script point reaches it
+-- note: the gate passed it (seed 1): the race is inside one statement, no script point reached it;
+-- caught since decision 1105 by scripts/reap_snapshot_race.ini (double_complete)
 -- base: ../../../backends/postgres/skip_locked.sql
 
 -- name: reap

@@ -9,7 +9,8 @@
 -- model: lease
 -- description: UNSEEN broken: renew by id+token without state check revives done jobs
 -- expect: effects_once, double_complete
--- note: the gate passes it (seed 1): no scenario sends a renew after its own complete
+-- note: the gate passed it (seed 1): no scenario sent a renew after its own complete;
+-- caught since decision 1106 by gate/late_renew.ini (double_complete, exclusive_claim)
 -- base: ../../../backends/postgres/skip_locked.sql
 
 -- name: renew
