@@ -73,6 +73,10 @@ static const gate_scenario battery[] = {
     {"kill_after_claim.ini", NULL,
      "recovery, early reap, lost or phantom jobs (recovery, no_early_reap, no_lost_jobs)", 0, 0},
     {"kill_after_effect.ini", "lease", "an unstable op key (effects_once)", 0, 0},
+    {"gate/lease_granted.ini", "lease",
+     "a lease shorter than the lease_ms asked for: a job reaped mid-work and run twice "
+     "(effects_once)",
+     0, 0},
     {"lost_ack.ini", NULL, "a lost answer to a committed complete (acked_durable, "
                            "no_false_success)", 0, 0},
     {"poison.ini", "lease",

@@ -17,7 +17,7 @@
 # bad_renew_revives_done and bad_reap_in_subquery PASSed the gate (exit 0) and
 # bad_fixed_lease was INCONCLUSIVE (exit 4).  The first two are caught since
 # decisions 1105 (scripts/reap_snapshot_race.ini) and 1106
-# (gate/late_renew.ini); bad_fixed_lease is still reported UNEXPECTED.
+# (gate/late_renew.ini), bad_fixed_lease since 1107 (gate/lease_granted.ini).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 

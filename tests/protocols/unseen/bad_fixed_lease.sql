@@ -10,7 +10,8 @@
 -- model: lease
 -- description: UNSEEN broken: claim and renew grant a fixed 1 s lease, ignoring :lease_ms
 -- expect: effects_once, exclusive_run
--- note: the gate gives exit 4 (seed 1), no violation: no scenario has work longer than 1 s with lease_ms above 1 s
+-- note: caught since decision 1107 by gate/lease_granted.ini (effects_once).
+-- note (before): the gate gives exit 4 (seed 1), no violation: no scenario has work longer than 1 s with lease_ms above 1 s
 -- base: ../../../backends/postgres/skip_locked.sql
 
 -- name: claim
