@@ -401,13 +401,13 @@ int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *
         if (e->type != QC_EV_NOTE || e->x->note == NULL || strcmp(e->x->note, "schedule abandoned"))
             continue;
         fprintf(out, "qchaos: the schedule was not carried out: %s\n",
-                e->error != NULL ? e->error : "(no reason recorded)");
+                qc_s(e->error) != NULL ? qc_s(e->error) : "(no reason recorded)");
         if (code == 0) {
             code = 4;
             snprintf(line, sizeof line,
                      "qchaos: verdict: INCONCLUSIVE: no violation, but the schedule was not "
                      "carried out: %.900s",
-                     e->error != NULL ? e->error : "(no reason recorded)");
+                     qc_s(e->error) != NULL ? qc_s(e->error) : "(no reason recorded)");
         }
         break;
     }

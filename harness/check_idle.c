@@ -352,7 +352,7 @@ static int check_pickups(const qc_history *h, qc_check *c, const bounds *b, long
         double delay = (double)e->delay_ms;
         d[nd++] = (due){e->job,      e->t + delay + 1.0 + res + 1e-3 * delay,
                         e->seq,      INT64_MAX,
-                        -1,          e->group != NULL,
+                        -1,          qc_s(e->group) != NULL,
                         e->file,     0};
     }
     if (nd == 0)
@@ -534,7 +534,7 @@ static int check_wakeups(const qc_history *h, qc_check *c, const bounds *b, long
         const qc_event *e = &h->ev[i];
         if (e->type != QC_EV_OK || e->op != QC_OP_ENQUEUE || e->job == QC_NO_JOB ||
             e->x->notify == NULL || strcmp(e->x->notify, "commit") != 0 || e->delay_ms != 0 ||
-            e->group != NULL || !qc__has_time(e->x->notify_t) || !qc__has_time(e->t))
+            qc_s(e->group) != NULL || !qc__has_time(e->x->notify_t) || !qc__has_time(e->t))
             continue;
         if (qc__grow((void **)&j, &capj, nj + 1, sizeof *j) != 0) {
             free(j);
@@ -568,7 +568,7 @@ static int check_wakeups(const qc_history *h, qc_check *c, const bounds *b, long
                 free(ls);
                 return QC_ENOMEM;
             }
-            if (e->state != NULL && !strcmp(e->state, "open")) {
+            if (qc_s(e->state) != NULL && !strcmp(qc_s(e->state), "open")) {
                 l->open = 1;
                 l->open_t = e->t;
                 l->open_seq = e->seq;

@@ -275,7 +275,7 @@ int qc_check_exclusive_run(const qc_history *h, qc_check *out)
                     rc = QC_ENOMEM;
                     goto out;
                 }
-                runs[nr++] = (run){(size_t)cl, ax[k].ev, knew, h->ev[cl].group};
+                runs[nr++] = (run){(size_t)cl, ax[k].ev, knew, qc_s(h->ev[cl].group)};
             } else if (qc__is_claim(x)) {
                 cl = (long)ax[k].ev;
                 knew = 0;

@@ -95,9 +95,9 @@ static int is_completion(const qc_event *e)
 
 static int is_timeout(const qc_event *e)
 {
-    return e->error != NULL && (strncmp(e->error, "57014", 5) == 0 ||
-                                strstr(e->error, "statement timeout") != NULL ||
-                                strstr(e->error, "canceling statement") != NULL);
+    return qc_s(e->error) != NULL && (strncmp(qc_s(e->error), "57014", 5) == 0 ||
+                                strstr(qc_s(e->error), "statement timeout") != NULL ||
+                                strstr(qc_s(e->error), "canceling statement") != NULL);
 }
 
 /* A planned fault's window, client ms: [s, e]. */
@@ -185,7 +185,7 @@ static void judge_streaks(const qc_history *h, const incref *r, size_t n, const 
                                 "worker %d (incarnation %d): every request failed for %.0f ms "
                                 "(%ld in a row, bound %.0f ms), the first: %.60s",
                                 a->worker, a->inc, e->t - start, nfail, bound,
-                                a->error ? a->error : "(no error text)");
+                                qc_s(a->error) ? qc_s(a->error) : "(no error text)");
             return; /* once per incarnation */
         }
     }
@@ -242,7 +242,7 @@ static int view_sample(const qc_history *h, size_t si, const incref *r, size_t n
         if (e->type == QC_EV_OK)
             st->last_ok = e->seq;
     }
-    if (!qc__has_time(s->x->sent_t) || !qc__has_time(s->t) || s->state == NULL)
+    if (!qc__has_time(s->x->sent_t) || !qc__has_time(s->t) || qc_s(s->state) == NULL)
         return 0;
     if (st->last_inv == NULL || st->last_ans == NULL || st->last_ans->invoke < 0 ||
         &h->ev[st->last_ans->invoke] != st->last_inv)
@@ -252,7 +252,7 @@ static int view_sample(const qc_history *h, size_t si, const incref *r, size_t n
         return 0; /* its answer may have come while the sample ran */
     if (txn_model)
         return 0; /* its transactions begin and end around logged requests */
-    *in_txn = strncmp(s->state, "idle in transaction", 19) == 0;
+    *in_txn = strncmp(qc_s(s->state), "idle in transaction", 19) == 0;
     return 1;
 }
 
@@ -395,7 +395,7 @@ int qc_check_worker_progress(const qc_history *h, qc_check *out)
                                 "worker %d (incarnation %d): its session %d sat '%s' in a "
                                 "transaction open %.0f ms (bound %.0f ms) after its %s was "
                                 "answered (%s): a transaction left open",
-                                s->worker, note->inc, s->x->pid, s->state, s->x->xact_ms, bound,
+                                s->worker, note->inc, s->x->pid, qc_s(s->state), s->x->xact_ms, bound,
                                 qc_op_name(st->last_ans->op), outcome_name(st->last_ans));
         else
             qc__check_violation(out, QC_NO_JOB, seqs, 5,
@@ -403,7 +403,7 @@ int qc_check_worker_progress(const qc_history *h, qc_check *out)
                                 "its requests at every sample for %.0f ms (bound %.0f ms), no "
                                 "request answered ok meanwhile (the last: %s, %s): a "
                                 "transaction left open",
-                                s->worker, note->inc, s->x->pid, s->state, span, bound,
+                                s->worker, note->inc, s->x->pid, qc_s(s->state), span, bound,
                                 qc_op_name(st->last_ans->op), outcome_name(st->last_ans));
         st->reported = 1;
     }

@@ -18,8 +18,8 @@
  *
  * Invariants:
  *   - after a successful load, h->ev[0..n) is sorted by seq and every string
- *     pointer in it points into h->strings, which lives until
- *     qc_history_fini;
+ *     pointer and string id (qc_str) in it points into h->strings, whose
+ *     chunks hold their slots of qc__str_slot until qc_history_fini;
  *   - the only line skipped (and counted in h->torn) is the last
  *     line of a ledger that does not end with '\n' and is not a JSON object;
  *     any other bad line fails the whole load with QC_EINVAL, and h is left
@@ -47,16 +47,67 @@
 /* ---- interned strings ------------------------------------------------- */
 
 #define CHUNK_SIZE 65536
+/* A strtab's later chunks: as big as a string id's offset reaches. */
+#define CHUNK_BIG ((size_t)1 << QC_STR_SLOT_BITS)
 
+/* Every chunk holds a slot of qc__str_slot (its base), so that a string in
+ * it has a 32-bit id: slot << QC_STR_SLOT_BITS | offset (history.h). */
 typedef struct chunk {
     struct chunk *next;
     size_t used, cap;
+    size_t slot; /* a size_t: data stays 8-byte aligned (arena_put) */
     char data[];
 } chunk;
+
+/* ---- string slots: the process's table of chunk bases ----------------- */
+
+const char *qc__str_slot[QC_STR_SLOTS];
+static pthread_mutex_t slot_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t slot_next = 1; /* slot 0 is never handed out: id 0 is NULL */
+static uint32_t slot_free[QC_STR_SLOTS];
+static uint32_t nslot_free;
+
+/* A new chunk of cap data bytes with a slot of its own; NULL when out of
+ * memory or of slots (4095 chunks held at once by all live histories). */
+static chunk *chunk_new(size_t cap)
+{
+    chunk *c = malloc(sizeof *c + cap);
+    size_t k = 0;
+
+    if (c == NULL)
+        return NULL;
+    pthread_mutex_lock(&slot_mu);
+    if (nslot_free > 0)
+        k = slot_free[--nslot_free];
+    else if (slot_next < (uint32_t)QC_STR_SLOTS)
+        k = slot_next++;
+    if (k != 0)
+        qc__str_slot[k] = c->data;
+    pthread_mutex_unlock(&slot_mu);
+    if (k == 0) {
+        free(c);
+        return NULL;
+    }
+    c->used = 0;
+    c->cap = cap;
+    c->slot = k;
+    c->next = NULL;
+    return c;
+}
+
+static void chunk_free(chunk *c)
+{
+    pthread_mutex_lock(&slot_mu);
+    qc__str_slot[c->slot] = NULL;
+    slot_free[nslot_free++] = (uint32_t)c->slot;
+    pthread_mutex_unlock(&slot_mu);
+    free(c);
+}
 
 typedef struct strtab {
     chunk *chunks;     /* newest first; strings never move */
     const char **slot; /* open addressing, NULL = empty */
+    uint32_t *id;      /* slot[i]'s string id (qc_str) */
     uint64_t *hash;    /* slot[i]'s hash << 32 | its length (compared before
                           its bytes, which memcmp then reads knowing both
                           lengths are equal) */
@@ -92,9 +143,10 @@ static void strtab_free(strtab *st)
         return;
     for (chunk *c = st->chunks, *next; c != NULL; c = next) {
         next = c->next;
-        free(c);
+        chunk_free(c);
     }
     free(st->slot);
+    free(st->id);
     free(st->hash);
     free(st);
 }
@@ -106,8 +158,10 @@ static void strtab_free(strtab *st)
 static void strtab_drop_index(strtab *st)
 {
     free(st->slot);
+    free(st->id);
     free(st->hash);
     st->slot = NULL;
+    st->id = NULL;
     st->hash = NULL;
     st->cap = st->count = 0;
 }
@@ -116,10 +170,12 @@ static int strtab_grow(strtab *st)
 {
     size_t cap = st->cap ? st->cap * 2 : 1024;
     const char **slot = calloc(cap, sizeof *slot);
+    uint32_t *id = calloc(cap, sizeof *id);
     uint64_t *hash = calloc(cap, sizeof *hash);
 
-    if (slot == NULL || hash == NULL) {
+    if (slot == NULL || id == NULL || hash == NULL) {
         free(slot);
+        free(id);
         free(hash);
         return QC_ENOMEM;
     }
@@ -130,29 +186,33 @@ static int strtab_grow(strtab *st)
         while (slot[j] != NULL)
             j = (j + 1) & (cap - 1);
         slot[j] = st->slot[i];
+        id[j] = st->id[i];
         hash[j] = st->hash[i];
     }
     free(st->slot);
+    free(st->id);
     free(st->hash);
     st->slot = slot;
+    st->id = id;
     st->hash = hash;
     st->cap = cap;
     return 0;
 }
 
-/* Copies s[0..len) (no NUL inside) into the arena. */
-static const char *arena_copy(strtab *st, const char *s, size_t len)
+/* Copies s[0..len) (no NUL inside) into the arena; *id its string id. */
+static const char *arena_copy(strtab *st, const char *s, size_t len, uint32_t *id)
 {
     chunk *c = st->chunks;
 
     if (c == NULL || c->cap - c->used < len + 1) {
-        size_t cap = len + 1 > CHUNK_SIZE ? len + 1 : CHUNK_SIZE;
-        chunk *n = malloc(sizeof *n + cap);
+        /* the first chunk small (a test's history), the next ones as big
+         * as an id's offset reaches; a longer string gets its own, at 0 */
+        size_t want = c == NULL ? CHUNK_SIZE : CHUNK_BIG;
+        size_t cap = len + 1 > want ? len + 1 : want;
+        chunk *n = chunk_new(cap);
         if (n == NULL)
             return NULL;
-        n->used = 0;
-        n->cap = cap;
-        if (c != NULL && len + 1 > CHUNK_SIZE) {
+        if (c != NULL && len + 1 > want) {
             /* A big string gets its own chunk behind the current one, so
              * the current chunk's free space is not wasted. */
             n->next = c->next;
@@ -166,12 +226,14 @@ static const char *arena_copy(strtab *st, const char *s, size_t len)
     char *p = c->data + c->used;
     memcpy(p, s, len);
     p[len] = '\0';
+    *id = (uint32_t)c->slot << QC_STR_SLOT_BITS | (uint32_t)c->used;
     c->used += len + 1;
     return p;
 }
 
-/* Returns the interned copy of s[0..len), or NULL when out of memory. */
-static const char *intern(strtab *st, const char *s, size_t len)
+/* Returns the interned copy of s[0..len) and its id in *id, or NULL when
+ * out of memory. */
+static const char *intern_id(strtab *st, const char *s, size_t len, uint32_t *id)
 {
     uint32_t h = str_hash(s, len);
     uint64_t meta = (uint64_t)h << 32 | (uint32_t)len;
@@ -180,17 +242,27 @@ static const char *intern(strtab *st, const char *s, size_t len)
         return NULL;
     size_t j = h & (st->cap - 1);
     while (st->slot[j] != NULL) {
-        if (st->hash[j] == meta && memcmp(st->slot[j], s, len) == 0)
+        if (st->hash[j] == meta && memcmp(st->slot[j], s, len) == 0) {
+            *id = st->id[j];
             return st->slot[j];
+        }
         j = (j + 1) & (st->cap - 1);
     }
-    const char *p = arena_copy(st, s, len);
+    const char *p = arena_copy(st, s, len, id);
     if (p == NULL)
         return NULL;
     st->slot[j] = p;
+    st->id[j] = *id;
     st->hash[j] = meta;
     st->count++;
     return p;
+}
+
+/* intern without the id (the strings of qc_event_x and the header). */
+static const char *intern(strtab *st, const char *s, size_t len)
+{
+    uint32_t id;
+    return intern_id(st, s, len, &id);
 }
 
 /* ---- loading ---------------------------------------------------------- */
@@ -304,7 +376,7 @@ static int get_bool(json_t *v, int *out)
 
 /* String field; a number (a token some protocols return as an integer) is
  * kept as its decimal text.  Returns 1 set, 0 absent, QC_EINVAL, QC_ENOMEM. */
-static int get_str(strtab *st, json_t *v, const char **out)
+static int get_str(strtab *st, json_t *v, const char **out, qc_str *sid)
 {
     char buf[32];
     const char *s;
@@ -322,6 +394,10 @@ static int get_str(strtab *st, json_t *v, const char **out)
         s = buf;
     } else {
         return QC_EINVAL;
+    }
+    if (sid != NULL) {
+        const char *p = intern_id(st, s, len, &sid->id);
+        return p != NULL ? 1 : QC_ENOMEM;
     }
     *out = intern(st, s, len);
     return *out != NULL ? 1 : QC_ENOMEM;
@@ -736,11 +812,9 @@ static void *arena_put(strtab *st, const void *src, size_t size)
     size_t at = c != NULL ? (c->used + 7) & ~(size_t)7 : 0;
 
     if (c == NULL || at + size > c->cap) {
-        chunk *n = malloc(sizeof *n + CHUNK_SIZE);
+        chunk *n = chunk_new(c == NULL ? CHUNK_SIZE : CHUNK_BIG);
         if (n == NULL)
             return NULL;
-        n->used = 0;
-        n->cap = CHUNK_SIZE;
         n->next = c;
         st->chunks = n;
         c = n;
@@ -760,8 +834,9 @@ static qc_event_x *ensure_x(strtab *st, qc_event *e)
     return (qc_event_x *)e->x;
 }
 
-/* F_BOOL is an int, F_BOOL8 an int8_t, F_OP a uint8_t (qc_op). */
-enum field_kind { F_INT64, F_INT, F_LONG, F_DOUBLE, F_BOOL, F_BOOL8, F_STR, F_OP };
+/* F_BOOL is an int, F_BOOL8 an int8_t, F_OP a uint8_t (qc_op); F_STR a
+ * const char * (qc_event_x), F_SID a qc_str (qc_event). */
+enum field_kind { F_INT64, F_INT, F_LONG, F_DOUBLE, F_BOOL, F_BOOL8, F_STR, F_SID, F_OP };
 
 /* The event fields a ledger line may carry ("type" is read before). */
 struct field {
@@ -791,13 +866,13 @@ static const struct field fields[] = {
     {"drained", F_BOOL8, offsetof(qc_event, drained), 0},
     {"interrupted", F_BOOL8, offsetof(qc_event, interrupted), 0},
     {"timed_out", F_BOOL8, offsetof(qc_event, timed_out), 0},
-    {"token", F_STR, offsetof(qc_event, token), 0},
+    {"token", F_SID, offsetof(qc_event, token), 0},
     {"lib_id", F_STR, XF(lib_id)},
-    {"new_token", F_STR, offsetof(qc_event, new_token), 0},
-    {"op_key", F_STR, offsetof(qc_event, op_key), 0},
-    {"state", F_STR, offsetof(qc_event, state), 0},
+    {"new_token", F_SID, offsetof(qc_event, new_token), 0},
+    {"op_key", F_SID, offsetof(qc_event, op_key), 0},
+    {"state", F_SID, offsetof(qc_event, state), 0},
     {"fault", F_STR, XF(fault)},
-    {"error", F_STR, offsetof(qc_event, error), 0},
+    {"error", F_SID, offsetof(qc_event, error), 0},
     {"ready", F_LONG, XF(ready)},
     {"inflight", F_LONG, XF(inflight)},
     {"expired", F_LONG, XF(expired)},
@@ -809,7 +884,7 @@ static const struct field fields[] = {
     {"note", F_STR, XF(note)},
     {"calls", F_INT64, XF(calls)},
     {"delay_ms", F_INT, offsetof(qc_event, delay_ms), 0},
-    {"group", F_STR, offsetof(qc_event, group), 0},
+    {"group", F_SID, offsetof(qc_event, group), 0},
     {"pause_ms", F_DOUBLE, offsetof(qc_event, pause_ms), 0},
     {"work_ms", F_DOUBLE, offsetof(qc_event, work_ms), 0},
     {"wake", F_STR, XF(wake)},
@@ -892,7 +967,10 @@ static int set_field(part *pt, const struct field *f, json_t *v, qc_event *e, co
     }
     case F_STR:
         *what = "a string";
-        return get_str(pt->st, v, (const char **)(void *)dst);
+        return get_str(pt->st, v, (const char **)(void *)dst, NULL);
+    case F_SID:
+        *what = "a string";
+        return get_str(pt->st, v, NULL, (qc_str *)(void *)dst);
     case F_OP:
         *what = "a string";
         if (json_is_string(v))
@@ -1072,7 +1150,8 @@ static int fast_set(part *pt, const struct field *f, const qc_flat_member *m, qc
             *(int *)(void *)dst = b;
         return 1;
     }
-    case F_STR: {
+    case F_STR:
+    case F_SID: {
         const char *s = m->s;
         size_t n = m->slen;
         char num[32];
@@ -1093,6 +1172,8 @@ static int fast_set(part *pt, const struct field *f, const qc_flat_member *m, qc
             n = qc__flat_unescape(s, n, pt->scratch);
             s = pt->scratch;
         }
+        if (f->kind == F_SID)
+            return intern_id(pt->st, s, n, &((qc_str *)(void *)dst)->id) != NULL ? 1 : QC_ENOMEM;
         *(const char **)(void *)dst = intern(pt->st, s, n);
         return *(const char **)(void *)dst != NULL ? 1 : QC_ENOMEM;
     }

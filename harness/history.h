@@ -54,8 +54,9 @@
  * Absent fields read back as: t QC_NO_TIME, worker -1, inc 0, req -1,
  * job QC_NO_JOB, rows -1, now / lease_until QC_NO_TIME, attempt -1,
  * applied / drained 0, counted -1, strings NULL; JSON null counts as absent.  Strings
- * are interned, but equal strings may still be distinct pointers (ledgers
- * are parsed in parallel parts): compare them with strcmp.  Every
+ * are interned, but equal strings may still be distinct pointers and ids (ledgers
+ * are parsed in parallel parts): compare them with strcmp.  The record's
+ * strings are 32-bit ids (qc_str): read them with qc_s(e->token).  Every
  * event but the header must carry "seq".  Header defaults: seed 0,
  * lease_ms 0, max_attempts -1, batch -1, model "lease", poison_crash 0,
  * checkers "" (all), other numbers 0.
@@ -111,6 +112,30 @@ typedef enum {
 
 #define QC_NO_JOB INT64_MIN  /* job field absent */
 #define QC_NO_TIME (-1.0)    /* server time absent (times are >= 0) */
+
+/* An interned string of a history's event record, 4 bytes instead of a
+ * pointer (issue 16: the audit's memory per event): qc_s gives its text,
+ * NULL when absent.  Id 0 is absent; any other is a slot of the process's
+ * string slot table (the high QC_STR_SLOT_BITS-complement bits) and an
+ * offset into that slot's block (the low QC_STR_SLOT_BITS bits).  A slot
+ * belongs to one history's string store until qc_history_fini frees it; a
+ * block is at most 2^QC_STR_SLOT_BITS bytes unless it holds one longer
+ * string at offset 0.  A distinct struct, so that a reader cannot take an
+ * id for a pointer: every read goes through qc_s. */
+typedef struct qc_str {
+    uint32_t id;
+} qc_str;
+
+#define QC_STR_SLOT_BITS 20
+#define QC_STR_SLOTS 4096 /* 2^(32 - QC_STR_SLOT_BITS) */
+extern const char *qc__str_slot[QC_STR_SLOTS];
+
+static inline const char *qc_s(qc_str s)
+{
+    return s.id == 0 ? NULL
+                     : qc__str_slot[s.id >> QC_STR_SLOT_BITS] +
+                           (s.id & ((1u << QC_STR_SLOT_BITS) - 1u));
+}
 
 /* The fields of the rarer kinds of event (monitor samples, notes, session
  * samples, LISTEN wake-ups and notifies, witness rows), kept out of the
@@ -196,12 +221,12 @@ typedef struct qc_event {
     int64_t job;          /* QC_NO_JOB when absent */
     double now;           /* server epoch ms, QC_NO_TIME when absent */
     double lease_until;   /* server epoch ms, QC_NO_TIME when absent */
-    const char *token;    /* interned strings, owned by the history; NULL absent */
-    const char *new_token;/* renew that rotated the token */
-    const char *op_key;
-    const char *state;    /* snapshot: ready|inflight|done|dead */
-    const char *error;    /* error text of fail/info, or kept error of snapshot */
-    const char *group;    /* ok enqueue / ok claim: the job's group key
+    qc_str token;     /* interned strings (qc_s), owned by the history; NULL absent */
+    qc_str new_token; /* renew that rotated the token */
+    qc_str op_key;
+    qc_str state;     /* snapshot: ready|inflight|done|dead */
+    qc_str error;     /* error text of fail/info, or kept error of snapshot */
+    qc_str group;     /* ok enqueue / ok claim: the job's group key
                              (conversation group, lock); NULL: no group */
     double pause_ms;      /* invoke claim: the pause (ms) the worker's idle
                              policy planned before sending it, after an

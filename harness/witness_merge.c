@@ -182,12 +182,12 @@ static int64_t req_job(const qc_history *h, const qc_event *e)
 static const char *req_token(const qc_history *h, const qc_event *e)
 {
     if (e->type != QC_EV_INVOKE && e->op == QC_OP_CLAIM)
-        return e->token; /* the claim's answer: the token it set */
+        return qc_s(e->token); /* the claim's answer: the token it set */
     if (e->type == QC_EV_INVOKE)
-        return e->token;
-    if (e->invoke >= 0 && h->ev[e->invoke].token != NULL)
-        return h->ev[e->invoke].token; /* the token the request carried */
-    return e->token;
+        return qc_s(e->token);
+    if (e->invoke >= 0 && qc_s(h->ev[e->invoke].token) != NULL)
+        return qc_s(h->ev[e->invoke].token); /* the token the request carried */
+    return qc_s(e->token);
 }
 
 /* 1 when witness row w can be the change request e (its completion or

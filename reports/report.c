@@ -305,7 +305,7 @@ static void put_job_token(char *buf, size_t n, size_t *len, const qc_history *h,
 {
     const qc_event *inv = e->invoke >= 0 && (size_t)e->invoke < h->n ? &h->ev[e->invoke] : NULL;
     int64_t job = e->job != QC_NO_JOB ? e->job : inv != NULL ? inv->job : QC_NO_JOB;
-    const char *tok = e->token != NULL ? e->token : inv != NULL ? inv->token : NULL;
+    const char *tok = qc_s(e->token) != NULL ? qc_s(e->token) : inv != NULL ? qc_s(inv->token) : NULL;
 
     if (job != QC_NO_JOB)
         put(buf, n, len, " of job %" PRId64, job);
@@ -424,8 +424,8 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
             put(buf, n, &len,
                 e->op == QC_OP_CLAIM ? ", the claim returned %ld row(s)" : ", %ld row(s) changed",
                 (long)e->rows);
-        if (e->new_token != NULL)
-            put(buf, n, &len, ", new token %s", e->new_token);
+        if (qc_s(e->new_token) != NULL)
+            put(buf, n, &len, ", new token %s", qc_s(e->new_token));
         put_server_times(buf, n, &len, e, origin);
         break;
     case QC_EV_FAIL:
@@ -437,15 +437,15 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
             e->type == QC_EV_FAIL ? " failed (it did not take effect)"
                                   : " has an unknown outcome (it may have "
                                     "taken effect)");
-        if (e->error != NULL)
-            put(buf, n, &len, ": %s", e->error);
+        if (qc_s(e->error) != NULL)
+            put(buf, n, &len, ": %s", qc_s(e->error));
         break;
     case QC_EV_EFFECT:
         put_who(buf, n, &len, e);
         put(buf, n, &len, " delivered the effect");
         put_job_token(buf, n, &len, h, e);
-        if (e->op_key != NULL)
-            put(buf, n, &len, " (op key %s)", e->op_key);
+        if (qc_s(e->op_key) != NULL)
+            put(buf, n, &len, " (op key %s)", qc_s(e->op_key));
         put(buf, n, &len, e->applied ? "; the sink applied it" : "; the sink deduplicated it");
         break;
     case QC_EV_FAULT:
@@ -465,13 +465,13 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
             break;
         }
         put(buf, n, &len, "the final snapshot has job %" PRId64 " %s", e->job,
-            e->state != NULL ? e->state : "in no state");
+            qc_s(e->state) != NULL ? qc_s(e->state) : "in no state");
         if (e->attempt >= 0)
             put(buf, n, &len, " (attempt %d)", e->attempt);
-        if (e->token != NULL)
-            put(buf, n, &len, " with token %s", e->token);
-        if (e->error != NULL)
-            put(buf, n, &len, ", error kept: %s", e->error);
+        if (qc_s(e->token) != NULL)
+            put(buf, n, &len, " with token %s", qc_s(e->token));
+        if (qc_s(e->error) != NULL)
+            put(buf, n, &len, ", error kept: %s", qc_s(e->error));
         break;
     case QC_EV_MONITOR:
         put(buf, n, &len, "monitor sample: %ld ready, %ld in flight, %ld expired, %ld dead",
@@ -491,7 +491,7 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
         break;
     case QC_EV_SESSION:
         put(buf, n, &len, "the monitor saw worker %d's server session %d %s", e->worker, e->x->pid,
-            e->state ? e->state : "(state unknown)");
+            qc_s(e->state) ? qc_s(e->state) : "(state unknown)");
         if (e->x->xact_ms >= 0)
             put(buf, n, &len, ", its transaction open %.0f ms", e->x->xact_ms);
         break;
@@ -521,7 +521,7 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
         break;
     case QC_EV_SWITCH_SNAPSHOT:
         put(buf, n, &len, "job %" PRId64 " %s on the replica before its promotion (%s)", e->job,
-            e->state ? e->state : "without a state", e->x->fault ? e->x->fault : "switch");
+            qc_s(e->state) ? qc_s(e->state) : "without a state", e->x->fault ? e->x->fault : "switch");
         break;
     case QC_EV_OTHER:
         put(buf, n, &len, "an event of a type this version does not know");

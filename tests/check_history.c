@@ -305,21 +305,21 @@ START_TEST(test_history_parse_event_fields_read)
     ck_assert_int_eq(e->req, 55);
     ck_assert_int_eq(e->rows, 1);
     ck_assert_int_eq(e->job, 17);
-    ck_assert_str_eq(e->token, "5b1e");
+    ck_assert_str_eq(qc_s(e->token), "5b1e");
     ck_assert_double_eq(e->lease_until, 1764470000123.0);
     ck_assert_double_eq(e->now, 1764469995123.5);
     ck_assert_int_eq(e->attempt, 1);
-    ck_assert_str_eq(e->op_key, "17");
+    ck_assert_str_eq(qc_s(e->op_key), "17");
     ck_assert_int_eq(e->line, 1);
     ck_assert_int_eq(e->file, 0);
     /* the second line: absent fields read back as documented */
     e = &h.ev[1];
     ck_assert_int_eq(e->type, QC_EV_EFFECT);
     ck_assert_int_eq(e->applied, 1);
-    ck_assert_str_eq(e->new_token, "x");
-    ck_assert_str_eq(e->state, "done");
+    ck_assert_str_eq(qc_s(e->new_token), "x");
+    ck_assert_str_eq(qc_s(e->state), "done");
     ck_assert_str_eq(e->x->fault, "poison");
-    ck_assert_str_eq(e->error, "boom");
+    ck_assert_str_eq(qc_s(e->error), "boom");
     ck_assert_double_eq(e->t, QC_NO_TIME);
     ck_assert_int_eq(e->op, QC_OP_NONE);
     ck_assert_int_eq(e->worker, -1);
@@ -329,8 +329,8 @@ START_TEST(test_history_parse_event_fields_read)
     ck_assert_double_eq(e->now, QC_NO_TIME);
     ck_assert_double_eq(e->lease_until, QC_NO_TIME);
     ck_assert_int_eq(e->attempt, -1);
-    ck_assert_ptr_null(e->token);
-    ck_assert_ptr_null(e->op_key);
+    ck_assert_ptr_null(qc_s(e->token));
+    ck_assert_ptr_null(qc_s(e->op_key));
     ck_assert_int_eq(e->invoke, -1);
     ck_assert_int_eq(e->line, 2);
     qc_history_fini(&h);
@@ -401,7 +401,7 @@ START_TEST(test_history_parse_equal_tokens_interned)
                            "{'seq':2,'type':'ok','op':'complete','job':1,'token':'abc'}\n",
                            &err),
                      0);
-    ck_assert_ptr_eq(h.ev[0].token, h.ev[1].token);
+    ck_assert_ptr_eq(qc_s(h.ev[0].token), qc_s(h.ev[1].token));
     ck_assert_ptr_nonnull(h.strings);
     qc_history_fini(&h);
 }
@@ -665,7 +665,7 @@ START_TEST(test_history_parse_wrong_field_type_einval)
     ck_assert_str_eq(err.msg, "(text):1: field \"token\" is not a string");
     /* an integer token is kept as its decimal text */
     ck_assert_int_eq(parse(&h, "{'seq':1,'type':'ok','token':12345}\n", &err), 0);
-    ck_assert_str_eq(h.ev[0].token, "12345");
+    ck_assert_str_eq(qc_s(h.ev[0].token), "12345");
     qc_history_fini(&h);
 }
 END_TEST

@@ -262,22 +262,22 @@ START_TEST(test_ledger_history_reads_fields_back_exactly)
     ck_assert_int_eq(e->req, 55);
     ck_assert_int_eq(e->job, 17);
     ck_assert_int_eq(e->rows, 1);
-    ck_assert_str_eq(e->token, "4c2fcc48-e683-45bd-9cb3-d7b065fa3029");
+    ck_assert_str_eq(qc_s(e->token), "4c2fcc48-e683-45bd-9cb3-d7b065fa3029");
     ck_assert(e->lease_until == 1796156995428.877);
     ck_assert(e->now == 1796156990428.974);
     ck_assert_int_eq(e->attempt, 1);
-    ck_assert_str_eq(e->op_key, "17");
+    ck_assert_str_eq(qc_s(e->op_key), "17");
     e = &h.ev[1];
     ck_assert(e->job == INT64_MAX);
     ck_assert(e->req == INT64_MIN);
     ck_assert_int_eq(e->applied, 1);
     ck_assert_int_eq(e->counted, 0);
-    ck_assert_ptr_null(e->group);
+    ck_assert_ptr_null(qc_s(e->group));
     e = &h.ev[2];
     ck_assert(e->pause_ms == 200.5);
     e = &h.ev[3];
     ck_assert_int_eq(e->type, QC_EV_FAIL);
-    ck_assert_str_eq(e->error, "40001 could not serialize\n\t\"x\" \\ y");
+    ck_assert_str_eq(qc_s(e->error), "40001 could not serialize\n\t\"x\" \\ y");
     e = &h.ev[5];
     ck_assert_int_eq(e->seq, 6);
     ck_assert_int_eq(e->type, QC_EV_END);
@@ -379,7 +379,7 @@ START_TEST(test_history_load_in_blocks_same_as_whole)
         ck_assert_int_eq(a.ev[i].job, b.ev[i].job);
         ck_assert_int_eq(a.ev[i].line, b.ev[i].line);
         ck_assert(a.ev[i].now == b.ev[i].now && a.ev[i].t == b.ev[i].t);
-        ck_assert_str_eq(a.ev[i].token, b.ev[i].token);
+        ck_assert_str_eq(qc_s(a.ev[i].token), qc_s(b.ev[i].token));
         ck_assert_int_eq(a.ev[i].invoke, b.ev[i].invoke);
     }
     qc_history_fini(&a);

@@ -211,10 +211,10 @@ START_TEST(test_case_c12_poison_claimed_at_most_3_times)
         if (e->type == QC_EV_FAULT && e->worker >= 0 && e->worker < 2)
             kills[e->worker]++;
         if (e->type == QC_EV_SNAPSHOT && e->job == poison) {
-            state = e->state;
-            error = e->error;
+            state = qc_s(e->state);
+            error = qc_s(e->error);
         }
-        if (e->type == QC_EV_SNAPSHOT && e->state && !strcmp(e->state, "done"))
+        if (e->type == QC_EV_SNAPSHOT && qc_s(e->state) && !strcmp(qc_s(e->state), "done"))
             done++;
     }
     ck_assert_int_le(claims, 3);
@@ -534,7 +534,7 @@ START_TEST(test_txn_model_killed_claim_rolled_back_and_redone)
             if (e->type == QC_EV_OK && e->op == QC_OP_CLAIM)
                 claims++;
             if (e->type == QC_EV_SNAPSHOT) {
-                state = e->state;
+                state = qc_s(e->state);
                 attempt = e->attempt;
             }
         }

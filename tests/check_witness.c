@@ -82,7 +82,7 @@ START_TEST(test_merge_lost_ack_committed_resolved)
     ck_assert_int_eq(w->x->w_worker, 1);
     ck_assert_int_eq(w->x->w_job, 1);
     /* the witness row's fields never pose as a request's */
-    ck_assert(w->job == QC_NO_JOB && w->token == NULL && w->op == QC_OP_NONE);
+    ck_assert(w->job == QC_NO_JOB && qc_s(w->token) == NULL && w->op == QC_OP_NONE);
     /* the claim's answer is linked to its row, the lost complete to its
      * commit; the retry (rows 0) to nothing */
     ck_assert_int_eq(h.ev[ev_seq(&h, 4)->w_ev].seq, 11);

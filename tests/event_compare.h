@@ -21,6 +21,13 @@ static int event_differs(const qc_event *a, const qc_event *b, char *why, size_t
         snprintf(why, size, "field %s differs", #f);                                               \
         return 1;                                                                                  \
     }
+#define SSTR(f)                                                                                    \
+    if ((qc_s(a->f) == NULL) != (qc_s(b->f) == NULL) ||                                            \
+        (qc_s(a->f) != NULL && strcmp(qc_s(a->f), qc_s(b->f)) != 0)) {                             \
+        snprintf(why, size, "field %s differs: \"%s\" vs \"%s\"", #f,                              \
+                 qc_s(a->f) ? qc_s(a->f) : "(null)", qc_s(b->f) ? qc_s(b->f) : "(null)");          \
+        return 1;                                                                                  \
+    }
 #define STR(f)                                                                                     \
     if ((a->f == NULL) != (b->f == NULL) || (a->f != NULL && strcmp(a->f, b->f) != 0)) {           \
         snprintf(why, size, "field %s differs: \"%s\" vs \"%s\"", #f, a->f ? a->f : "(null)",      \
@@ -30,11 +37,11 @@ static int event_differs(const qc_event *a, const qc_event *b, char *why, size_t
     NUM(seq)
     NUM(t)
     NUM(type) NUM(op) NUM(worker) NUM(inc) NUM(req) NUM(job) NUM(rows) NUM(now) NUM(lease_until)
-        NUM(attempt) NUM(applied) NUM(drained) NUM(interrupted) NUM(timed_out) STR(token)
-            STR(new_token) STR(op_key) STR(x->lib_id) STR(state) STR(x->fault) STR(error) NUM(line)
+        NUM(attempt) NUM(applied) NUM(drained) NUM(interrupted) NUM(timed_out) SSTR(token)
+            SSTR(new_token) SSTR(op_key) STR(x->lib_id) SSTR(state) STR(x->fault) SSTR(error) NUM(line)
                 NUM(file) NUM(invoke) NUM(x->ready) NUM(x->inflight) NUM(x->expired) NUM(x->dead)
                     NUM(x->done) NUM(x->oldest_ready_age_ms) NUM(x->until_t) NUM(counted)
-                        STR(x->note) NUM(x->calls) NUM(delay_ms) STR(group) NUM(pause_ms)
+                        STR(x->note) NUM(x->calls) NUM(delay_ms) SSTR(group) NUM(pause_ms)
                             STR(x->wake) NUM(x->wait_t) NUM(x->wait_ms) STR(x->notify)
                                 NUM(x->notify_t) NUM(work_ms) NUM(x->planned) NUM(x->target)
                                     NUM(x->exclusive) NUM(x->complete) NUM(x->pid) NUM(x->xact_ms)
@@ -48,6 +55,7 @@ static int event_differs(const qc_event *a, const qc_event *b, char *why, size_t
                                                                     NUM(w_ev) NUM(w_resolved)
 #undef NUM
 #undef STR
+#undef SSTR
                                                                         return 0;
 }
 
