@@ -71,8 +71,8 @@ static const char *type_name(qc_ev_type t)
 /* "ok complete", "invoke claim", "fault kill_after_claim", "effect". */
 static void describe_event(char *buf, size_t n, const qc_event *e)
 {
-    if (e->type == QC_EV_FAULT && e->x->fault != NULL)
-        snprintf(buf, n, "fault %s", e->x->fault);
+    if (e->type == QC_EV_FAULT && qc_x(e->x)->fault != NULL)
+        snprintf(buf, n, "fault %s", qc_x(e->x)->fault);
     else if (e->op != QC_OP_NONE)
         snprintf(buf, n, "%s %s", type_name(e->type), qc_op_name(e->op));
     else
@@ -323,7 +323,7 @@ static int switch_snap_build(const qc_history *h, switch_snap *sw)
             sw->n++;
         if (e->seq < sw->first_seq) { /* the marker sent before the read */
             sw->first_seq = e->seq;
-            sw->kind = e->x->fault;
+            sw->kind = qc_x(e->x)->fault;
         }
     }
     if (sw->n == 0) {

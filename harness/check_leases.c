@@ -424,7 +424,7 @@ static int dropped_by_proxy(const qc_history *h, size_t i)
         if (f->file != e->file || f->worker != e->worker || f->inc != e->inc)
             continue;
         const char *ft = qc__event_token(h, f);
-        return f->type == QC_EV_FAULT && f->x->fault != NULL && strcmp(f->x->fault, "reset") == 0 &&
+        return f->type == QC_EV_FAULT && qc_x(f->x)->fault != NULL && strcmp(qc_x(f->x)->fault, "reset") == 0 &&
                f->job == e->job && token != NULL && ft != NULL && strcmp(token, ft) == 0;
     }
     return 0;

@@ -135,18 +135,18 @@ static int is_abandoning(const qc_history *h, const qc_event *e)
                                         "stall_beyond_lease", "stall_until_reclaimed",
                                         "stall_in_work"};
 
-    if (e->type != QC_EV_FAULT || e->x->fault == NULL || e->job == QC_NO_JOB)
+    if (e->type != QC_EV_FAULT || qc_x(e->x)->fault == NULL || e->job == QC_NO_JOB)
         return 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (strcmp(e->x->fault, kinds[i]) == 0)
+        if (strcmp(qc_x(e->x)->fault, kinds[i]) == 0)
             return 1;
-    return h->info.poison_crash && strcmp(e->x->fault, "poison") == 0;
+    return h->info.poison_crash && strcmp(qc_x(e->x)->fault, "poison") == 0;
 }
 
 static int is_stall(const qc_event *e)
 {
-    return e->x->fault != NULL && (strcmp(e->x->fault, "stall_beyond_lease") == 0 ||
-                                   strcmp(e->x->fault, "stall_until_reclaimed") == 0);
+    return qc_x(e->x)->fault != NULL && (strcmp(qc_x(e->x)->fault, "stall_beyond_lease") == 0 ||
+                                   strcmp(qc_x(e->x)->fault, "stall_until_reclaimed") == 0);
 }
 
 static int is_reap_of(const qc_event *e)
@@ -546,7 +546,7 @@ static void report_never(qc_check *c, const qc_history *h, const rec *x)
     qc__check_violation(c, f->job, seqs, 2,
                         "job %lld: %s at seq %lld was never recovered (no later claim%s) and the "
                         "job is %s in the final snapshot (seq %lld)",
-                        (long long)f->job, f->x->fault, (long long)f->seq,
+                        (long long)f->job, qc_x(f->x)->fault, (long long)f->seq,
                         is_stall(f) ? ", reap or complete by another token" : " or reap",
                         qc_s(row->state) != NULL ? qc_s(row->state) : "without a state", (long long)row->seq);
 }
@@ -609,7 +609,7 @@ static void judge_window(qc_check *c, const qc_history *h, const rec *x, const r
                             "claim); the reap pass sent at seq %lld, %.0f ms after the lease had "
                             "expired and the %.0f ms slack passed, returned %zu jobs but not this "
                             "one",
-                            (long long)f->job, f->x->fault, (long long)f->seq, x->until - cl->now,
+                            (long long)f->job, qc_x(f->x)->fault, (long long)f->seq, x->until - cl->now,
                             (long long)inv->seq, inv->t - after + slack, slack, p[k].njobs);
         return;
     }
@@ -650,7 +650,7 @@ static void judge_window(qc_check *c, const qc_history *h, const rec *x, const r
                             "job %lld: %s at seq %lld abandoned its lease; %s, a claim by worker "
                             "%d sent at seq %lld (%.0f ms after that and the %.0f ms slack) found "
                             "nothing",
-                            (long long)f->job, f->x->fault, (long long)f->seq,
+                            (long long)f->job, qc_x(f->x)->fault, (long long)f->seq,
                             rr != NULL ? "it was reaped to ready" : "it had expired", e->worker,
                             (long long)inv->seq, inv->t - after + slack, slack);
         return;
@@ -750,7 +750,7 @@ static int judge_switch(const qc_history *h, qc_check *out, size_t *nsw, size_t 
                             "job %lld was inflight on the replica promoted by the %s (seq %lld) "
                             "and never claimed, reaped or completed again: %s in the final "
                             "snapshot (seq %lld)",
-                            (long long)row->job, marker->x->fault ? marker->x->fault : "switch",
+                            (long long)row->job, qc_x(marker->x)->fault ? qc_x(marker->x)->fault : "switch",
                             (long long)row->seq, qc_s(fin->state) ? qc_s(fin->state) : "without a state",
                             (long long)fin->seq);
     }
@@ -887,8 +887,8 @@ int qc_check_recovery(const qc_history *h, qc_check *out)
 
 static int is_poison(const qc_event *e)
 {
-    return e->type == QC_EV_FAULT && e->job != QC_NO_JOB && e->x->fault != NULL &&
-           strcmp(e->x->fault, "poison") == 0;
+    return e->type == QC_EV_FAULT && e->job != QC_NO_JOB && qc_x(e->x)->fault != NULL &&
+           strcmp(qc_x(e->x)->fault, "poison") == 0;
 }
 
 typedef struct poison_tally {
@@ -901,7 +901,7 @@ static int drain_timed_out(const qc_history *h)
 {
     for (size_t i = h->n; i-- > 0;)
         if (h->ev[i].type == QC_EV_END)
-            return h->ev[i].timed_out == 1;
+            return qc_x(h->ev[i].x)->timed_out == 1;
     return 0;
 }
 

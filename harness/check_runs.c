@@ -513,14 +513,14 @@ static int ol_actor(ol_ctx *x, const size_t *ix, size_t n)
             break;
         case QC_EV_FAULT:
             counts = 0;
-            if (e->x->fault != NULL && (!strcmp(e->x->fault, "stall_beyond_lease") ||
-                                        !strcmp(e->x->fault, "stall_until_reclaimed")) &&
+            if (qc_x(e->x)->fault != NULL && (!strcmp(qc_x(e->x)->fault, "stall_beyond_lease") ||
+                                        !strcmp(qc_x(e->x)->fault, "stall_until_reclaimed")) &&
                 (r = ol_find(runs, nr, e->job)) != NULL)
                 r->stalled = 1;
             break;
         case QC_EV_NOTE:
-            counts = e->x->note != NULL && !strcmp(e->x->note, "connect failed");
-            if (e->x->note != NULL && !strcmp(e->x->note, "own lease ran out"))
+            counts = qc_x(e->x)->note != NULL && !strcmp(qc_x(e->x)->note, "connect failed");
+            if (qc_x(e->x)->note != NULL && !strcmp(qc_x(e->x)->note, "own lease ran out"))
                 x->gave_up++;
             break;
         default:

@@ -800,13 +800,14 @@ static void event_init(qc_event *e)
     e->delay_ms = 0;
     e->pause_ms = QC_NO_TIME;
     e->work_ms = QC_NO_TIME;
-    e->x = &qc_event_x_none;
+    e->x.id = 0; /* qc_event_x_none */
     e->w_ev = -1;
     e->w_resolved = -1;
 }
 
-/* Copies s[0..size) into the arena, 8-byte aligned (an event's qc_event_x). */
-static void *arena_put(strtab *st, const void *src, size_t size)
+/* Copies s[0..size) into the arena, 8-byte aligned (an event's qc_event_x);
+ * *id its id (as a string's: slot and offset). */
+static void *arena_put(strtab *st, const void *src, size_t size, uint32_t *id)
 {
     chunk *c = st->chunks;
     size_t at = c != NULL ? (c->used + 7) & ~(size_t)7 : 0;
@@ -822,6 +823,7 @@ static void *arena_put(strtab *st, const void *src, size_t size)
     }
     memcpy(c->data + at, src, size);
     c->used = at + size;
+    *id = (uint32_t)c->slot << QC_STR_SLOT_BITS | (uint32_t)at;
     return c->data + at;
 }
 
@@ -829,9 +831,10 @@ static void *arena_put(strtab *st, const void *src, size_t size)
  * out of memory. */
 static qc_event_x *ensure_x(strtab *st, qc_event *e)
 {
-    if (e->x == &qc_event_x_none)
-        e->x = arena_put(st, &qc_event_x_none, sizeof qc_event_x_none);
-    return (qc_event_x *)e->x;
+    if (e->x.id == 0 &&
+        arena_put(st, &qc_event_x_none, sizeof qc_event_x_none, &e->x.id) == NULL)
+        return NULL;
+    return (qc_event_x *)qc_x(e->x);
 }
 
 /* F_BOOL is an int, F_BOOL8 an int8_t, F_OP a uint8_t (qc_op); F_STR a
@@ -856,16 +859,16 @@ static const struct field fields[] = {
     {"op", F_OP, offsetof(qc_event, op), 0},
     {"worker", F_INT, offsetof(qc_event, worker), 0},
     {"inc", F_INT, offsetof(qc_event, inc), 0},
-    {"req", F_INT64, offsetof(qc_event, req), 0},
+    {"req", F_INT, offsetof(qc_event, req), 0},
     {"job", F_INT64, offsetof(qc_event, job), 0},
     {"rows", F_INT, offsetof(qc_event, rows), 0},
     {"now", F_DOUBLE, offsetof(qc_event, now), 0},
     {"lease_until", F_DOUBLE, offsetof(qc_event, lease_until), 0},
     {"attempt", F_INT, offsetof(qc_event, attempt), 0},
     {"applied", F_BOOL8, offsetof(qc_event, applied), 0},
-    {"drained", F_BOOL8, offsetof(qc_event, drained), 0},
-    {"interrupted", F_BOOL8, offsetof(qc_event, interrupted), 0},
-    {"timed_out", F_BOOL8, offsetof(qc_event, timed_out), 0},
+    {"drained", F_BOOL8, XF(drained)},
+    {"interrupted", F_BOOL8, XF(interrupted)},
+    {"timed_out", F_BOOL8, XF(timed_out)},
     {"token", F_SID, offsetof(qc_event, token), 0},
     {"lib_id", F_STR, XF(lib_id)},
     {"new_token", F_SID, offsetof(qc_event, new_token), 0},
@@ -996,7 +999,7 @@ static int parse_event(part *pt, json_t *o, qc_event *e, where w, qc_err *err)
         if (e->type == QC_EV_WITNESS && !strcmp(key, "change")) {
             if (!json_is_string(v) && !json_is_null(v))
                 return bad_field(err, w, key, "a string (insert, update, delete)");
-            ((qc_event_x *)e->x)->w_change = json_is_string(v) ? json_string_value(v)[0] : 0;
+            ((qc_event_x *)qc_x(e->x))->w_change = json_is_string(v) ? json_string_value(v)[0] : 0;
             continue;
         }
         for (size_t k = 0; k < nf; k++) {
@@ -1236,7 +1239,7 @@ static int fast_line(part *pt, const char *p, size_t len, where w)
                 m[i].esc)
                 return 0;
             change = i;
-            ((qc_event_x *)e->x)->w_change =
+            ((qc_event_x *)qc_x(e->x))->w_change =
                 m[i].kind == QC_FLAT_STR && m[i].slen > 0 ? m[i].s[0] : 0;
             continue;
         }
@@ -1846,6 +1849,9 @@ int qc_history_load(qc_history *h, const char *const *paths, int npaths, qc_err 
 {
     loader ld;
 
+    if (npaths > INT16_MAX) /* qc_event.file is an int16_t */
+        return qc_err_set(err, QC_EINVAL, "%d ledgers given, at most %d can be judged together",
+                          npaths, INT16_MAX);
     if (kept_take(h, paths, npaths))
         return 0;
     int rc = loader_start(&ld, h, err);

@@ -69,7 +69,7 @@ static json_t *make_event(int i)
         e = json_object();
         json_object_set_new(e, "type", json_string("effect"));
         json_object_set_new(e, "job", json_integer(INT64_MAX));
-        json_object_set_new(e, "req", json_integer(INT64_MIN));
+        json_object_set_new(e, "req", json_integer(INT32_MIN));
         json_object_set_new(e, "worker", json_integer(-1));
         json_object_set_new(e, "inc", json_integer(0));
         json_object_set_new(e, "big", json_integer(((json_int_t)1 << 53) + 1));
@@ -269,7 +269,7 @@ START_TEST(test_ledger_history_reads_fields_back_exactly)
     ck_assert_str_eq(qc_s(e->op_key), "17");
     e = &h.ev[1];
     ck_assert(e->job == INT64_MAX);
-    ck_assert(e->req == INT64_MIN);
+    ck_assert(e->req == INT32_MIN);
     ck_assert_int_eq(e->applied, 1);
     ck_assert_int_eq(e->counted, 0);
     ck_assert_ptr_null(qc_s(e->group));
@@ -281,7 +281,7 @@ START_TEST(test_ledger_history_reads_fields_back_exactly)
     e = &h.ev[5];
     ck_assert_int_eq(e->seq, 6);
     ck_assert_int_eq(e->type, QC_EV_END);
-    ck_assert_int_eq(e->drained, 1);
+    ck_assert_int_eq(qc_x(e->x)->drained, 1);
     ck_assert(e->t >= h.ev[4].t);
     qc_history_fini(&h);
     unlink(path);
