@@ -167,7 +167,7 @@ static int cut_short(const qc_history *h, char *why, size_t n)
 {
     for (size_t i = h->n; i-- > 0;)
         if (h->ev[i].type == QC_EV_END) {
-            if (h->ev[i].interrupted != 1)
+            if (qc_x(h->ev[i].x)->interrupted != 1)
                 return 0;
             snprintf(why, n, "the run was interrupted (SIGINT/SIGTERM) before the queue drained");
             return 1;
@@ -398,16 +398,16 @@ int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *
      * nothing (a violation found on the way is still real). */
     for (size_t i = 0; i < h.n; i++) {
         const qc_event *e = &h.ev[i];
-        if (e->type != QC_EV_NOTE || e->x->note == NULL || strcmp(e->x->note, "schedule abandoned"))
+        if (e->type != QC_EV_NOTE || qc_x(e->x)->note == NULL || strcmp(qc_x(e->x)->note, "schedule abandoned"))
             continue;
         fprintf(out, "qchaos: the schedule was not carried out: %s\n",
-                e->error != NULL ? e->error : "(no reason recorded)");
+                qc_s(e->error) != NULL ? qc_s(e->error) : "(no reason recorded)");
         if (code == 0) {
             code = 4;
             snprintf(line, sizeof line,
                      "qchaos: verdict: INCONCLUSIVE: no violation, but the schedule was not "
                      "carried out: %.900s",
-                     e->error != NULL ? e->error : "(no reason recorded)");
+                     qc_s(e->error) != NULL ? qc_s(e->error) : "(no reason recorded)");
         }
         break;
     }

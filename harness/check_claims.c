@@ -127,7 +127,7 @@ static int add_lease(job_scan *js, const qc_history *h, size_t i)
     l = &js->l[js->nl++];
     memset(l, 0, sizeof *l);
     l->claim = (long)i;
-    l->token0 = l->token = e->token;
+    l->token0 = l->token = qc_s(e->token);
     l->worker = e->worker;
     l->inc = e->inc;
     l->placed = qc__has_time(e->now);
@@ -174,8 +174,8 @@ static void renew_lease(lease *l, const qc_history *h, size_t i)
 
     if (l->released)
         return;
-    if (e->new_token != NULL)
-        l->token = e->new_token;
+    if (qc_s(e->new_token) != NULL)
+        l->token = qc_s(e->new_token);
     if (!l->placed || !qc__has_time(e->lease_until))
         return;
     last = &l->seg[l->nseg - 1];

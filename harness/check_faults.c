@@ -104,10 +104,10 @@ static int is_rotation(const qc_history *h, const qc_event *e)
 {
     const char *from;
 
-    if (e->type != QC_EV_OK || e->op != QC_OP_RENEW || e->new_token == NULL)
+    if (e->type != QC_EV_OK || e->op != QC_OP_RENEW || qc_s(e->new_token) == NULL)
         return 0;
     from = qc__event_token(h, e);
-    return from != NULL && strcmp(from, e->new_token) != 0;
+    return from != NULL && strcmp(from, qc_s(e->new_token)) != 0;
 }
 
 /* An answered complete / renew / fail whose invoke is known. */
@@ -229,14 +229,14 @@ static void judge_stale(qc_check *c, const qc_history *h, const qc__jobref *r, s
     }
     for (size_t j = k; j-- > a && origin == NULL && t != NULL;) {
         const qc_event *x = &h->ev[r[j].ev];
-        if (qc__is_claim(x) && x->file == e->file && x->seq < inv->seq && str_eq(x->token, t)) {
+        if (qc__is_claim(x) && x->file == e->file && x->seq < inv->seq && str_eq(qc_s(x->token), t)) {
             origin = x;
             o = j;
         }
     }
     if (origin == NULL)
         return; /* nothing in the ledger gave the sender this job */
-    cur = origin->token;
+    cur = qc_s(origin->token);
     for (size_t j = o + 1; j < k && sup == NULL; j++) {
         const qc_event *x = &h->ev[r[j].ev], *xi;
         if (x->file != e->file || x->seq >= inv->seq)
@@ -250,9 +250,9 @@ static void judge_stale(qc_check *c, const qc_history *h, const qc__jobref *r, s
                    str_eq(qc__event_token(h, x), cur)) {
             /* (ii) the lease's token rotated: a request with an earlier
              * token of it is stale */
-            cur = x->new_token;
+            cur = qc_s(x->new_token);
             if (t != NULL && strcmp(t, cur) != 0 &&
-                (str_eq(t, origin->token) || str_eq(t, qc__event_token(h, x))))
+                (str_eq(t, qc_s(origin->token)) || str_eq(t, qc__event_token(h, x))))
                 sup = x;
         }
     }
@@ -353,9 +353,9 @@ static void report_effects(qc_check *c, const qc_history *h, const qc__jobref *r
         if (!e->applied)
             continue;
         if (ns == 0)
-            key0 = e->op_key;
-        else if ((key0 == NULL) != (e->op_key == NULL) ||
-                 (key0 != NULL && strcmp(key0, e->op_key) != 0))
+            key0 = qc_s(e->op_key);
+        else if ((key0 == NULL) != (qc_s(e->op_key) == NULL) ||
+                 (key0 != NULL && strcmp(key0, qc_s(e->op_key)) != 0))
             changed = 1;
         if (ns >= QC_MAX_EVIDENCE)
             continue;
@@ -363,7 +363,7 @@ static void report_effects(qc_check *c, const qc_history *h, const qc__jobref *r
         if (len < sizeof list)
             len += (size_t)snprintf(list + len, sizeof list - len, "%sseq %lld (op key %.24s)",
                                     ns > 1 ? ", " : "", (long long)e->seq,
-                                    e->op_key != NULL ? e->op_key : "none");
+                                    qc_s(e->op_key) != NULL ? qc_s(e->op_key) : "none");
     }
     qc__check_violation(c, r[0].job, seqs, ns, "job %lld: effect applied %ld times: %s%s%s",
                         (long long)r[0].job, applied, list,
@@ -410,12 +410,12 @@ static size_t at_risk_jobs(const qc_history *h, int64_t *out)
 static int applied_elsewhere(const qc_history *h, const qc__jobref *eff, size_t n,
                              const qc_event *e)
 {
-    if (h->info.sink_plain != 0 || e->op_key == NULL)
+    if (h->info.sink_plain != 0 || qc_s(e->op_key) == NULL)
         return 0;
     for (size_t k = 0; k < n; k++) {
         const qc_event *x = &h->ev[eff[k].ev];
-        if (x->applied && x->file != e->file && x->op_key != NULL &&
-            strcmp(x->op_key, e->op_key) == 0)
+        if (x->applied && x->file != e->file && qc_s(x->op_key) != NULL &&
+            strcmp(qc_s(x->op_key), qc_s(e->op_key)) == 0)
             return 1;
     }
     return 0;
@@ -450,7 +450,7 @@ static int rerun_excused(const qc_history *h, const qc__jobref *r, size_t a, siz
     if (strcmp(h->info.model, "transaction") == 0)
         return 0;
     if (h->info.sink_plain != 1 &&
-        !(e1->op_key != NULL && e2->op_key != NULL && strcmp(e1->op_key, e2->op_key) == 0))
+        !(qc_s(e1->op_key) != NULL && qc_s(e2->op_key) != NULL && strcmp(qc_s(e1->op_key), qc_s(e2->op_key)) == 0))
         return 0;
     for (size_t k = a; k < b; k++) {
         const qc_event *x = &h->ev[r[k].ev];

@@ -83,7 +83,7 @@ static int group_map_build(const qc_history *h, group_map *m)
     memset(m, 0, sizeof *m);
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *e = &h->ev[i];
-        n += e->type == QC_EV_OK && e->group != NULL &&
+        n += e->type == QC_EV_OK && qc_s(e->group) != NULL &&
              (e->op == QC_OP_ENQUEUE || e->op == QC_OP_CLAIM);
     }
     if (n == 0)
@@ -93,7 +93,7 @@ static int group_map_build(const qc_history *h, group_map *m)
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *e = &h->ev[i];
         int64_t job;
-        if (e->type != QC_EV_OK || e->group == NULL)
+        if (e->type != QC_EV_OK || qc_s(e->group) == NULL)
             continue;
         if (e->op == QC_OP_CLAIM && qc__is_claim(e))
             m->r[k++] = (qc__jobref){e->job, i};
@@ -120,7 +120,7 @@ static const char *group_of(const qc_history *h, const group_map *m, int64_t job
         else
             hi = mid;
     }
-    return lo < m->n && m->r[lo].job == job ? h->ev[m->r[lo].ev].group : NULL;
+    return lo < m->n && m->r[lo].job == job ? qc_s(h->ev[m->r[lo].ev].group) : NULL;
 }
 
 /* ---- group_exclusive --------------------------------------------------- */
@@ -498,7 +498,7 @@ static void gjobs_classify(const qc_history *h, const qc__snapshot *snap, gjob *
         gjob *g = &j[k];
         const char *st;
         g->snap = qc__snapshot_find(h, snap, g->job);
-        st = g->snap != NULL ? g->snap->state : NULL;
+        st = g->snap != NULL ? qc_s(g->snap->state) : NULL;
         if (g->done < 0 && st != NULL && strcmp(st, "dead") == 0)
             g->nposs = 0; /* ended dead: never completed, not judged */
         if (g->nposs == 0 || g->now_unknown)
@@ -544,7 +544,7 @@ static void report_order(qc_check *c, const qc_history *h, const gjob *x, const 
     } else {
         seqs[ns++] = x->snap->seq;
         snprintf(tail, sizeof tail,
-                 "which was never completed (%s in the final snapshot, seq %lld)", x->snap->state,
+                 "which was never completed (%s in the final snapshot, seq %lld)", qc_s(x->snap->state),
                  (long long)x->snap->seq);
     }
     qc__check_violation(c, y->job, seqs, ns,

@@ -136,7 +136,7 @@ static int check_streaks(const qc_history *h, qc_check *c, const bounds *b, long
          * machine's doing, not the policy's. */
         const qc_event *ie = e->invoke >= 0 && (size_t)e->invoke < h->n ? &h->ev[e->invoke]
                                                                        : NULL;
-        if (w->prev_ok >= 0 && b->pause > 0 && (ie == NULL || ie->x->wake == NULL)) {
+        if (w->prev_ok >= 0 && b->pause > 0 && (ie == NULL || qc_x(ie->x)->wake == NULL)) {
             int planned = ie != NULL && qc__has_time(ie->pause_ms);
             double gap = planned ? ie->pause_ms : inv - w->prev_ok;
             c->opportunities++;
@@ -352,7 +352,7 @@ static int check_pickups(const qc_history *h, qc_check *c, const bounds *b, long
         double delay = (double)e->delay_ms;
         d[nd++] = (due){e->job,      e->t + delay + 1.0 + res + 1e-3 * delay,
                         e->seq,      INT64_MAX,
-                        -1,          e->group != NULL,
+                        -1,          qc_s(e->group) != NULL,
                         e->file,     0};
     }
     if (nd == 0)
@@ -533,14 +533,14 @@ static int check_wakeups(const qc_history *h, qc_check *c, const bounds *b, long
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *e = &h->ev[i];
         if (e->type != QC_EV_OK || e->op != QC_OP_ENQUEUE || e->job == QC_NO_JOB ||
-            e->x->notify == NULL || strcmp(e->x->notify, "commit") != 0 || e->delay_ms != 0 ||
-            e->group != NULL || !qc__has_time(e->x->notify_t) || !qc__has_time(e->t))
+            qc_x(e->x)->notify == NULL || strcmp(qc_x(e->x)->notify, "commit") != 0 || e->delay_ms != 0 ||
+            qc_s(e->group) != NULL || !qc__has_time(qc_x(e->x)->notify_t) || !qc__has_time(e->t))
             continue;
         if (qc__grow((void **)&j, &capj, nj + 1, sizeof *j) != 0) {
             free(j);
             return QC_ENOMEM;
         }
-        j[nj++] = (wjob){e->job, e->t, e->x->notify_t, INFINITY, e->seq, 0, 0};
+        j[nj++] = (wjob){e->job, e->t, qc_x(e->x)->notify_t, INFINITY, e->seq, 0, 0};
     }
     if (nj == 0)
         return 0;
@@ -561,14 +561,14 @@ static int check_wakeups(const qc_history *h, qc_check *c, const bounds *b, long
         const qc_event *e = &h->ev[i];
         if (e->worker < 0)
             continue;
-        if (e->type == QC_EV_NOTE && e->x->note != NULL && !strcmp(e->x->note, "listen")) {
+        if (e->type == QC_EV_NOTE && qc_x(e->x)->note != NULL && !strcmp(qc_x(e->x)->note, "listen")) {
             lstate *l = find_lstate(&ls, &nl, &capl, e->worker, e->inc);
             if (l == NULL) {
                 free(j);
                 free(ls);
                 return QC_ENOMEM;
             }
-            if (e->state != NULL && !strcmp(e->state, "open")) {
+            if (qc_s(e->state) != NULL && !strcmp(qc_s(e->state), "open")) {
                 l->open = 1;
                 l->open_t = e->t;
                 l->open_seq = e->seq;
@@ -579,9 +579,9 @@ static int check_wakeups(const qc_history *h, qc_check *c, const bounds *b, long
         }
         /* a wait the end of the run cut short: "stop" with nothing in the
          * socket when the worker looked (at the note's t) */
-        int stopped = e->type == QC_EV_NOTE && e->x->note != NULL &&
-                      !strcmp(e->x->note, "listen wait") && e->x->wake != NULL &&
-                      !strcmp(e->x->wake, "stop");
+        int stopped = e->type == QC_EV_NOTE && qc_x(e->x)->note != NULL &&
+                      !strcmp(qc_x(e->x)->note, "listen wait") && qc_x(e->x)->wake != NULL &&
+                      !strcmp(qc_x(e->x)->wake, "stop");
         if (!stopped && (e->type != QC_EV_INVOKE || e->op != QC_OP_CLAIM))
             continue;
         lstate *l = find_lstate(&ls, &nl, &capl, e->worker, e->inc);
@@ -593,17 +593,17 @@ static int check_wakeups(const qc_history *h, qc_check *c, const bounds *b, long
         double prev_claim = l->prev_claim_t;
         if (!stopped)
             l->prev_claim_t = e->t;
-        if (e->x->wake == NULL || !qc__has_time(e->x->wait_t) || !l->open)
+        if (qc_x(e->x)->wake == NULL || !qc__has_time(qc_x(e->x)->wait_t) || !l->open)
             continue;
-        int poll = !strcmp(e->x->wake, "poll") && qc__has_time(e->x->wait_ms);
-        double end = poll ? e->x->wait_t + e->x->wait_ms : e->t;
+        int poll = !strcmp(qc_x(e->x)->wake, "poll") && qc__has_time(qc_x(e->x)->wait_ms);
+        double end = poll ? qc_x(e->x)->wait_t + qc_x(e->x)->wait_ms : e->t;
         poll |= stopped; /* silent until e->t: as good as a timer that ran out */
         (*nwaits)++;
         /* jobs whose bound t_E + B falls inside (wait_t, end) */
         size_t lo = 0, hi = nj;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (j[mid].t_e + B <= e->x->wait_t)
+            if (j[mid].t_e + B <= qc_x(e->x)->wait_t)
                 lo = mid + 1;
             else
                 hi = mid;
@@ -630,7 +630,7 @@ static int check_wakeups(const qc_history *h, qc_check *c, const bounds *b, long
                                 "listening since %.0f ms, waited from %.0f ms to %s at %.0f ms "
                                 "with no notification",
                                 (long long)x->job, x->notify_t, x->t_e, B, e->worker, e->inc,
-                                l->open_t, e->x->wait_t,
+                                l->open_t, qc_x(e->x)->wait_t,
                                 stopped ? "the end of the run" : "its fallback timer", end);
         }
     }
@@ -665,11 +665,11 @@ static void check_server_count(const qc_history *h, qc_check *c, char *note, siz
                 answered++;
             }
         }
-        if (e->type == QC_EV_NOTE && e->x->note && !strcmp(e->x->note, "server_count") &&
-            e->x->calls >= 0) {
-            calls = e->x->calls;
+        if (e->type == QC_EV_NOTE && qc_x(e->x)->note && !strcmp(qc_x(e->x)->note, "server_count") &&
+            qc_x(e->x)->calls >= 0) {
+            calls = qc_x(e->x)->calls;
             seq = e->seq;
-            shared_ok = e->x->exclusive != 0;
+            shared_ok = qc_x(e->x)->exclusive != 0;
         }
     }
     free(seen);

@@ -71,8 +71,8 @@ static const char *type_name(qc_ev_type t)
 /* "ok complete", "invoke claim", "fault kill_after_claim", "effect". */
 static void describe_event(char *buf, size_t n, const qc_event *e)
 {
-    if (e->type == QC_EV_FAULT && e->x->fault != NULL)
-        snprintf(buf, n, "fault %s", e->x->fault);
+    if (e->type == QC_EV_FAULT && qc_x(e->x)->fault != NULL)
+        snprintf(buf, n, "fault %s", qc_x(e->x)->fault);
     else if (e->op != QC_OP_NONE)
         snprintf(buf, n, "%s %s", type_name(e->type), qc_op_name(e->op));
     else
@@ -120,14 +120,14 @@ static void check_final(qc_check *c, const qc_history *h, const qc__jobref *r, s
             claim_seq = e->seq;
         }
     }
-    if (!strcmp(row->state, "done") && !may_complete) {
+    if (!strcmp(qc_s(row->state), "done") && !may_complete) {
         int64_t seqs[] = {enq->seq, claim_seq >= 0 ? claim_seq : enq->seq, row->seq};
         (*unfinished)++;
         qc__check_violation(c, row->job, seqs, 3,
                             "job %lld is done in the final snapshot (seq %lld) but no complete "
                             "was ever sent for it (%ld claims): it was dropped, not finished",
                             (long long)row->job, (long long)row->seq, claims);
-    } else if (!strcmp(row->state, "dead") && !failed && h->info.max_attempts > 0 &&
+    } else if (!strcmp(qc_s(row->state), "dead") && !failed && h->info.max_attempts > 0 &&
                claims < h->info.max_attempts && row->attempt >= 0 &&
                row->attempt < h->info.max_attempts) {
         int64_t seqs[] = {enq->seq, claim_seq >= 0 ? claim_seq : enq->seq, row->seq};
@@ -174,7 +174,7 @@ static void check_enqueued(qc_check *c, const qc_history *h, const qc__snapshot 
                             "job %lld was enqueued (seq %lld) but is missing from the final "
                             "snapshot; its last ledger event is seq %lld (%s)",
                             (long long)r[0].job, (long long)enq->seq, (long long)last->seq, what);
-    } else if (!is_final(row->state)) {
+    } else if (!is_final(qc_s(row->state))) {
         int64_t seqs[] = {enq->seq, last->seq, row->seq};
         (*unfinished)++;
         if (*stopped < 0)
@@ -185,7 +185,7 @@ static void check_enqueued(qc_check *c, const qc_history *h, const qc__snapshot 
                             "job %lld is %s in the final snapshot (seq %lld), not done or dead; "
                             "enqueued at seq %lld, its last ledger event is seq %lld (%s)",
                             (long long)r[0].job,
-                            row->state != NULL ? row->state : "without a state",
+                            qc_s(row->state) != NULL ? qc_s(row->state) : "without a state",
                             (long long)row->seq, (long long)enq->seq, (long long)last->seq, what);
     } else {
         check_final(c, h, r, n, enq, row, unfinished);
@@ -260,13 +260,13 @@ int qc_check_no_lost_jobs(const qc_history *h, qc_check *out)
                                 "was never enqueued (%zu such jobs, %ld enqueues with an unknown "
                                 "outcome)",
                                 (long long)row->job, (long long)row->seq,
-                                row->state != NULL ? row->state : "none", nunexp, unknown);
+                                qc_s(row->state) != NULL ? qc_s(row->state) : "none", nunexp, unknown);
         else
             qc__check_violation(out, row->job, &row->seq, 1,
                                 "job %lld appears in the final snapshot (seq %lld, state %s) but "
                                 "was never enqueued",
                                 (long long)row->job, (long long)row->seq,
-                                row->state != NULL ? row->state : "none");
+                                qc_s(row->state) != NULL ? qc_s(row->state) : "none");
     }
     snprintf(out->summary, sizeof out->summary,
              "%ld enqueued jobs, %zu jobs in the final snapshot, %ld not done or dead (or not earned), "
@@ -323,7 +323,7 @@ static int switch_snap_build(const qc_history *h, switch_snap *sw)
             sw->n++;
         if (e->seq < sw->first_seq) { /* the marker sent before the read */
             sw->first_seq = e->seq;
-            sw->kind = e->x->fault;
+            sw->kind = qc_x(e->x)->fault;
         }
     }
     if (sw->n == 0) {
@@ -372,7 +372,7 @@ static int judge_switch(const qc_history *h, const switch_snap *sw, const qc_eve
     const qc_event *row = switch_snap_find(h, sw, job);
     if (row == NULL && !strcmp(h->info.missing, "done"))
         return 0;
-    if (row != NULL && row->state != NULL && !strcmp(row->state, "done"))
+    if (row != NULL && qc_s(row->state) != NULL && !strcmp(qc_s(row->state), "done"))
         return 0;
     int64_t seqs[] = {e->seq, row != NULL ? row->seq : sw->first_seq};
     qc__check_violation(out, job, seqs, 2,
@@ -382,7 +382,7 @@ static int judge_switch(const qc_history *h, const switch_snap *sw, const qc_eve
                         (long long)job, (long)e->rows, (long long)e->seq, e->worker,
                         sw->kind ? sw->kind : "switch",
                         row == NULL          ? "missing"
-                        : row->state != NULL ? row->state
+                        : qc_s(row->state) != NULL ? qc_s(row->state)
                                              : "without a state",
                         (long long)seqs[1]);
     return 1;
@@ -421,7 +421,7 @@ int qc_check_acked_durable(const qc_history *h, qc_check *out)
         out->opportunities++;
         if (by_witness) {
             const qc_event *row = qc__snapshot_find(h, &snap, job);
-            if (row != NULL && row->state != NULL && !strcmp(row->state, "done"))
+            if (row != NULL && qc_s(row->state) != NULL && !strcmp(qc_s(row->state), "done"))
                 continue;
             if (row == NULL && !strcmp(h->info.missing, "done"))
                 continue;
@@ -434,7 +434,7 @@ int qc_check_acked_durable(const qc_history *h, qc_check *out)
                                 (long long)job, (long long)e->seq, e->worker,
                                 (long long)h->ev[e->w_ev].seq,
                                 row == NULL ? "missing"
-                                : row->state != NULL ? row->state
+                                : qc_s(row->state) != NULL ? qc_s(row->state)
                                                      : "without a state");
             continue;
         }
@@ -447,14 +447,14 @@ int qc_check_acked_durable(const qc_history *h, qc_check *out)
                                 "job %lld: complete acknowledged with rows %ld (seq %lld, worker "
                                 "%d) but the job is missing from the final snapshot",
                                 (long long)job, (long)e->rows, (long long)e->seq, e->worker);
-        } else if (row->state == NULL || strcmp(row->state, "done") != 0) {
+        } else if (qc_s(row->state) == NULL || strcmp(qc_s(row->state), "done") != 0) {
             int64_t seqs[] = {e->seq, row->seq};
             bad++;
             qc__check_violation(out, job, seqs, 2,
                                 "job %lld: complete acknowledged with rows %ld (seq %lld, worker "
                                 "%d) but the job is %s in the final snapshot (seq %lld)",
                                 (long long)job, (long)e->rows, (long long)e->seq, e->worker,
-                                row->state != NULL ? row->state : "without a state",
+                                qc_s(row->state) != NULL ? qc_s(row->state) : "without a state",
                                 (long long)row->seq);
         } else if (sw.n > 0 && e->seq < sw.first_seq) {
             before_switch++;

@@ -225,7 +225,7 @@ static int add_lease(job_scan *js, const qc_history *h, size_t i)
     l = &js->l[js->nl++];
     memset(l, 0, sizeof *l);
     l->claim = i;
-    l->token0 = l->token = e->token;
+    l->token0 = l->token = qc_s(e->token);
     l->worker = e->worker;
     l->inc = e->inc;
     l->file = e->file;
@@ -319,7 +319,7 @@ static void judge_reap(qc_check *c, const qc_history *h, job_scan *js, lease *l,
     if (until_ev >= 0)
         seqs[ns++] = h->ev[until_ev].seq;
     seqs[ns++] = e->seq;
-    qc__token_text(tok, sizeof tok, e->token);
+    qc__token_text(tok, sizeof tok, qc_s(e->token));
     if (until_ev >= 0)
         snprintf(by, sizeof by, "renew seq %lld", (long long)h->ev[until_ev].seq);
     else
@@ -424,7 +424,7 @@ static int dropped_by_proxy(const qc_history *h, size_t i)
         if (f->file != e->file || f->worker != e->worker || f->inc != e->inc)
             continue;
         const char *ft = qc__event_token(h, f);
-        return f->type == QC_EV_FAULT && f->x->fault != NULL && strcmp(f->x->fault, "reset") == 0 &&
+        return f->type == QC_EV_FAULT && qc_x(f->x)->fault != NULL && strcmp(qc_x(f->x)->fault, "reset") == 0 &&
                f->job == e->job && token != NULL && ft != NULL && strcmp(token, ft) == 0;
     }
     return 0;
@@ -460,8 +460,8 @@ static int change_lease(qc_check *c, job_scan *js, const qc_history *h, size_t i
                 l->until_ev = (long)i;
             }
         }
-        if (e->new_token != NULL)
-            l->token = e->new_token;
+        if (qc_s(e->new_token) != NULL)
+            l->token = qc_s(e->new_token);
         anchor(l, h, e);
         return 0;
     }
@@ -553,11 +553,11 @@ int qc_check_no_early_reap(const qc_history *h, qc_check *out)
                 size_t end = b + 1;
                 while (end < n && r[end].job == r[a].job)
                     end++;
-                lease *l = e->token != NULL ? find_lease(&js, e->token, e)
+                lease *l = qc_s(e->token) != NULL ? find_lease(&js, qc_s(e->token), e)
                                             : reaped_lease(&js, h, e, r, b + 1, end);
                 if (l != NULL)
                     judge_reap(out, h, &js, l, r[b].ev, res, &rt);
-                else if (e->token == NULL && js.nl > 0)
+                else if (qc_s(e->token) == NULL && js.nl > 0)
                     rt.ambiguous++;
             } else {
                 rc = change_lease(out, &js, h, r[b].ev, res);

@@ -149,14 +149,14 @@ int qc_check_message_once(const qc_history *h, qc_check *out)
     out->name = "message_once";
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *e = &h->ev[i];
-        if (e->type != QC_EV_OK || e->op != QC_OP_ENQUEUE || e->x->message == NULL ||
+        if (e->type != QC_EV_OK || e->op != QC_OP_ENQUEUE || qc_x(e->x)->message == NULL ||
             e->job == QC_NO_JOB)
             continue;
         if (qc__grow((void **)&cs, &cap, n + 1, sizeof *cs) != 0) {
             rc = QC_ENOMEM;
             goto out;
         }
-        cs[n++] = (copy){e->x->message, e->job, -1, -1};
+        cs[n++] = (copy){qc_x(e->x)->message, e->job, -1, -1};
     }
     if (n > 1)
         qsort(cs, n, sizeof *cs, cmp_copy);
@@ -191,7 +191,7 @@ int qc_check_message_once(const qc_history *h, qc_check *out)
         copy *c;
         if (e->type == QC_EV_OK && e->op == QC_OP_DEDUP) {
             dedups++;
-            suppressed += e->x->run == 0;
+            suppressed += qc_x(e->x)->run == 0;
             continue;
         }
         if (qc__is_claim(e)) {

@@ -135,18 +135,18 @@ static int is_abandoning(const qc_history *h, const qc_event *e)
                                         "stall_beyond_lease", "stall_until_reclaimed",
                                         "stall_in_work"};
 
-    if (e->type != QC_EV_FAULT || e->x->fault == NULL || e->job == QC_NO_JOB)
+    if (e->type != QC_EV_FAULT || qc_x(e->x)->fault == NULL || e->job == QC_NO_JOB)
         return 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (strcmp(e->x->fault, kinds[i]) == 0)
+        if (strcmp(qc_x(e->x)->fault, kinds[i]) == 0)
             return 1;
-    return h->info.poison_crash && strcmp(e->x->fault, "poison") == 0;
+    return h->info.poison_crash && strcmp(qc_x(e->x)->fault, "poison") == 0;
 }
 
 static int is_stall(const qc_event *e)
 {
-    return e->x->fault != NULL && (strcmp(e->x->fault, "stall_beyond_lease") == 0 ||
-                                   strcmp(e->x->fault, "stall_until_reclaimed") == 0);
+    return qc_x(e->x)->fault != NULL && (strcmp(qc_x(e->x)->fault, "stall_beyond_lease") == 0 ||
+                                   strcmp(qc_x(e->x)->fault, "stall_until_reclaimed") == 0);
 }
 
 static int is_reap_of(const qc_event *e)
@@ -166,10 +166,10 @@ static int recovers(const qc_history *h, const qc_event *f, const qc_event *x)
 
     if (qc__is_claim(x) || is_reap_of(x))
         return 1;
-    if (!is_stall(f) || !is_acked_complete(x) || f->token == NULL)
+    if (!is_stall(f) || !is_acked_complete(x) || qc_s(f->token) == NULL)
         return 0;
     tok = qc__event_token(h, x);
-    return tok != NULL && strcmp(tok, f->token) != 0;
+    return tok != NULL && strcmp(tok, qc_s(f->token)) != 0;
 }
 
 /* Requests of a job that end the window in which the abandoned lease is
@@ -295,9 +295,9 @@ static void find_window(const qc_history *h, const qc__jobref *r, size_t n, size
         /* the reap that took THIS lease back to ready (its token, when
          * both are known) */
         if (is_reap_of(e) && x->reap_ready < 0 && j > k &&
-            (e->state == NULL || strcmp(e->state, "ready") == 0) &&
-            (e->token == NULL || cl == NULL || cl->token == NULL ||
-             strcmp(e->token, cl->token) == 0))
+            (qc_s(e->state) == NULL || strcmp(qc_s(e->state), "ready") == 0) &&
+            (qc_s(e->token) == NULL || cl == NULL || qc_s(cl->token) == NULL ||
+             strcmp(qc_s(e->token), qc_s(cl->token)) == 0))
             x->reap_ready = (long)r[j].ev;
     }
     /* The job's next claim after that reap: any claim answered after the
@@ -389,7 +389,7 @@ static int recovery_scan(const qc_history *h, rec **out, size_t *n)
             } else if (row == NULL) {
                 x->kind = REC_UNKNOWN;
             } else {
-                x->kind = is_final(row->state) ? REC_UNSEEN : REC_NEVER;
+                x->kind = is_final(qc_s(row->state)) ? REC_UNSEEN : REC_NEVER;
             }
         }
     }
@@ -546,9 +546,9 @@ static void report_never(qc_check *c, const qc_history *h, const rec *x)
     qc__check_violation(c, f->job, seqs, 2,
                         "job %lld: %s at seq %lld was never recovered (no later claim%s) and the "
                         "job is %s in the final snapshot (seq %lld)",
-                        (long long)f->job, f->x->fault, (long long)f->seq,
+                        (long long)f->job, qc_x(f->x)->fault, (long long)f->seq,
                         is_stall(f) ? ", reap or complete by another token" : " or reap",
-                        row->state != NULL ? row->state : "without a state", (long long)row->seq);
+                        qc_s(row->state) != NULL ? qc_s(row->state) : "without a state", (long long)row->seq);
 }
 
 /* Client time (ms) after which the abandoned lease of x had provably
@@ -578,7 +578,7 @@ static void judge_window(qc_check *c, const qc_history *h, const rec *x, const r
     if (x->lease < 0 || x->elsewhere)
         return;
     cl = &h->ev[x->lease];
-    grouped = cl->group != NULL;
+    grouped = qc_s(cl->group) != NULL;
     /* (1) reap passes */
     for (size_t k = 0; k < np; k++) {
         const qc_event *inv = &h->ev[p[k].inv];
@@ -609,7 +609,7 @@ static void judge_window(qc_check *c, const qc_history *h, const rec *x, const r
                             "claim); the reap pass sent at seq %lld, %.0f ms after the lease had "
                             "expired and the %.0f ms slack passed, returned %zu jobs but not this "
                             "one",
-                            (long long)f->job, f->x->fault, (long long)f->seq, x->until - cl->now,
+                            (long long)f->job, qc_x(f->x)->fault, (long long)f->seq, x->until - cl->now,
                             (long long)inv->seq, inv->t - after + slack, slack, p[k].njobs);
         return;
     }
@@ -650,7 +650,7 @@ static void judge_window(qc_check *c, const qc_history *h, const rec *x, const r
                             "job %lld: %s at seq %lld abandoned its lease; %s, a claim by worker "
                             "%d sent at seq %lld (%.0f ms after that and the %.0f ms slack) found "
                             "nothing",
-                            (long long)f->job, f->x->fault, (long long)f->seq,
+                            (long long)f->job, qc_x(f->x)->fault, (long long)f->seq,
                             rr != NULL ? "it was reaped to ready" : "it had expired", e->worker,
                             (long long)inv->seq, inv->t - after + slack, slack);
         return;
@@ -687,7 +687,7 @@ static int judge_switch(const qc_history *h, qc_check *out, size_t *nsw, size_t 
             continue;
         if (marker == NULL || e->seq < marker->seq)
             marker = e;
-        if (e->job != QC_NO_JOB && e->state != NULL && !strcmp(e->state, "inflight"))
+        if (e->job != QC_NO_JOB && qc_s(e->state) != NULL && !strcmp(qc_s(e->state), "inflight"))
             n++;
     }
     if (n == 0)
@@ -704,8 +704,8 @@ static int judge_switch(const qc_history *h, qc_check *out, size_t *nsw, size_t 
     n = 0;
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *e = &h->ev[i];
-        if (e->type == QC_EV_SWITCH_SNAPSHOT && e->job != QC_NO_JOB && e->state != NULL &&
-            !strcmp(e->state, "inflight"))
+        if (e->type == QC_EV_SWITCH_SNAPSHOT && e->job != QC_NO_JOB && qc_s(e->state) != NULL &&
+            !strcmp(qc_s(e->state), "inflight"))
             r[n++] = (qc__jobref){e->job, i};
     }
     qc__jobrefs_sort(r, n);
@@ -740,7 +740,7 @@ static int judge_switch(const qc_history *h, qc_check *out, size_t *nsw, size_t 
             continue;
         }
         const qc_event *fin = qc__snapshot_find(h, &snap, row->job);
-        if (fin == NULL || is_final(fin->state))
+        if (fin == NULL || is_final(qc_s(fin->state)))
             continue;
         (*nstuck)++;
         if (qc__run_interrupted(h) || qc__drain_cut_short(h))
@@ -750,8 +750,8 @@ static int judge_switch(const qc_history *h, qc_check *out, size_t *nsw, size_t 
                             "job %lld was inflight on the replica promoted by the %s (seq %lld) "
                             "and never claimed, reaped or completed again: %s in the final "
                             "snapshot (seq %lld)",
-                            (long long)row->job, marker->x->fault ? marker->x->fault : "switch",
-                            (long long)row->seq, fin->state ? fin->state : "without a state",
+                            (long long)row->job, qc_x(marker->x)->fault ? qc_x(marker->x)->fault : "switch",
+                            (long long)row->seq, qc_s(fin->state) ? qc_s(fin->state) : "without a state",
                             (long long)fin->seq);
     }
     *nsw = n;
@@ -887,8 +887,8 @@ int qc_check_recovery(const qc_history *h, qc_check *out)
 
 static int is_poison(const qc_event *e)
 {
-    return e->type == QC_EV_FAULT && e->job != QC_NO_JOB && e->x->fault != NULL &&
-           strcmp(e->x->fault, "poison") == 0;
+    return e->type == QC_EV_FAULT && e->job != QC_NO_JOB && qc_x(e->x)->fault != NULL &&
+           strcmp(qc_x(e->x)->fault, "poison") == 0;
 }
 
 typedef struct poison_tally {
@@ -901,7 +901,7 @@ static int drain_timed_out(const qc_history *h)
 {
     for (size_t i = h->n; i-- > 0;)
         if (h->ev[i].type == QC_EV_END)
-            return h->ev[i].timed_out == 1;
+            return qc_x(h->ev[i].x)->timed_out == 1;
     return 0;
 }
 
@@ -943,36 +943,36 @@ static void judge_poison(qc_check *c, const qc_history *h, const qc__jobref *r, 
     }
     if (row == NULL)
         return;
-    int not_dead = row->state == NULL || strcmp(row->state, "dead") != 0;
+    int not_dead = qc_s(row->state) == NULL || strcmp(qc_s(row->state), "dead") != 0;
     if (not_dead && qc__run_interrupted(h)) {
         return; /* stopped before the drain: it may have died later */
-    } else if ((row->state == NULL || strcmp(row->state, "dead") != 0) &&
-               (max <= 0 || claims < max || (row->state != NULL && !strcmp(row->state, "inflight"))) &&
+    } else if ((qc_s(row->state) == NULL || strcmp(qc_s(row->state), "dead") != 0) &&
+               (max <= 0 || claims < max || (qc_s(row->state) != NULL && !strcmp(qc_s(row->state), "inflight"))) &&
                (qc__drain_cut_short(h) || drain_timed_out(h))) {
         /* the drain timed out (a loaded machine, a library's own backoff)
          * with attempts left: not finished, which no_lost_jobs judges; it
          * may have died later */
         t->unfinished++;
         return;
-    } else if (row->state == NULL || strcmp(row->state, "dead") != 0) {
+    } else if (qc_s(row->state) == NULL || strcmp(qc_s(row->state), "dead") != 0) {
         int64_t ev[] = {f->seq, last != NULL ? last->seq : f->seq, row->seq};
         t->not_dead++;
         qc__check_violation(c, f->job, ev, 3,
                             "poison job %lld is %s in the final snapshot (seq %lld), not dead, "
                             "after %ld claims (poison fault seq %lld)",
-                            (long long)f->job, row->state != NULL ? row->state : "without a state",
+                            (long long)f->job, qc_s(row->state) != NULL ? qc_s(row->state) : "without a state",
                             (long long)row->seq, claims, (long long)f->seq);
-    } else if ((row->error == NULL || row->error[0] == '\0') &&
+    } else if ((qc_s(row->error) == NULL || qc_s(row->error)[0] == '\0') &&
                qc_run_info_returns(&h->info, "snapshot", "error") == 0) {
         t->unjudged_error++; /* the protocol's snapshot cannot show an error */
-    } else if (row->error == NULL || row->error[0] == '\0') {
+    } else if (qc_s(row->error) == NULL || qc_s(row->error)[0] == '\0') {
         int64_t ev[] = {f->seq, row->seq};
         t->no_error++;
         qc__check_violation(c, f->job, ev, 2,
                             "poison job %lld is dead in the final snapshot (seq %lld) but its "
                             "error was not kept (%s error)",
                             (long long)f->job, (long long)row->seq,
-                            row->error == NULL ? "no" : "an empty");
+                            qc_s(row->error) == NULL ? "no" : "an empty");
     }
 }
 

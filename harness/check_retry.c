@@ -67,7 +67,7 @@
 static int is_retry_fail(const qc_event *e)
 {
     return e->type == QC_EV_OK && e->op == QC_OP_FAIL && e->rows > 0 && e->delay_ms > 0 &&
-           !(e->state != NULL && strcmp(e->state, "dead") == 0);
+           !(qc_s(e->state) != NULL && strcmp(qc_s(e->state), "dead") == 0);
 }
 
 int qc_check_retry_delay(const qc_history *h, qc_check *out)

@@ -275,7 +275,7 @@ int qc_check_exclusive_run(const qc_history *h, qc_check *out)
                     rc = QC_ENOMEM;
                     goto out;
                 }
-                runs[nr++] = (run){(size_t)cl, ax[k].ev, knew, h->ev[cl].group};
+                runs[nr++] = (run){(size_t)cl, ax[k].ev, knew, qc_s(h->ev[cl].group)};
             } else if (qc__is_claim(x)) {
                 cl = (long)ax[k].ev;
                 knew = 0;
@@ -513,14 +513,14 @@ static int ol_actor(ol_ctx *x, const size_t *ix, size_t n)
             break;
         case QC_EV_FAULT:
             counts = 0;
-            if (e->x->fault != NULL && (!strcmp(e->x->fault, "stall_beyond_lease") ||
-                                        !strcmp(e->x->fault, "stall_until_reclaimed")) &&
+            if (qc_x(e->x)->fault != NULL && (!strcmp(qc_x(e->x)->fault, "stall_beyond_lease") ||
+                                        !strcmp(qc_x(e->x)->fault, "stall_until_reclaimed")) &&
                 (r = ol_find(runs, nr, e->job)) != NULL)
                 r->stalled = 1;
             break;
         case QC_EV_NOTE:
-            counts = e->x->note != NULL && !strcmp(e->x->note, "connect failed");
-            if (e->x->note != NULL && !strcmp(e->x->note, "own lease ran out"))
+            counts = qc_x(e->x)->note != NULL && !strcmp(qc_x(e->x)->note, "connect failed");
+            if (qc_x(e->x)->note != NULL && !strcmp(qc_x(e->x)->note, "own lease ran out"))
                 x->gave_up++;
             break;
         default:

@@ -95,9 +95,9 @@ static int is_completion(const qc_event *e)
 
 static int is_timeout(const qc_event *e)
 {
-    return e->error != NULL && (strncmp(e->error, "57014", 5) == 0 ||
-                                strstr(e->error, "statement timeout") != NULL ||
-                                strstr(e->error, "canceling statement") != NULL);
+    return qc_s(e->error) != NULL && (strncmp(qc_s(e->error), "57014", 5) == 0 ||
+                                strstr(qc_s(e->error), "statement timeout") != NULL ||
+                                strstr(qc_s(e->error), "canceling statement") != NULL);
 }
 
 /* A planned fault's window, client ms: [s, e]. */
@@ -185,7 +185,7 @@ static void judge_streaks(const qc_history *h, const incref *r, size_t n, const 
                                 "worker %d (incarnation %d): every request failed for %.0f ms "
                                 "(%ld in a row, bound %.0f ms), the first: %.60s",
                                 a->worker, a->inc, e->t - start, nfail, bound,
-                                a->error ? a->error : "(no error text)");
+                                qc_s(a->error) ? qc_s(a->error) : "(no error text)");
             return; /* once per incarnation */
         }
     }
@@ -242,17 +242,17 @@ static int view_sample(const qc_history *h, size_t si, const incref *r, size_t n
         if (e->type == QC_EV_OK)
             st->last_ok = e->seq;
     }
-    if (!qc__has_time(s->x->sent_t) || !qc__has_time(s->t) || s->state == NULL)
+    if (!qc__has_time(qc_x(s->x)->sent_t) || !qc__has_time(s->t) || qc_s(s->state) == NULL)
         return 0;
     if (st->last_inv == NULL || st->last_ans == NULL || st->last_ans->invoke < 0 ||
         &h->ev[st->last_ans->invoke] != st->last_inv)
         return 0; /* no request yet, or one in flight */
-    if (!qc__has_time(st->last_ans->t) || st->last_ans->t >= s->x->sent_t ||
+    if (!qc__has_time(st->last_ans->t) || st->last_ans->t >= qc_x(s->x)->sent_t ||
         !qc__has_time(st->last_inv->t))
         return 0; /* its answer may have come while the sample ran */
     if (txn_model)
         return 0; /* its transactions begin and end around logged requests */
-    *in_txn = strncmp(s->state, "idle in transaction", 19) == 0;
+    *in_txn = strncmp(qc_s(s->state), "idle in transaction", 19) == 0;
     return 1;
 }
 
@@ -287,7 +287,7 @@ int qc_check_worker_progress(const qc_history *h, qc_check *out)
                 return QC_ENOMEM;
             }
             w[nw++] = (window){e->file, e->t,
-                               qc__has_time(e->x->until_t) && e->x->until_t > e->t ? e->x->until_t
+                               qc__has_time(qc_x(e->x)->until_t) && qc_x(e->x)->until_t > e->t ? qc_x(e->x)->until_t
                                                                                    : e->t};
             continue;
         }
@@ -319,20 +319,20 @@ int qc_check_worker_progress(const qc_history *h, qc_check *out)
     size_t nnotes = 0, notecap = 0;
     for (size_t si = 0; si < h->n; si++) {
         const qc_event *s = &h->ev[si], *note = NULL;
-        if (s->type == QC_EV_NOTE && s->worker >= 0 && s->x->pid >= 0 && s->x->note != NULL &&
-            strcmp(s->x->note, "session") == 0) {
+        if (s->type == QC_EV_NOTE && s->worker >= 0 && qc_x(s->x)->pid >= 0 && qc_x(s->x)->note != NULL &&
+            strcmp(qc_x(s->x)->note, "session") == 0) {
             latest_note *ln = note_slot(&notes, &nnotes, &notecap, s->file, s->worker);
             if (ln != NULL)
                 ln->note = s;
             continue;
         }
-        if (s->type != QC_EV_SESSION || s->worker < 0 || s->x->pid < 0)
+        if (s->type != QC_EV_SESSION || s->worker < 0 || qc_x(s->x)->pid < 0)
             continue;
         nsamples++;
         /* the sample's session is the incarnation's whose latest connect
          * named its id (the worker's latest note, same ledger) */
         latest_note *ln = note_slot(&notes, &nnotes, &notecap, s->file, s->worker);
-        if (ln == NULL || ln->note == NULL || ln->note->x->pid != s->x->pid)
+        if (ln == NULL || ln->note == NULL || qc_x(ln->note->x)->pid != qc_x(s->x)->pid)
             continue;
         note = ln->note;
         int inc = note->inc;
@@ -381,11 +381,11 @@ int qc_check_worker_progress(const qc_history *h, qc_check *out)
             continue;
         /* (b1) the transaction's own age, when the server gives it (an
          * aborted one has no xact_start in pg_stat_activity) */
-        int open_age = qc__has_time(s->x->xact_ms) && s->x->xact_ms > bound &&
-                       s->t - s->x->xact_ms < st->last_inv->t;
+        int open_age = qc__has_time(qc_x(s->x)->xact_ms) && qc_x(s->x)->xact_ms > bound &&
+                       s->t - qc_x(s->x)->xact_ms < st->last_inv->t;
         /* (b2) in a transaction between requests at every sample of a run
          * longer than the bound, and nothing answered OK in between */
-        double span = s->x->sent_t - st->run_first->t;
+        double span = qc_x(s->x)->sent_t - st->run_first->t;
         int open_run = st->run_first != s && span > bound;
         if (!open_age && !open_run)
             continue;
@@ -395,7 +395,7 @@ int qc_check_worker_progress(const qc_history *h, qc_check *out)
                                 "worker %d (incarnation %d): its session %d sat '%s' in a "
                                 "transaction open %.0f ms (bound %.0f ms) after its %s was "
                                 "answered (%s): a transaction left open",
-                                s->worker, note->inc, s->x->pid, s->state, s->x->xact_ms, bound,
+                                s->worker, note->inc, qc_x(s->x)->pid, qc_s(s->state), qc_x(s->x)->xact_ms, bound,
                                 qc_op_name(st->last_ans->op), outcome_name(st->last_ans));
         else
             qc__check_violation(out, QC_NO_JOB, seqs, 5,
@@ -403,7 +403,7 @@ int qc_check_worker_progress(const qc_history *h, qc_check *out)
                                 "its requests at every sample for %.0f ms (bound %.0f ms), no "
                                 "request answered ok meanwhile (the last: %s, %s): a "
                                 "transaction left open",
-                                s->worker, note->inc, s->x->pid, s->state, span, bound,
+                                s->worker, note->inc, qc_x(s->x)->pid, qc_s(s->state), span, bound,
                                 qc_op_name(st->last_ans->op), outcome_name(st->last_ans));
         st->reported = 1;
     }

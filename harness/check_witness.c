@@ -74,12 +74,12 @@ static int same(const char *a, const char *b)
 
 static int leaves_state(const qc_event *w)
 {
-    if (w->x->w_change == 'd')
+    if (qc_x(w->x)->w_change == 'd')
         return 1;
-    if (w->x->w_change != 'u')
+    if (qc_x(w->x)->w_change != 'u')
         return 0;
-    return !(w->x->w_old_state == NULL ? w->x->w_state == NULL
-                                       : same(w->x->w_old_state, w->x->w_state));
+    return !(qc_x(w->x)->w_old_state == NULL ? qc_x(w->x)->w_state == NULL
+                                       : same(qc_x(w->x)->w_old_state, qc_x(w->x)->w_state));
 }
 
 /* The witness rows of h sorted by (job, wid); *n rows.  NULL on ENOMEM
@@ -101,7 +101,7 @@ static wrow *sorted_rows(const qc_history *h, size_t *n, int *oom)
     }
     for (size_t i = 0; i < h->n; i++)
         if (h->ev[i].type == QC_EV_WITNESS)
-            r[(*n)++] = (wrow){h->ev[i].x->w_job, h->ev[i].x->w_id, i};
+            r[(*n)++] = (wrow){qc_x(h->ev[i].x)->w_job, qc_x(h->ev[i].x)->w_id, i};
     qsort(r, *n, sizeof *r, cmp_wrow);
     return r;
 }
@@ -164,13 +164,13 @@ static int unknown_request(const qc_history *h, const size_t *u, size_t nu, cons
 {
     for (size_t k = 0; k < nu; k++) {
         const qc_event *inv = &h->ev[u[k]];
-        switch (w->x->w_actor) {
+        switch (qc_x(w->x)->w_actor) {
         case QC_ACTOR_WORKER:
-            if (inv->worker != w->x->w_worker || inv->inc != w->x->w_inc)
+            if (inv->worker != qc_x(w->x)->w_worker || inv->inc != qc_x(w->x)->w_inc)
                 continue;
             if (inv->op == QC_OP_CLAIM)
                 return 1; /* a claim whose answer was lost may have taken any job */
-            if (inv->job == w->x->w_job &&
+            if (inv->job == qc_x(w->x)->w_job &&
                 (inv->op == QC_OP_COMPLETE || inv->op == QC_OP_RENEW || inv->op == QC_OP_FAIL))
                 return 1;
             break;
@@ -179,7 +179,7 @@ static int unknown_request(const qc_history *h, const size_t *u, size_t nu, cons
                 return 1;
             break;
         case QC_ACTOR_CONTROL:
-            if (inv->op == QC_OP_ENQUEUE && w->x->w_change == 'i')
+            if (inv->op == QC_OP_ENQUEUE && qc_x(w->x)->w_change == 'i')
                 return 1;
             break;
         case QC_ACTOR_OTHER:
@@ -313,11 +313,11 @@ int qc_check_witness_agrees(const qc_history *h, qc_check *out)
         out->opportunities++;
         if (ok[wi])
             continue;
-        if (a > 0 && r[a - 1].job == w->x->w_job && ok[r[a - 1].ev] &&
-            same(h->ev[r[a - 1].ev].x->w_session, w->x->w_session) &&
-            w->x->w_actor != QC_ACTOR_OTHER &&
-            (w->x->w_txid < 0 || h->ev[r[a - 1].ev].x->w_txid < 0 ||
-             w->x->w_txid == h->ev[r[a - 1].ev].x->w_txid)) {
+        if (a > 0 && r[a - 1].job == qc_x(w->x)->w_job && ok[r[a - 1].ev] &&
+            same(qc_x(h->ev[r[a - 1].ev].x)->w_session, qc_x(w->x)->w_session) &&
+            qc_x(w->x)->w_actor != QC_ACTOR_OTHER &&
+            (qc_x(w->x)->w_txid < 0 || qc_x(h->ev[r[a - 1].ev].x)->w_txid < 0 ||
+             qc_x(w->x)->w_txid == qc_x(h->ev[r[a - 1].ev].x)->w_txid)) {
             ok[wi] = 1; /* the same request's transaction changed the row again */
             continue;
         }
@@ -326,27 +326,27 @@ int qc_check_witness_agrees(const qc_history *h, qc_check *out)
             library++;
             continue;
         }
-        if (w->x->w_actor != QC_ACTOR_OTHER && unknown_request(h, unk, nunk, w)) {
+        if (qc_x(w->x)->w_actor != QC_ACTOR_OTHER && unknown_request(h, unk, nunk, w)) {
             ok[wi] = 1;
             continue;
         }
-        if (w->x->w_actor == QC_ACTOR_WORKER && w->x->w_change == 'u' && !leaves_state(w) &&
-            heartbeat_of(hb, nhb, w->x->w_worker, w->x->w_inc)) {
+        if (qc_x(w->x)->w_actor == QC_ACTOR_WORKER && qc_x(w->x)->w_change == 'u' && !leaves_state(w) &&
+            heartbeat_of(hb, nhb, qc_x(w->x)->w_worker, qc_x(w->x)->w_inc)) {
             ok[wi] = 1; /* the worker's heartbeat extended its lease */
             continue;
         }
         unexplained++;
-        if (w->x->w_actor == QC_ACTOR_OTHER) {
+        if (qc_x(w->x)->w_actor == QC_ACTOR_OTHER) {
             foreign++;
-            qc__check_violation(out, w->x->w_job, &w->seq, 1,
+            qc__check_violation(out, qc_x(w->x)->w_job, &w->seq, 1,
                                 "job %s: session '%s', which qchaos did not name, changed the "
                                 "row (%s, witness row %lld)",
-                                w->x->w_row ? w->x->w_row : "?",
-                                w->x->w_session ? w->x->w_session : "",
-                                w->x->w_change == 'i'   ? "insert"
-                                : w->x->w_change == 'd' ? "delete"
+                                qc_x(w->x)->w_row ? qc_x(w->x)->w_row : "?",
+                                qc_x(w->x)->w_session ? qc_x(w->x)->w_session : "",
+                                qc_x(w->x)->w_change == 'i'   ? "insert"
+                                : qc_x(w->x)->w_change == 'd' ? "delete"
                                                         : "update",
-                                (long long)w->x->w_id);
+                                (long long)qc_x(w->x)->w_id);
             continue;
         }
         /* the client's own word about it, if it has one: a fail outcome */
@@ -354,16 +354,16 @@ int qc_check_witness_agrees(const qc_history *h, qc_check *out)
         int ns = 1;
         for (size_t f = 0; f < nfails && ns < 4; f++) {
             const qc_event *e = &h->ev[fails[f]];
-            if (e->type == QC_EV_FAIL && e->worker == w->x->w_worker && e->inc == w->x->w_inc &&
-                w->x->w_actor == QC_ACTOR_WORKER && qc__event_job(h, e) == w->x->w_job)
+            if (e->type == QC_EV_FAIL && e->worker == qc_x(w->x)->w_worker && e->inc == qc_x(w->x)->w_inc &&
+                qc_x(w->x)->w_actor == QC_ACTOR_WORKER && qc__event_job(h, e) == qc_x(w->x)->w_job)
                 seqs[ns++] = e->seq;
         }
-        qc__check_violation(out, w->x->w_job, seqs, ns,
+        qc__check_violation(out, qc_x(w->x)->w_job, seqs, ns,
                             "job %s: session %s committed a row change (%s -> %s, witness row "
                             "%lld, seq %lld) that no request of it in the ledger explains%s",
-                            w->x->w_row ? w->x->w_row : "?", w->x->w_session,
-                            w->x->w_old_state ? w->x->w_old_state : "NULL",
-                            w->x->w_state ? w->x->w_state : "NULL", (long long)w->x->w_id,
+                            qc_x(w->x)->w_row ? qc_x(w->x)->w_row : "?", qc_x(w->x)->w_session,
+                            qc_x(w->x)->w_old_state ? qc_x(w->x)->w_old_state : "NULL",
+                            qc_x(w->x)->w_state ? qc_x(w->x)->w_state : "NULL", (long long)qc_x(w->x)->w_id,
                             (long long)w->seq,
                             ns > 1 ? " (the client was told its request failed)" : "");
     }
@@ -418,25 +418,25 @@ int qc_check_witness_owner(const qc_history *h, qc_check *out)
         for (b = a; b < nr && r[b].job == r[a].job; b++) {
             const qc_event *w = &h->ev[r[b].ev];
             qc_op op = lop[r[b].ev];
-            int claim = tok ? (w->x->w_change == 'u' && w->x->w_token != NULL &&
-                               !same(w->x->w_old_token, w->x->w_token))
+            int claim = tok ? (qc_x(w->x)->w_change == 'u' && qc_x(w->x)->w_token != NULL &&
+                               !same(qc_x(w->x)->w_old_token, qc_x(w->x)->w_token))
                             : op == QC_OP_CLAIM;
             int release = !claim && leaves_state(w);
-            int renew = !claim && !release && w->x->w_change == 'u';
+            int renew = !claim && !release && qc_x(w->x)->w_change == 'u';
             if (op == QC_OP_NONE && qc__witness_library_change(h, w)) {
-                if (leaves_state(w) || w->x->w_change == 'i')
+                if (leaves_state(w) || qc_x(w->x)->w_change == 'i')
                     owner = NULL; /* the library's own expiry / repair ended the claim */
                 continue;
             }
             if (!tok && !claim && op == QC_OP_NONE)
                 continue; /* its kind cannot be told */
             if (claim) {
-                if (owner != NULL && same(owner->x->w_session, w->x->w_session))
+                if (owner != NULL && same(qc_x(owner->x)->w_session, qc_x(w->x)->w_session))
                     continue; /* its own renew rotated the token */
                 owner = w;
                 continue;
             }
-            if (w->x->w_actor != QC_ACTOR_WORKER) {
+            if (qc_x(w->x)->w_actor != QC_ACTOR_WORKER) {
                 if (release)
                     owner = NULL; /* the reaper (or another) gave the job back */
                 continue;
@@ -445,21 +445,21 @@ int qc_check_witness_owner(const qc_history *h, qc_check *out)
                 continue;
             judged_rows++;
             out->opportunities++;
-            if (owner == NULL || !same(owner->x->w_session, w->x->w_session)) {
+            if (owner == NULL || !same(qc_x(owner->x)->w_session, qc_x(w->x)->w_session)) {
                 int64_t seqs[2] = {w->seq, owner != NULL ? owner->seq : w->seq};
                 stale++;
                 qc__check_violation(
-                    out, w->x->w_job, seqs, owner != NULL ? 2 : 1,
+                    out, qc_x(w->x)->w_job, seqs, owner != NULL ? 2 : 1,
                     "job %s: session %s %s the job (%s -> %s, witness row %lld) while %s%s%s: "
                     "the queue accepted a request from a session that did not own it",
-                    w->x->w_row ? w->x->w_row : "?", w->x->w_session,
+                    qc_x(w->x)->w_row ? qc_x(w->x)->w_row : "?", qc_x(w->x)->w_session,
                     release ? "finished or gave back" : "renewed",
-                    w->x->w_old_state ? w->x->w_old_state : "NULL",
-                    w->x->w_state ? w->x->w_state : "NULL", (long long)w->x->w_id,
+                    qc_x(w->x)->w_old_state ? qc_x(w->x)->w_old_state : "NULL",
+                    qc_x(w->x)->w_state ? qc_x(w->x)->w_state : "NULL", (long long)qc_x(w->x)->w_id,
                     owner != NULL ? "session "
                                   : "no session held it (the last claim was "
                                     "ended)",
-                    owner != NULL ? owner->x->w_session : "",
+                    owner != NULL ? qc_x(owner->x)->w_session : "",
                     owner != NULL ? " held its latest claim" : "");
             }
             if (release)
@@ -526,8 +526,8 @@ void qc__witness_confirm(const qc_history *h, qc_check *c, size_t n)
             /* and the job's last committed change: what the row ended as */
             if (v->job != QC_NO_JOB)
                 for (size_t j = 0; j < h->n; j++)
-                    if (h->ev[j].type == QC_EV_WITNESS && h->ev[j].x->w_job == v->job &&
-                        (last < 0 || h->ev[j].x->w_id > h->ev[last].x->w_id))
+                    if (h->ev[j].type == QC_EV_WITNESS && qc_x(h->ev[j].x)->w_job == v->job &&
+                        (last < 0 || qc_x(h->ev[j].x)->w_id > qc_x(h->ev[last].x)->w_id))
                         last = (int64_t)j;
             if (last >= 0)
                 add_wseq(v, h->ev[last].seq);

@@ -352,7 +352,7 @@ static void report_double(qc_check *c, const qc_history *h, const qc__jobref *r,
             len += (size_t)snprintf(list + len, sizeof list - len, "%sseq %lld (worker %d, %s%s)",
                                     i > 0 ? ", " : "", (long long)e->seq, e->worker, tok,
                                     e->type != QC_EV_INFO ? ""
-                                    : e->x->discarded_rows > 0
+                                    : qc_x(e->x)->discarded_rows > 0
                                         ? ", answer lost after it said rows > 0"
                                         : ", answer lost, committed by the witness");
     }
@@ -380,7 +380,7 @@ int qc_check_double_complete(const qc_history *h, qc_check *out)
          * away (a client-side lost ack) and it said rows > 0: the step
          * had committed (decision 1101) */
         int by_witness = e->type == QC_EV_INFO && e->op == QC_OP_COMPLETE &&
-                         (e->w_resolved == 1 || e->x->discarded_rows > 0);
+                         (e->w_resolved == 1 || qc_x(e->x)->discarded_rows > 0);
         if (!by_witness && (e->type != QC_EV_OK || e->op != QC_OP_COMPLETE))
             continue;
         if ((job = qc__event_job(h, e)) == QC_NO_JOB)
@@ -670,7 +670,7 @@ int qc__lapse_excused(const qc_history *h, const qc_event *ca, const qc_event *c
             (!qc__has_time(e->now) || e->now < y->now))
             until = e->lease_until;
         if (need_plan && h->info.stop_heartbeat_first == 1 && e->type == QC_EV_FAULT &&
-            e->x->fault != NULL && strcmp(e->x->fault, "graceful_stop") == 0 &&
+            qc_x(e->x)->fault != NULL && strcmp(qc_x(e->x)->fault, "graceful_stop") == 0 &&
             e->file == x->file && e->worker == x->worker && e->inc == x->inc && e->job == x->job &&
             e->seq > x->seq && e->file == y->file && e->seq < y->seq)
             stopped = 1;
@@ -699,12 +699,12 @@ static int drain_cut_short_in(const qc_history *h, int file)
     for (size_t i = h->n; i-- > 0 && end == NULL;)
         if (h->ev[i].type == QC_EV_END && h->ev[i].file == file)
             end = &h->ev[i];
-    if (end == NULL || end->timed_out != 1)
+    if (end == NULL || qc_x(end->x)->timed_out != 1)
         return 0;
     for (size_t i = h->n; i-- > 0;) {
         const qc_event *m = &h->ev[i];
         if (m->type != QC_EV_MONITOR || m->file != file || !qc__has_time(m->t) ||
-            (m->x->done < 0 && (m->x->ready < 0 || m->x->inflight < 0)))
+            (qc_x(m->x)->done < 0 && (qc_x(m->x)->ready < 0 || qc_x(m->x)->inflight < 0)))
             continue;
         if (last == NULL) {
             last = m;
@@ -712,13 +712,13 @@ static int drain_cut_short_in(const qc_history *h, int file)
         }
         if (last->t - m->t > 5000.0)
             break;
-        if (last->x->done >= 0 && m->x->done >= 0) {
-            if (last->x->done + (last->x->dead > 0 ? last->x->dead : 0) >
-                m->x->done + (m->x->dead > 0 ? m->x->dead : 0))
+        if (qc_x(last->x)->done >= 0 && qc_x(m->x)->done >= 0) {
+            if (qc_x(last->x)->done + (qc_x(last->x)->dead > 0 ? qc_x(last->x)->dead : 0) >
+                qc_x(m->x)->done + (qc_x(m->x)->dead > 0 ? qc_x(m->x)->dead : 0))
                 return 1;
-        } else if (last->x->ready >= 0 && last->x->inflight >= 0 && m->x->ready >= 0 &&
-                   m->x->inflight >= 0 &&
-                   last->x->ready + last->x->inflight < m->x->ready + m->x->inflight) {
+        } else if (qc_x(last->x)->ready >= 0 && qc_x(last->x)->inflight >= 0 && qc_x(m->x)->ready >= 0 &&
+                   qc_x(m->x)->inflight >= 0 &&
+                   qc_x(last->x)->ready + qc_x(last->x)->inflight < qc_x(m->x)->ready + qc_x(m->x)->inflight) {
             return 1;
         }
     }
@@ -750,7 +750,7 @@ int qc__run_interrupted(const qc_history *h)
     for (int f = 0; f < nfiles; f++)
         for (size_t i = h->n; i-- > 0;)
             if (h->ev[i].type == QC_EV_END && h->ev[i].file == f) {
-                if (h->ev[i].interrupted == 1)
+                if (qc_x(h->ev[i].x)->interrupted == 1)
                     return 1;
                 break;
             }

@@ -307,10 +307,10 @@ static inline int64_t qc__event_job(const qc_history *h, const qc_event *e)
  * neither has one.  Inline. */
 static inline const char *qc__event_token(const qc_history *h, const qc_event *e)
 {
-    if (e->token != NULL)
-        return e->token;
+    if (qc_s(e->token) != NULL)
+        return qc_s(e->token);
     if (e->invoke >= 0 && (size_t)e->invoke < h->n)
-        return h->ev[e->invoke].token;
+        return qc_s(h->ev[e->invoke].token);
     return NULL;
 }
 

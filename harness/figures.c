@@ -155,10 +155,10 @@ int qc_figures_samples(const qc_history *h, double interval_ms, qc_sample **out,
         if (e->type == QC_EV_FAULT)
             x->faults++;
         if (e->type == QC_EV_MONITOR) {
-            x->ready = e->x->ready;
-            x->inflight = e->x->inflight;
-            x->expired = e->x->expired;
-            x->dead = e->x->dead;
+            x->ready = qc_x(e->x)->ready;
+            x->inflight = qc_x(e->x)->inflight;
+            x->expired = qc_x(e->x)->expired;
+            x->dead = qc_x(e->x)->dead;
         }
         if (is_answer(e) && e->op == QC_OP_COMPLETE) {
             double ms = latency_ms(h, e);
@@ -290,10 +290,10 @@ static json_t *faults_json(const qc_history *h)
     json_t *o = json_object();
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *e = &h->ev[i];
-        if (e->type != QC_EV_FAULT || e->x->fault == NULL)
+        if (e->type != QC_EV_FAULT || qc_x(e->x)->fault == NULL)
             continue;
-        json_t *v = json_object_get(o, e->x->fault);
-        json_object_set_new(o, e->x->fault, json_integer(v ? json_integer_value(v) + 1 : 1));
+        json_t *v = json_object_get(o, qc_x(e->x)->fault);
+        json_object_set_new(o, qc_x(e->x)->fault, json_integer(v ? json_integer_value(v) + 1 : 1));
     }
     return o;
 }

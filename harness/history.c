@@ -18,8 +18,8 @@
  *
  * Invariants:
  *   - after a successful load, h->ev[0..n) is sorted by seq and every string
- *     pointer in it points into h->strings, which lives until
- *     qc_history_fini;
+ *     pointer and string id (qc_str) in it points into h->strings, whose
+ *     chunks hold their slots of qc__str_slot until qc_history_fini;
  *   - the only line skipped (and counted in h->torn) is the last
  *     line of a ledger that does not end with '\n' and is not a JSON object;
  *     any other bad line fails the whole load with QC_EINVAL, and h is left
@@ -47,16 +47,67 @@
 /* ---- interned strings ------------------------------------------------- */
 
 #define CHUNK_SIZE 65536
+/* A strtab's later chunks: as big as a string id's offset reaches. */
+#define CHUNK_BIG ((size_t)1 << QC_STR_SLOT_BITS)
 
+/* Every chunk holds a slot of qc__str_slot (its base), so that a string in
+ * it has a 32-bit id: slot << QC_STR_SLOT_BITS | offset (history.h). */
 typedef struct chunk {
     struct chunk *next;
     size_t used, cap;
+    size_t slot; /* a size_t: data stays 8-byte aligned (arena_put) */
     char data[];
 } chunk;
+
+/* ---- string slots: the process's table of chunk bases ----------------- */
+
+const char *qc__str_slot[QC_STR_SLOTS];
+static pthread_mutex_t slot_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t slot_next = 1; /* slot 0 is never handed out: id 0 is NULL */
+static uint32_t slot_free[QC_STR_SLOTS];
+static uint32_t nslot_free;
+
+/* A new chunk of cap data bytes with a slot of its own; NULL when out of
+ * memory or of slots (4095 chunks held at once by all live histories). */
+static chunk *chunk_new(size_t cap)
+{
+    chunk *c = malloc(sizeof *c + cap);
+    size_t k = 0;
+
+    if (c == NULL)
+        return NULL;
+    pthread_mutex_lock(&slot_mu);
+    if (nslot_free > 0)
+        k = slot_free[--nslot_free];
+    else if (slot_next < (uint32_t)QC_STR_SLOTS)
+        k = slot_next++;
+    if (k != 0)
+        qc__str_slot[k] = c->data;
+    pthread_mutex_unlock(&slot_mu);
+    if (k == 0) {
+        free(c);
+        return NULL;
+    }
+    c->used = 0;
+    c->cap = cap;
+    c->slot = k;
+    c->next = NULL;
+    return c;
+}
+
+static void chunk_free(chunk *c)
+{
+    pthread_mutex_lock(&slot_mu);
+    qc__str_slot[c->slot] = NULL;
+    slot_free[nslot_free++] = (uint32_t)c->slot;
+    pthread_mutex_unlock(&slot_mu);
+    free(c);
+}
 
 typedef struct strtab {
     chunk *chunks;     /* newest first; strings never move */
     const char **slot; /* open addressing, NULL = empty */
+    uint32_t *id;      /* slot[i]'s string id (qc_str) */
     uint64_t *hash;    /* slot[i]'s hash << 32 | its length (compared before
                           its bytes, which memcmp then reads knowing both
                           lengths are equal) */
@@ -92,9 +143,10 @@ static void strtab_free(strtab *st)
         return;
     for (chunk *c = st->chunks, *next; c != NULL; c = next) {
         next = c->next;
-        free(c);
+        chunk_free(c);
     }
     free(st->slot);
+    free(st->id);
     free(st->hash);
     free(st);
 }
@@ -106,8 +158,10 @@ static void strtab_free(strtab *st)
 static void strtab_drop_index(strtab *st)
 {
     free(st->slot);
+    free(st->id);
     free(st->hash);
     st->slot = NULL;
+    st->id = NULL;
     st->hash = NULL;
     st->cap = st->count = 0;
 }
@@ -116,10 +170,12 @@ static int strtab_grow(strtab *st)
 {
     size_t cap = st->cap ? st->cap * 2 : 1024;
     const char **slot = calloc(cap, sizeof *slot);
+    uint32_t *id = calloc(cap, sizeof *id);
     uint64_t *hash = calloc(cap, sizeof *hash);
 
-    if (slot == NULL || hash == NULL) {
+    if (slot == NULL || id == NULL || hash == NULL) {
         free(slot);
+        free(id);
         free(hash);
         return QC_ENOMEM;
     }
@@ -130,29 +186,33 @@ static int strtab_grow(strtab *st)
         while (slot[j] != NULL)
             j = (j + 1) & (cap - 1);
         slot[j] = st->slot[i];
+        id[j] = st->id[i];
         hash[j] = st->hash[i];
     }
     free(st->slot);
+    free(st->id);
     free(st->hash);
     st->slot = slot;
+    st->id = id;
     st->hash = hash;
     st->cap = cap;
     return 0;
 }
 
-/* Copies s[0..len) (no NUL inside) into the arena. */
-static const char *arena_copy(strtab *st, const char *s, size_t len)
+/* Copies s[0..len) (no NUL inside) into the arena; *id its string id. */
+static const char *arena_copy(strtab *st, const char *s, size_t len, uint32_t *id)
 {
     chunk *c = st->chunks;
 
     if (c == NULL || c->cap - c->used < len + 1) {
-        size_t cap = len + 1 > CHUNK_SIZE ? len + 1 : CHUNK_SIZE;
-        chunk *n = malloc(sizeof *n + cap);
+        /* the first chunk small (a test's history), the next ones as big
+         * as an id's offset reaches; a longer string gets its own, at 0 */
+        size_t want = c == NULL ? CHUNK_SIZE : CHUNK_BIG;
+        size_t cap = len + 1 > want ? len + 1 : want;
+        chunk *n = chunk_new(cap);
         if (n == NULL)
             return NULL;
-        n->used = 0;
-        n->cap = cap;
-        if (c != NULL && len + 1 > CHUNK_SIZE) {
+        if (c != NULL && len + 1 > want) {
             /* A big string gets its own chunk behind the current one, so
              * the current chunk's free space is not wasted. */
             n->next = c->next;
@@ -166,12 +226,14 @@ static const char *arena_copy(strtab *st, const char *s, size_t len)
     char *p = c->data + c->used;
     memcpy(p, s, len);
     p[len] = '\0';
+    *id = (uint32_t)c->slot << QC_STR_SLOT_BITS | (uint32_t)c->used;
     c->used += len + 1;
     return p;
 }
 
-/* Returns the interned copy of s[0..len), or NULL when out of memory. */
-static const char *intern(strtab *st, const char *s, size_t len)
+/* Returns the interned copy of s[0..len) and its id in *id, or NULL when
+ * out of memory. */
+static const char *intern_id(strtab *st, const char *s, size_t len, uint32_t *id)
 {
     uint32_t h = str_hash(s, len);
     uint64_t meta = (uint64_t)h << 32 | (uint32_t)len;
@@ -180,17 +242,27 @@ static const char *intern(strtab *st, const char *s, size_t len)
         return NULL;
     size_t j = h & (st->cap - 1);
     while (st->slot[j] != NULL) {
-        if (st->hash[j] == meta && memcmp(st->slot[j], s, len) == 0)
+        if (st->hash[j] == meta && memcmp(st->slot[j], s, len) == 0) {
+            *id = st->id[j];
             return st->slot[j];
+        }
         j = (j + 1) & (st->cap - 1);
     }
-    const char *p = arena_copy(st, s, len);
+    const char *p = arena_copy(st, s, len, id);
     if (p == NULL)
         return NULL;
     st->slot[j] = p;
+    st->id[j] = *id;
     st->hash[j] = meta;
     st->count++;
     return p;
+}
+
+/* intern without the id (the strings of qc_event_x and the header). */
+static const char *intern(strtab *st, const char *s, size_t len)
+{
+    uint32_t id;
+    return intern_id(st, s, len, &id);
 }
 
 /* ---- loading ---------------------------------------------------------- */
@@ -304,7 +376,7 @@ static int get_bool(json_t *v, int *out)
 
 /* String field; a number (a token some protocols return as an integer) is
  * kept as its decimal text.  Returns 1 set, 0 absent, QC_EINVAL, QC_ENOMEM. */
-static int get_str(strtab *st, json_t *v, const char **out)
+static int get_str(strtab *st, json_t *v, const char **out, qc_str *sid)
 {
     char buf[32];
     const char *s;
@@ -322,6 +394,10 @@ static int get_str(strtab *st, json_t *v, const char **out)
         s = buf;
     } else {
         return QC_EINVAL;
+    }
+    if (sid != NULL) {
+        const char *p = intern_id(st, s, len, &sid->id);
+        return p != NULL ? 1 : QC_ENOMEM;
     }
     *out = intern(st, s, len);
     return *out != NULL ? 1 : QC_ENOMEM;
@@ -725,23 +801,22 @@ static void event_init(qc_event *e)
     e->delay_ms = 0;
     e->pause_ms = QC_NO_TIME;
     e->work_ms = QC_NO_TIME;
-    e->x = &qc_event_x_none;
+    e->x.id = 0; /* qc_event_x_none */
     e->w_ev = -1;
     e->w_resolved = -1;
 }
 
-/* Copies s[0..size) into the arena, 8-byte aligned (an event's qc_event_x). */
-static void *arena_put(strtab *st, const void *src, size_t size)
+/* Copies s[0..size) into the arena, 8-byte aligned (an event's qc_event_x);
+ * *id its id (as a string's: slot and offset). */
+static void *arena_put(strtab *st, const void *src, size_t size, uint32_t *id)
 {
     chunk *c = st->chunks;
     size_t at = c != NULL ? (c->used + 7) & ~(size_t)7 : 0;
 
     if (c == NULL || at + size > c->cap) {
-        chunk *n = malloc(sizeof *n + CHUNK_SIZE);
+        chunk *n = chunk_new(c == NULL ? CHUNK_SIZE : CHUNK_BIG);
         if (n == NULL)
             return NULL;
-        n->used = 0;
-        n->cap = CHUNK_SIZE;
         n->next = c;
         st->chunks = n;
         c = n;
@@ -749,6 +824,7 @@ static void *arena_put(strtab *st, const void *src, size_t size)
     }
     memcpy(c->data + at, src, size);
     c->used = at + size;
+    *id = (uint32_t)c->slot << QC_STR_SLOT_BITS | (uint32_t)at;
     return c->data + at;
 }
 
@@ -756,13 +832,15 @@ static void *arena_put(strtab *st, const void *src, size_t size)
  * out of memory. */
 static qc_event_x *ensure_x(strtab *st, qc_event *e)
 {
-    if (e->x == &qc_event_x_none)
-        e->x = arena_put(st, &qc_event_x_none, sizeof qc_event_x_none);
-    return (qc_event_x *)e->x;
+    if (e->x.id == 0 &&
+        arena_put(st, &qc_event_x_none, sizeof qc_event_x_none, &e->x.id) == NULL)
+        return NULL;
+    return (qc_event_x *)qc_x(e->x);
 }
 
-/* F_BOOL is an int, F_BOOL8 an int8_t, F_OP a uint8_t (qc_op). */
-enum field_kind { F_INT64, F_INT, F_LONG, F_DOUBLE, F_BOOL, F_BOOL8, F_STR, F_OP };
+/* F_BOOL is an int, F_BOOL8 an int8_t, F_OP a uint8_t (qc_op); F_STR a
+ * const char * (qc_event_x), F_SID a qc_str (qc_event). */
+enum field_kind { F_INT64, F_INT, F_LONG, F_DOUBLE, F_BOOL, F_BOOL8, F_STR, F_SID, F_OP };
 
 /* The event fields a ledger line may carry ("type" is read before). */
 struct field {
@@ -782,23 +860,23 @@ static const struct field fields[] = {
     {"op", F_OP, offsetof(qc_event, op), 0},
     {"worker", F_INT, offsetof(qc_event, worker), 0},
     {"inc", F_INT, offsetof(qc_event, inc), 0},
-    {"req", F_INT64, offsetof(qc_event, req), 0},
+    {"req", F_INT, offsetof(qc_event, req), 0},
     {"job", F_INT64, offsetof(qc_event, job), 0},
     {"rows", F_INT, offsetof(qc_event, rows), 0},
     {"now", F_DOUBLE, offsetof(qc_event, now), 0},
     {"lease_until", F_DOUBLE, offsetof(qc_event, lease_until), 0},
     {"attempt", F_INT, offsetof(qc_event, attempt), 0},
     {"applied", F_BOOL8, offsetof(qc_event, applied), 0},
-    {"drained", F_BOOL8, offsetof(qc_event, drained), 0},
-    {"interrupted", F_BOOL8, offsetof(qc_event, interrupted), 0},
-    {"timed_out", F_BOOL8, offsetof(qc_event, timed_out), 0},
-    {"token", F_STR, offsetof(qc_event, token), 0},
+    {"drained", F_BOOL8, XF(drained)},
+    {"interrupted", F_BOOL8, XF(interrupted)},
+    {"timed_out", F_BOOL8, XF(timed_out)},
+    {"token", F_SID, offsetof(qc_event, token), 0},
     {"lib_id", F_STR, XF(lib_id)},
-    {"new_token", F_STR, offsetof(qc_event, new_token), 0},
-    {"op_key", F_STR, offsetof(qc_event, op_key), 0},
-    {"state", F_STR, offsetof(qc_event, state), 0},
+    {"new_token", F_SID, offsetof(qc_event, new_token), 0},
+    {"op_key", F_SID, offsetof(qc_event, op_key), 0},
+    {"state", F_SID, offsetof(qc_event, state), 0},
     {"fault", F_STR, XF(fault)},
-    {"error", F_STR, offsetof(qc_event, error), 0},
+    {"error", F_SID, offsetof(qc_event, error), 0},
     {"ready", F_LONG, XF(ready)},
     {"inflight", F_LONG, XF(inflight)},
     {"expired", F_LONG, XF(expired)},
@@ -810,7 +888,7 @@ static const struct field fields[] = {
     {"note", F_STR, XF(note)},
     {"calls", F_INT64, XF(calls)},
     {"delay_ms", F_INT, offsetof(qc_event, delay_ms), 0},
-    {"group", F_STR, offsetof(qc_event, group), 0},
+    {"group", F_SID, offsetof(qc_event, group), 0},
     {"pause_ms", F_DOUBLE, offsetof(qc_event, pause_ms), 0},
     {"work_ms", F_DOUBLE, offsetof(qc_event, work_ms), 0},
     {"wake", F_STR, XF(wake)},
@@ -894,7 +972,10 @@ static int set_field(part *pt, const struct field *f, json_t *v, qc_event *e, co
     }
     case F_STR:
         *what = "a string";
-        return get_str(pt->st, v, (const char **)(void *)dst);
+        return get_str(pt->st, v, (const char **)(void *)dst, NULL);
+    case F_SID:
+        *what = "a string";
+        return get_str(pt->st, v, NULL, (qc_str *)(void *)dst);
     case F_OP:
         *what = "a string";
         if (json_is_string(v))
@@ -920,7 +1001,7 @@ static int parse_event(part *pt, json_t *o, qc_event *e, where w, qc_err *err)
         if (e->type == QC_EV_WITNESS && !strcmp(key, "change")) {
             if (!json_is_string(v) && !json_is_null(v))
                 return bad_field(err, w, key, "a string (insert, update, delete)");
-            ((qc_event_x *)e->x)->w_change = json_is_string(v) ? json_string_value(v)[0] : 0;
+            ((qc_event_x *)qc_x(e->x))->w_change = json_is_string(v) ? json_string_value(v)[0] : 0;
             continue;
         }
         for (size_t k = 0; k < nf; k++) {
@@ -1074,7 +1155,8 @@ static int fast_set(part *pt, const struct field *f, const qc_flat_member *m, qc
             *(int *)(void *)dst = b;
         return 1;
     }
-    case F_STR: {
+    case F_STR:
+    case F_SID: {
         const char *s = m->s;
         size_t n = m->slen;
         char num[32];
@@ -1095,6 +1177,8 @@ static int fast_set(part *pt, const struct field *f, const qc_flat_member *m, qc
             n = qc__flat_unescape(s, n, pt->scratch);
             s = pt->scratch;
         }
+        if (f->kind == F_SID)
+            return intern_id(pt->st, s, n, &((qc_str *)(void *)dst)->id) != NULL ? 1 : QC_ENOMEM;
         *(const char **)(void *)dst = intern(pt->st, s, n);
         return *(const char **)(void *)dst != NULL ? 1 : QC_ENOMEM;
     }
@@ -1157,7 +1241,7 @@ static int fast_line(part *pt, const char *p, size_t len, where w)
                 m[i].esc)
                 return 0;
             change = i;
-            ((qc_event_x *)e->x)->w_change =
+            ((qc_event_x *)qc_x(e->x))->w_change =
                 m[i].kind == QC_FLAT_STR && m[i].slen > 0 ? m[i].s[0] : 0;
             continue;
         }
@@ -1767,6 +1851,9 @@ int qc_history_load(qc_history *h, const char *const *paths, int npaths, qc_err 
 {
     loader ld;
 
+    if (npaths > INT16_MAX) /* qc_event.file is an int16_t */
+        return qc_err_set(err, QC_EINVAL, "%d ledgers given, at most %d can be judged together",
+                          npaths, INT16_MAX);
     if (kept_take(h, paths, npaths))
         return 0;
     int rc = loader_start(&ld, h, err);

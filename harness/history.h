@@ -54,8 +54,9 @@
  * Absent fields read back as: t QC_NO_TIME, worker -1, inc 0, req -1,
  * job QC_NO_JOB, rows -1, now / lease_until QC_NO_TIME, attempt -1,
  * applied / drained 0, counted -1, strings NULL; JSON null counts as absent.  Strings
- * are interned, but equal strings may still be distinct pointers (ledgers
- * are parsed in parallel parts): compare them with strcmp.  Every
+ * are interned, but equal strings may still be distinct pointers and ids (ledgers
+ * are parsed in parallel parts): compare them with strcmp.  The record's
+ * strings are 32-bit ids (qc_str): read them with qc_s(e->token).  Every
  * event but the header must carry "seq".  Header defaults: seed 0,
  * lease_ms 0, max_attempts -1, batch -1, model "lease", poison_crash 0,
  * checkers "" (all), other numbers 0.
@@ -112,12 +113,36 @@ typedef enum {
 #define QC_NO_JOB INT64_MIN  /* job field absent */
 #define QC_NO_TIME (-1.0)    /* server time absent (times are >= 0) */
 
+/* An interned string of a history's event record, 4 bytes instead of a
+ * pointer (issue 16: the audit's memory per event): qc_s gives its text,
+ * NULL when absent.  Id 0 is absent; any other is a slot of the process's
+ * string slot table (the high QC_STR_SLOT_BITS-complement bits) and an
+ * offset into that slot's block (the low QC_STR_SLOT_BITS bits).  A slot
+ * belongs to one history's string store until qc_history_fini frees it; a
+ * block is at most 2^QC_STR_SLOT_BITS bytes unless it holds one longer
+ * string at offset 0.  A distinct struct, so that a reader cannot take an
+ * id for a pointer: every read goes through qc_s. */
+typedef struct qc_str {
+    uint32_t id;
+} qc_str;
+
+#define QC_STR_SLOT_BITS 20
+#define QC_STR_SLOTS 4096 /* 2^(32 - QC_STR_SLOT_BITS) */
+extern const char *qc__str_slot[QC_STR_SLOTS];
+
+static inline const char *qc_s(qc_str s)
+{
+    return s.id == 0 ? NULL
+                     : qc__str_slot[s.id >> QC_STR_SLOT_BITS] +
+                           (s.id & ((1u << QC_STR_SLOT_BITS) - 1u));
+}
+
 /* The fields of the rarer kinds of event (monitor samples, notes, session
  * samples, LISTEN wake-ups and notifies, witness rows), kept out of the
  * record every event has (issue 16: the audit's memory per event).  An
  * event whose line has none of them points at qc_event_x_none, which holds
  * the absent values documented below; the others own one copy each in the
- * history's arena.  Read them as e->x->FIELD: never NULL in a history the
+ * history's arena.  Read them as qc_x(e->x)->FIELD: never NULL in a history the
  * loader built; read-only outside history.c and witness_merge.c. */
 typedef struct qc_event_x {
     /* Monitor sample (QC_EV_MONITOR): queue depth by state (rows) and the
@@ -180,31 +205,49 @@ typedef struct qc_event_x {
     int discarded_rows;  /* info of a client-side lost ack (worker.c do_update): the rows
                             the server's answer reported before qchaos threw it away, the
                             step's transaction committed; -1 absent (decision 1101) */
+    /* the end event (QC_EV_END) */
+    int8_t drained;     /* 1 when every job reached done/dead */
+    int8_t interrupted; /* 1 when the run was stopped (SIGINT/SIGTERM) before the drain */
+    int8_t timed_out;   /* 1 when the drain timed out with jobs left */
 } qc_event_x;
 
 /* The absent values of every qc_event_x field (the loader's defaults). */
 extern const qc_event_x qc_event_x_none;
 
+/* An event's qc_event_x, 4 bytes in the record (issue 16): id 0 is
+ * qc_event_x_none, any other is a string id's slot and offset (qc_str)
+ * where the loader put the event's own copy. */
+typedef struct qc_xref {
+    uint32_t id;
+} qc_xref;
+
+static inline const qc_event_x *qc_x(qc_xref r)
+{
+    return r.id == 0 ? &qc_event_x_none
+                     : (const qc_event_x *)(const void *)(qc__str_slot[r.id >> QC_STR_SLOT_BITS] +
+                                                          (r.id & ((1u << QC_STR_SLOT_BITS) - 1u)));
+}
+
 /* One event of the ledger, as every checker reads it (by field name).
- * Compact (issue 16: the audit's memory per event): 8-byte fields first,
- * then 32-bit, then 8-bit ones, and the rarer kinds' fields behind x.  The
- * 32-bit fields hold what a ledger line can say within their range (rows,
- * delay_ms: -2^31..2^31-1, a line outside it is refused with file:line),
- * and h->ev indexes (invoke, w_ev: a history holds fewer than 2^31
- * events, refused otherwise). */
+ * Compact (issue 16: the audit's memory per event), 128 bytes: 8-byte
+ * fields first, then 32-bit, then 16- and 8-bit ones; strings as 32-bit
+ * ids (qc_s) and the rarer kinds' fields behind a 32-bit reference
+ * (qc_x).  The 32-bit fields hold what a ledger line can say within their
+ * range (req, rows, delay_ms: -2^31..2^31-1, a line outside it is refused
+ * with file:line), and h->ev indexes (invoke, w_ev: a history holds fewer
+ * than 2^31 events, refused otherwise). */
 typedef struct qc_event {
     int64_t seq;
     double t;             /* client monotonic ms since run start */
-    int64_t req;          /* request id pairing invoke and completion; -1 none */
     int64_t job;          /* QC_NO_JOB when absent */
     double now;           /* server epoch ms, QC_NO_TIME when absent */
     double lease_until;   /* server epoch ms, QC_NO_TIME when absent */
-    const char *token;    /* interned strings, owned by the history; NULL absent */
-    const char *new_token;/* renew that rotated the token */
-    const char *op_key;
-    const char *state;    /* snapshot: ready|inflight|done|dead */
-    const char *error;    /* error text of fail/info, or kept error of snapshot */
-    const char *group;    /* ok enqueue / ok claim: the job's group key
+    qc_str token;         /* interned strings (qc_s), owned by the history; NULL absent */
+    qc_str new_token;     /* renew that rotated the token */
+    qc_str op_key;
+    qc_str state;         /* snapshot: ready|inflight|done|dead */
+    qc_str error;         /* error text of fail/info, or kept error of snapshot */
+    qc_str group;         /* ok enqueue / ok claim: the job's group key
                              (conversation group, lock); NULL: no group */
     double pause_ms;      /* invoke claim: the pause (ms) the worker's idle
                              policy planned before sending it, after an
@@ -213,14 +256,13 @@ typedef struct qc_event {
                              not plan: an adapter's own loop) */
     double work_ms;       /* effect: the work (ms) the worker planned between
                              the claim's answer and the effect; QC_NO_TIME */
-    const qc_event_x *x;  /* the rarer kinds' fields (above); never NULL */
+    qc_xref x;            /* the rarer kinds' fields (above): qc_x(e->x) */
+    int32_t req;          /* request id pairing invoke and completion; -1 none */
     int worker;           /* -1 reaper / control */
     int inc;              /* incarnation of the worker */
     int32_t rows;         /* affected / returned rows; -1 when absent */
     int attempt;          /* -1 when absent */
     int line;             /* line in its ledger file */
-    int file;             /* index of its ledger in the paths given to
-                             qc_history_load; 0 for qc_history_parse */
     int32_t invoke;       /* completion (ok/fail/info) of a request: index in
                              h->ev of its invoke event (same ledger, worker,
                              inc and req; without req, that worker
@@ -231,12 +273,12 @@ typedef struct qc_event {
     /* Set when the history is built (witness_merge.c), on requests: */
     int32_t w_ev;       /* ok / info completion, or an invoke never answered: index
                            in h->ev of the witness row its request made; -1 none */
+    int16_t file;       /* index of its ledger in the paths given to
+                           qc_history_load (at most INT16_MAX of them);
+                           0 for qc_history_parse */
     uint8_t type;       /* a qc_ev_type */
     uint8_t op;         /* a qc_op */
     int8_t applied;     /* effect: 1 applied by the sink, 0 deduplicated */
-    int8_t drained;     /* end: 1 when every job reached done/dead */
-    int8_t interrupted; /* end: 1 when the run was stopped (SIGINT/SIGTERM) before the drain */
-    int8_t timed_out;   /* end: 1 when the drain timed out with jobs left */
     int8_t counted;     /* ok complete: 1 the worker counted it as a
                            success, 0 it did not; -1 when absent */
     int8_t w_resolved;  /* info completion of complete / renew / fail: 1 the witness

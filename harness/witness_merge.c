@@ -46,7 +46,7 @@ typedef struct {
  * (history.c): the merge writes the fields it derives there. */
 static qc_event_x *wx(qc_event *w)
 {
-    return (qc_event_x *)w->x;
+    return (qc_event_x *)qc_x(w->x);
 }
 
 static int cmp_wref(const void *pa, const void *pb)
@@ -84,7 +84,7 @@ static int map_lib_ids(qc_history *h)
     libref *m;
 
     for (size_t i = 0; i < h->n; i++)
-        if (h->ev[i].x->lib_id != NULL && h->ev[i].job != QC_NO_JOB &&
+        if (qc_x(h->ev[i].x)->lib_id != NULL && h->ev[i].job != QC_NO_JOB &&
             h->ev[i].type != QC_EV_WITNESS)
             n++;
     if (n == 0)
@@ -92,16 +92,16 @@ static int map_lib_ids(qc_history *h)
     if ((m = malloc(n * sizeof *m)) == NULL)
         return QC_ENOMEM;
     for (size_t i = 0; i < h->n; i++)
-        if (h->ev[i].x->lib_id != NULL && h->ev[i].job != QC_NO_JOB &&
+        if (qc_x(h->ev[i].x)->lib_id != NULL && h->ev[i].job != QC_NO_JOB &&
             h->ev[i].type != QC_EV_WITNESS)
-            m[k++] = (libref){h->ev[i].x->lib_id, h->ev[i].job};
+            m[k++] = (libref){qc_x(h->ev[i].x)->lib_id, h->ev[i].job};
     qsort(m, n, sizeof *m, cmp_libref);
     for (size_t i = 0; i < h->n; i++) {
         qc_event *w = &h->ev[i];
         if (w->type != QC_EV_WITNESS)
             continue;
-        libref key = {w->x->w_row, 0}, *f;
-        f = w->x->w_row != NULL ? bsearch(&key, m, n, sizeof *m, cmp_libref) : NULL;
+        libref key = {qc_x(w->x)->w_row, 0}, *f;
+        f = qc_x(w->x)->w_row != NULL ? bsearch(&key, m, n, sizeof *m, cmp_libref) : NULL;
         wx(w)->w_job = f != NULL ? f->job : QC_NO_JOB;
     }
     free(m);
@@ -114,18 +114,18 @@ static void name_actor(qc_event *w)
     char tail;
 
     wx(w)->w_actor = QC_ACTOR_OTHER;
-    if (w->x->w_session == NULL)
+    if (qc_x(w->x)->w_session == NULL)
         return;
-    if (sscanf(w->x->w_session, "qchaos-w%d.%d%c", &worker, &inc, &tail) == 2 && worker >= 0 &&
+    if (sscanf(qc_x(w->x)->w_session, "qchaos-w%d.%d%c", &worker, &inc, &tail) == 2 && worker >= 0 &&
         inc >= 0) {
         wx(w)->w_actor = QC_ACTOR_WORKER;
         wx(w)->w_worker = worker;
         wx(w)->w_inc = inc;
-    } else if (!strcmp(w->x->w_session, "qchaos-reaper")) {
+    } else if (!strcmp(qc_x(w->x)->w_session, "qchaos-reaper")) {
         wx(w)->w_actor = QC_ACTOR_REAPER;
-    } else if (!strcmp(w->x->w_session, "qchaos-control") ||
-               !strcmp(w->x->w_session, "qchaos-feeder") ||
-               (sscanf(w->x->w_session, "qchaos-enq.%d%c", &inc, &tail) == 1 && inc >= 0)) {
+    } else if (!strcmp(qc_x(w->x)->w_session, "qchaos-control") ||
+               !strcmp(qc_x(w->x)->w_session, "qchaos-feeder") ||
+               (sscanf(qc_x(w->x)->w_session, "qchaos-enq.%d%c", &inc, &tail) == 1 && inc >= 0)) {
         /* an adapter's enqueuer (adapter.c) is the control session */
         wx(w)->w_actor = QC_ACTOR_CONTROL;
     }
@@ -148,13 +148,13 @@ int qc__witness_library_change(const qc_history *h, const qc_event *w)
 {
     const char *p = h->info.witness_library;
 
-    if (w->type != QC_EV_WITNESS || w->x->w_actor != QC_ACTOR_WORKER)
+    if (w->type != QC_EV_WITNESS || qc_x(w->x)->w_actor != QC_ACTOR_WORKER)
         return 0;
     while (*p) {
         const char *comma = strchr(p, ','), *end = comma ? comma : p + strlen(p);
         const char *gt = memchr(p, '>', (size_t)(end - p));
-        if (gt != NULL && side_is(w->x->w_old_state, p, (size_t)(gt - p)) &&
-            side_is(w->x->w_state, gt + 1, (size_t)(end - gt - 1)))
+        if (gt != NULL && side_is(qc_x(w->x)->w_old_state, p, (size_t)(gt - p)) &&
+            side_is(qc_x(w->x)->w_state, gt + 1, (size_t)(end - gt - 1)))
             return 1;
         p = comma ? comma + 1 : end;
     }
@@ -163,12 +163,12 @@ int qc__witness_library_change(const qc_history *h, const qc_event *w)
 
 static int state_left(const qc_event *w)
 {
-    if (w->x->w_change == 'd')
+    if (qc_x(w->x)->w_change == 'd')
         return 1;
-    if (w->x->w_change != 'u')
+    if (qc_x(w->x)->w_change != 'u')
         return 0;
-    return !(w->x->w_old_state == NULL ? w->x->w_state == NULL
-                                       : same(w->x->w_old_state, w->x->w_state));
+    return !(qc_x(w->x)->w_old_state == NULL ? qc_x(w->x)->w_state == NULL
+                                       : same(qc_x(w->x)->w_old_state, qc_x(w->x)->w_state));
 }
 
 /* The job and token a request event is about (its own, else its invoke's). */
@@ -182,12 +182,12 @@ static int64_t req_job(const qc_history *h, const qc_event *e)
 static const char *req_token(const qc_history *h, const qc_event *e)
 {
     if (e->type != QC_EV_INVOKE && e->op == QC_OP_CLAIM)
-        return e->token; /* the claim's answer: the token it set */
+        return qc_s(e->token); /* the claim's answer: the token it set */
     if (e->type == QC_EV_INVOKE)
-        return e->token;
-    if (e->invoke >= 0 && h->ev[e->invoke].token != NULL)
-        return h->ev[e->invoke].token; /* the token the request carried */
-    return e->token;
+        return qc_s(e->token);
+    if (e->invoke >= 0 && qc_s(h->ev[e->invoke].token) != NULL)
+        return qc_s(h->ev[e->invoke].token); /* the token the request carried */
+    return qc_s(e->token);
 }
 
 /* 1 when witness row w can be the change request e (its completion or
@@ -199,37 +199,37 @@ static int fits(const qc_history *h, const qc_event *w, const qc_event *e, int t
 
     switch (e->op) {
     case QC_OP_ENQUEUE:
-        return w->x->w_actor == QC_ACTOR_CONTROL && w->x->w_change == 'i';
+        return qc_x(w->x)->w_actor == QC_ACTOR_CONTROL && qc_x(w->x)->w_change == 'i';
     case QC_OP_REAP:
-        return w->x->w_actor == QC_ACTOR_REAPER && state_left(w) &&
-               (!tok || t == NULL || same(w->x->w_old_token, t));
+        return qc_x(w->x)->w_actor == QC_ACTOR_REAPER && state_left(w) &&
+               (!tok || t == NULL || same(qc_x(w->x)->w_old_token, t));
     default:
         break;
     }
-    if (w->x->w_actor != QC_ACTOR_WORKER || w->x->w_worker != e->worker || w->x->w_inc != e->inc)
+    if (qc_x(w->x)->w_actor != QC_ACTOR_WORKER || qc_x(w->x)->w_worker != e->worker || qc_x(w->x)->w_inc != e->inc)
         return 0;
     switch (e->op) {
     case QC_OP_CLAIM:
-        if (w->x->w_change != 'u')
+        if (qc_x(w->x)->w_change != 'u')
             return 0;
         /* without a token: a change of state, but not one the library
          * declares as its own (Minion's repair fails an active job in the
          * session of the worker that claims it next) */
-        return tok ? same(w->x->w_token, t) && !same(w->x->w_old_token, t)
+        return tok ? same(qc_x(w->x)->w_token, t) && !same(qc_x(w->x)->w_old_token, t)
                    : state_left(w) && !qc__witness_library_change(h, w);
     case QC_OP_COMPLETE:
     case QC_OP_FAIL:
         /* with a token: any change from it that set no new token (a
          * protocol that does not check the state may rewrite done as done) */
         if (tok && tier == 2) /* first the changes that left the state */
-            return state_left(w) && same(w->x->w_old_token, t) &&
-                   (w->x->w_token == NULL || same(w->x->w_token, t));
+            return state_left(w) && same(qc_x(w->x)->w_old_token, t) &&
+                   (qc_x(w->x)->w_token == NULL || same(qc_x(w->x)->w_token, t));
         if (tok)
-            return (w->x->w_change == 'd' || w->x->w_change == 'u') && same(w->x->w_old_token, t) &&
-                   (w->x->w_token == NULL || same(w->x->w_token, t));
+            return (qc_x(w->x)->w_change == 'd' || qc_x(w->x)->w_change == 'u') && same(qc_x(w->x)->w_old_token, t) &&
+                   (qc_x(w->x)->w_token == NULL || same(qc_x(w->x)->w_token, t));
         return state_left(w);
     case QC_OP_RENEW:
-        return w->x->w_change == 'u' && !state_left(w) && (!tok || same(w->x->w_old_token, t));
+        return qc_x(w->x)->w_change == 'u' && !state_left(w) && (!tok || same(qc_x(w->x)->w_old_token, t));
     default:
         return 0;
     }
@@ -317,7 +317,7 @@ static int64_t claim_floor(const qc_history *h, const cref *c, size_t nc, const 
     if (p->worker != key.worker || p->inc != key.inc || p->job != key.job)
         return -1;
     long w = h->ev[p->ev].w_ev;
-    return w >= 0 ? h->ev[w].x->w_id : -1;
+    return w >= 0 ? qc_x(h->ev[w].x)->w_id : -1;
 }
 
 static int is_change_op(qc_op op)
@@ -337,14 +337,14 @@ int qc__witness_merge(qc_history *h)
         if (e->type == QC_EV_WITNESS) {
             nw++;
             name_actor(e);
-            if (e->x->w_row != NULL) {
+            if (qc_x(e->x)->w_row != NULL) {
                 char *end;
-                long long v = strtoll(e->x->w_row, &end, 10);
-                if (end != e->x->w_row && *end == '\0')
+                long long v = strtoll(qc_x(e->x)->w_row, &end, 10);
+                if (end != qc_x(e->x)->w_row && *end == '\0')
                     wx(e)->w_job = (int64_t)v;
             }
-        } else if (e->type == QC_EV_NOTE && e->x->note != NULL && !strcmp(e->x->note, "witness")) {
-            complete = e->x->complete == 1;
+        } else if (e->type == QC_EV_NOTE && qc_x(e->x)->note != NULL && !strcmp(qc_x(e->x)->note, "witness")) {
+            complete = qc_x(e->x)->complete == 1;
         }
     }
     h->info.witness_complete = h->info.witness && complete;
@@ -361,7 +361,7 @@ int qc__witness_merge(qc_history *h)
     }
     for (size_t i = 0; i < h->n; i++)
         if (h->ev[i].type == QC_EV_WITNESS)
-            x.r[x.n++] = (wref){h->ev[i].x->w_job, h->ev[i].x->w_id, i};
+            x.r[x.n++] = (wref){qc_x(h->ev[i].x)->w_job, qc_x(h->ev[i].x)->w_id, i};
     qsort(x.r, x.n, sizeof *x.r, cmp_wref);
     size_t nc = 0;
     for (size_t i = 0; i < h->n; i++)

@@ -55,8 +55,8 @@ static const char *nz(const char *s)
 /* "row 76 (qchaos-w3.1: active -> completed)" */
 static void row_words(const qc_event *w, char *buf, size_t n)
 {
-    snprintf(buf, n, "witness row %lld (%s: %s -> %s)", (long long)w->x->w_id, nz(w->x->w_session),
-             nz(w->x->w_old_state), nz(w->x->w_state));
+    snprintf(buf, n, "witness row %lld (%s: %s -> %s)", (long long)qc_x(w->x)->w_id, nz(qc_x(w->x)->w_session),
+             nz(qc_x(w->x)->w_old_state), nz(qc_x(w->x)->w_state));
 }
 
 /* The answer (ok / fail / info) of invoke i, or NULL. */
@@ -89,8 +89,8 @@ static void stale_finding(const qc_history *h, char *out, size_t n)
 
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *f = &h->ev[i];
-        if (f->type != QC_EV_FAULT || f->x->fault == NULL ||
-            strcmp(f->x->fault, "stall_beyond_lease"))
+        if (f->type != QC_EV_FAULT || qc_x(f->x)->fault == NULL ||
+            strcmp(qc_x(f->x)->fault, "stall_beyond_lease"))
             continue;
         stalls++;
         const qc_event *inv = NULL, *ans = NULL, *other = NULL;
@@ -195,8 +195,8 @@ static void killed_finding(const qc_history *h, char *out, size_t n)
     }
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *f = &h->ev[i];
-        if (f->type != QC_EV_FAULT || f->x->fault == NULL ||
-            strcmp(f->x->fault, "kill_after_claim"))
+        if (f->type != QC_EV_FAULT || qc_x(f->x)->fault == NULL ||
+            strcmp(qc_x(f->x)->fault, "kill_after_claim"))
             continue;
         kills++;
         const qc_event *claim = NULL;
@@ -214,15 +214,15 @@ static void killed_finding(const qc_history *h, char *out, size_t n)
         const qc_event *gave = NULL, *next = NULL;
         for (size_t k = 0; k < h->n; k++) {
             const qc_event *w = &h->ev[k];
-            if (w->type != QC_EV_WITNESS || w->x->w_job != c->x->w_job || w->x->w_id <= c->x->w_id)
+            if (w->type != QC_EV_WITNESS || qc_x(w->x)->w_job != qc_x(c->x)->w_job || qc_x(w->x)->w_id <= qc_x(c->x)->w_id)
                 continue;
             int left =
-                w->x->w_change == 'd' ||
-                (w->x->w_change == 'u' &&
-                 !(w->x->w_old_state == NULL
-                       ? w->x->w_state == NULL
-                       : w->x->w_state != NULL && !strcmp(w->x->w_old_state, w->x->w_state)));
-            if (gave == NULL && left && (next == NULL || w->x->w_id < next->x->w_id))
+                qc_x(w->x)->w_change == 'd' ||
+                (qc_x(w->x)->w_change == 'u' &&
+                 !(qc_x(w->x)->w_old_state == NULL
+                       ? qc_x(w->x)->w_state == NULL
+                       : qc_x(w->x)->w_state != NULL && !strcmp(qc_x(w->x)->w_old_state, qc_x(w->x)->w_state)));
+            if (gave == NULL && left && (next == NULL || qc_x(w->x)->w_id < qc_x(next->x)->w_id))
                 gave = w;
             /* the next claim: a row an OK claim of another incarnation made */
             if (next == NULL)
@@ -233,11 +233,11 @@ static void killed_finding(const qc_history *h, char *out, size_t n)
                         break;
                     }
         }
-        if (gave != NULL && gave->x->w_now >= 0 && c->x->w_now >= 0) {
+        if (gave != NULL && qc_x(gave->x)->w_now >= 0 && qc_x(c->x)->w_now >= 0) {
             back++;
-            gb[ngb++] = gave->x->w_now - c->x->w_now;
-            if (next != NULL && next->x->w_now >= 0)
-                rc[nrc++] = next->x->w_now - c->x->w_now;
+            gb[ngb++] = qc_x(gave->x)->w_now - qc_x(c->x)->w_now;
+            if (next != NULL && qc_x(next->x)->w_now >= 0)
+                rc[nrc++] = qc_x(next->x)->w_now - qc_x(c->x)->w_now;
             if (!ex[0][0]) {
                 char a[200], b[200], d[200] = "";
                 row_words(c, a, sizeof a);
@@ -247,7 +247,7 @@ static void killed_finding(const qc_history *h, char *out, size_t n)
                 snprintf(ex[0], sizeof ex[0],
                          "job %lld: claimed by the killed worker %d.%d at %s, given back %.0f ms "
                          "later by %s%s%s",
-                         (long long)f->job, f->worker, f->inc, a, gave->x->w_now - c->x->w_now, b,
+                         (long long)f->job, f->worker, f->inc, a, qc_x(gave->x)->w_now - qc_x(c->x)->w_now, b,
                          d[0] ? ", claimed again at " : "", d);
             }
         } else if (next == NULL) {

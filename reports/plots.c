@@ -222,8 +222,8 @@ static void find_phases(const qc_history *h, phases *ph)
             ph->enqueue = e->t;
         if (isnan(ph->work) && e->type == QC_EV_INVOKE && e->op == QC_OP_CLAIM)
             ph->work = e->t;
-        if (isnan(ph->heal) && e->type == QC_EV_NOTE && e->x->note != NULL &&
-            strncmp(e->x->note, "heal", 4) == 0)
+        if (isnan(ph->heal) && e->type == QC_EV_NOTE && qc_x(e->x)->note != NULL &&
+            strncmp(qc_x(e->x)->note, "heal", 4) == 0)
             ph->heal = e->t;
         if (isnan(ph->snapshot) && e->type == QC_EV_SNAPSHOT)
             ph->snapshot = e->t;
@@ -376,9 +376,9 @@ static int write_throughput(const char *pdir, const qc_history *h, const qc__res
         fprintf(d, "\n\n# faults %s: from_s to_s\n", fkinds[k].name);
         for (size_t i = 0; i < h->n; i++) {
             const qc_event *e = &h->ev[i];
-            if (e->type != QC_EV_FAULT || e->t == QC_NO_TIME || fkind_of(e->x->fault) != k)
+            if (e->type != QC_EV_FAULT || e->t == QC_NO_TIME || fkind_of(qc_x(e->x)->fault) != k)
                 continue;
-            double to = e->x->until_t != QC_NO_TIME && e->x->until_t > e->t ? e->x->until_t : e->t;
+            double to = qc_x(e->x)->until_t != QC_NO_TIME && qc_x(e->x)->until_t > e->t ? qc_x(e->x)->until_t : e->t;
             fprintf(d, "%.3f %.3f\n", e->t / 1000.0, to / 1000.0);
             nfk[k]++;
         }
@@ -855,12 +855,12 @@ static int write_queue_depth(const char *pdir, const qc_history *h, qc__plots *p
         if (e->type != QC_EV_MONITOR || e->t == QC_NO_TIME)
             continue;
         fprintf(d, "%.3f", e->t / 1000.0);
-        put_count(d, e->x->ready);
-        put_count(d, e->x->inflight);
-        put_count(d, e->x->expired);
-        put_count(d, e->x->dead);
-        if (e->x->oldest_ready_age_ms >= 0)
-            fprintf(d, " %.3f\n", e->x->oldest_ready_age_ms);
+        put_count(d, qc_x(e->x)->ready);
+        put_count(d, qc_x(e->x)->inflight);
+        put_count(d, qc_x(e->x)->expired);
+        put_count(d, qc_x(e->x)->dead);
+        if (qc_x(e->x)->oldest_ready_age_ms >= 0)
+            fprintf(d, " %.3f\n", qc_x(e->x)->oldest_ready_age_ms);
         else
             fputs(" ?\n", d);
     }

@@ -305,7 +305,7 @@ static void put_job_token(char *buf, size_t n, size_t *len, const qc_history *h,
 {
     const qc_event *inv = e->invoke >= 0 && (size_t)e->invoke < h->n ? &h->ev[e->invoke] : NULL;
     int64_t job = e->job != QC_NO_JOB ? e->job : inv != NULL ? inv->job : QC_NO_JOB;
-    const char *tok = e->token != NULL ? e->token : inv != NULL ? inv->token : NULL;
+    const char *tok = qc_s(e->token) != NULL ? qc_s(e->token) : inv != NULL ? qc_s(inv->token) : NULL;
 
     if (job != QC_NO_JOB)
         put(buf, n, len, " of job %" PRId64, job);
@@ -424,8 +424,8 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
             put(buf, n, &len,
                 e->op == QC_OP_CLAIM ? ", the claim returned %ld row(s)" : ", %ld row(s) changed",
                 (long)e->rows);
-        if (e->new_token != NULL)
-            put(buf, n, &len, ", new token %s", e->new_token);
+        if (qc_s(e->new_token) != NULL)
+            put(buf, n, &len, ", new token %s", qc_s(e->new_token));
         put_server_times(buf, n, &len, e, origin);
         break;
     case QC_EV_FAIL:
@@ -437,27 +437,27 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
             e->type == QC_EV_FAIL ? " failed (it did not take effect)"
                                   : " has an unknown outcome (it may have "
                                     "taken effect)");
-        if (e->error != NULL)
-            put(buf, n, &len, ": %s", e->error);
+        if (qc_s(e->error) != NULL)
+            put(buf, n, &len, ": %s", qc_s(e->error));
         break;
     case QC_EV_EFFECT:
         put_who(buf, n, &len, e);
         put(buf, n, &len, " delivered the effect");
         put_job_token(buf, n, &len, h, e);
-        if (e->op_key != NULL)
-            put(buf, n, &len, " (op key %s)", e->op_key);
+        if (qc_s(e->op_key) != NULL)
+            put(buf, n, &len, " (op key %s)", qc_s(e->op_key));
         put(buf, n, &len, e->applied ? "; the sink applied it" : "; the sink deduplicated it");
         break;
     case QC_EV_FAULT:
-        put(buf, n, &len, "the harness injected fault %s", e->x->fault != NULL ? e->x->fault : "?");
+        put(buf, n, &len, "the harness injected fault %s", qc_x(e->x)->fault != NULL ? qc_x(e->x)->fault : "?");
         if (e->job != QC_NO_JOB)
             put(buf, n, &len, " on job %" PRId64, e->job);
         if (e->worker >= 0)
             put(buf, n, &len, " (worker %d, incarnation %d)", e->worker, e->inc);
-        if (e->x->target >= 0)
-            put(buf, n, &len, " on the session of worker %d", e->x->target);
-        if (e->x->until_t != QC_NO_TIME)
-            put(buf, n, &len, " until %.1f ms", e->x->until_t);
+        if (qc_x(e->x)->target >= 0)
+            put(buf, n, &len, " on the session of worker %d", qc_x(e->x)->target);
+        if (qc_x(e->x)->until_t != QC_NO_TIME)
+            put(buf, n, &len, " until %.1f ms", qc_x(e->x)->until_t);
         break;
     case QC_EV_SNAPSHOT:
         if (e->job == QC_NO_JOB) { /* the marker of an empty queue (decision 1100) */
@@ -465,63 +465,63 @@ void qc__report_describe(const qc_history *h, double origin, int64_t seq, char *
             break;
         }
         put(buf, n, &len, "the final snapshot has job %" PRId64 " %s", e->job,
-            e->state != NULL ? e->state : "in no state");
+            qc_s(e->state) != NULL ? qc_s(e->state) : "in no state");
         if (e->attempt >= 0)
             put(buf, n, &len, " (attempt %d)", e->attempt);
-        if (e->token != NULL)
-            put(buf, n, &len, " with token %s", e->token);
-        if (e->error != NULL)
-            put(buf, n, &len, ", error kept: %s", e->error);
+        if (qc_s(e->token) != NULL)
+            put(buf, n, &len, " with token %s", qc_s(e->token));
+        if (qc_s(e->error) != NULL)
+            put(buf, n, &len, ", error kept: %s", qc_s(e->error));
         break;
     case QC_EV_MONITOR:
         put(buf, n, &len, "monitor sample: %ld ready, %ld in flight, %ld expired, %ld dead",
-            e->x->ready, e->x->inflight, e->x->expired, e->x->dead);
+            qc_x(e->x)->ready, qc_x(e->x)->inflight, qc_x(e->x)->expired, qc_x(e->x)->dead);
         break;
     case QC_EV_END:
         put(buf, n, &len,
-            e->drained ? "end of run, every job done or dead"
+            qc_x(e->x)->drained ? "end of run, every job done or dead"
                        : "end of run, the drain did not finish");
         break;
     case QC_EV_NOTE:
-        put(buf, n, &len, "note: %s", e->x->note ? e->x->note : "(none)");
-        if (e->x->calls >= 0)
-            put(buf, n, &len, ", the server counted %lld claim statements", (long long)e->x->calls);
-        if (e->x->pid >= 0)
-            put(buf, n, &len, ", worker %d.%d on server session %d", e->worker, e->inc, e->x->pid);
+        put(buf, n, &len, "note: %s", qc_x(e->x)->note ? qc_x(e->x)->note : "(none)");
+        if (qc_x(e->x)->calls >= 0)
+            put(buf, n, &len, ", the server counted %lld claim statements", (long long)qc_x(e->x)->calls);
+        if (qc_x(e->x)->pid >= 0)
+            put(buf, n, &len, ", worker %d.%d on server session %d", e->worker, e->inc, qc_x(e->x)->pid);
         break;
     case QC_EV_SESSION:
-        put(buf, n, &len, "the monitor saw worker %d's server session %d %s", e->worker, e->x->pid,
-            e->state ? e->state : "(state unknown)");
-        if (e->x->xact_ms >= 0)
-            put(buf, n, &len, ", its transaction open %.0f ms", e->x->xact_ms);
+        put(buf, n, &len, "the monitor saw worker %d's server session %d %s", e->worker, qc_x(e->x)->pid,
+            qc_s(e->state) ? qc_s(e->state) : "(state unknown)");
+        if (qc_x(e->x)->xact_ms >= 0)
+            put(buf, n, &len, ", its transaction open %.0f ms", qc_x(e->x)->xact_ms);
         break;
     case QC_EV_WITNESS:
         put(buf, n, &len, "the witness saw session %s %s job %s",
-            e->x->w_session != NULL ? e->x->w_session : "(unnamed)",
-            e->x->w_change == 'i'   ? "insert"
-            : e->x->w_change == 'd' ? "delete"
+            qc_x(e->x)->w_session != NULL ? qc_x(e->x)->w_session : "(unnamed)",
+            qc_x(e->x)->w_change == 'i'   ? "insert"
+            : qc_x(e->x)->w_change == 'd' ? "delete"
                                     : "update",
-            e->x->w_row != NULL ? e->x->w_row : "?");
-        if (e->x->w_change == 'u')
-            put(buf, n, &len, " (%s -> %s", e->x->w_old_state ? e->x->w_old_state : "NULL",
-                e->x->w_state ? e->x->w_state : "NULL");
+            qc_x(e->x)->w_row != NULL ? qc_x(e->x)->w_row : "?");
+        if (qc_x(e->x)->w_change == 'u')
+            put(buf, n, &len, " (%s -> %s", qc_x(e->x)->w_old_state ? qc_x(e->x)->w_old_state : "NULL",
+                qc_x(e->x)->w_state ? qc_x(e->x)->w_state : "NULL");
         else
             put(buf, n, &len, " (%s",
-                e->x->w_change == 'i' ? (e->x->w_state ? e->x->w_state : "NULL")
-                                      : (e->x->w_old_state ? e->x->w_old_state : "NULL"));
-        if (e->x->w_old_token != NULL || e->x->w_token != NULL)
-            put(buf, n, &len, ", token %s -> %s", e->x->w_old_token ? e->x->w_old_token : "NULL",
-                e->x->w_token ? e->x->w_token : "NULL");
+                qc_x(e->x)->w_change == 'i' ? (qc_x(e->x)->w_state ? qc_x(e->x)->w_state : "NULL")
+                                      : (qc_x(e->x)->w_old_state ? qc_x(e->x)->w_old_state : "NULL"));
+        if (qc_x(e->x)->w_old_token != NULL || qc_x(e->x)->w_token != NULL)
+            put(buf, n, &len, ", token %s -> %s", qc_x(e->x)->w_old_token ? qc_x(e->x)->w_old_token : "NULL",
+                qc_x(e->x)->w_token ? qc_x(e->x)->w_token : "NULL");
         put(buf, n, &len, ")");
-        if (e->x->w_txid >= 0)
-            put(buf, n, &len, " in transaction %" PRId64, e->x->w_txid);
-        if (e->x->w_now != QC_NO_TIME)
-            put(buf, n, &len, " at server time %.1f", e->x->w_now);
-        put(buf, n, &len, ", committed (witness row %" PRId64 ")", e->x->w_id);
+        if (qc_x(e->x)->w_txid >= 0)
+            put(buf, n, &len, " in transaction %" PRId64, qc_x(e->x)->w_txid);
+        if (qc_x(e->x)->w_now != QC_NO_TIME)
+            put(buf, n, &len, " at server time %.1f", qc_x(e->x)->w_now);
+        put(buf, n, &len, ", committed (witness row %" PRId64 ")", qc_x(e->x)->w_id);
         break;
     case QC_EV_SWITCH_SNAPSHOT:
         put(buf, n, &len, "job %" PRId64 " %s on the replica before its promotion (%s)", e->job,
-            e->state ? e->state : "without a state", e->x->fault ? e->x->fault : "switch");
+            qc_s(e->state) ? qc_s(e->state) : "without a state", qc_x(e->x)->fault ? qc_x(e->x)->fault : "switch");
         break;
     case QC_EV_OTHER:
         put(buf, n, &len, "an event of a type this version does not know");

@@ -161,12 +161,12 @@ static json_t *fault_plan(const qc_history *h, json_t *hdr)
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *e = &h->ev[i];
         size_t k;
-        if (e->x->fault == NULL)
+        if (qc_x(e->x)->fault == NULL)
             continue;
-        for (k = 0; k < NKINDS && strcmp(kinds[k], e->x->fault) != 0; k++)
+        for (k = 0; k < NKINDS && strcmp(kinds[k], qc_x(e->x)->fault) != 0; k++)
             ;
-        if (e->type == QC_EV_NOTE && e->x->note != NULL && strcmp(e->x->note, "fault plan") == 0)
-            planned[k] = e->x->planned;
+        if (e->type == QC_EV_NOTE && qc_x(e->x)->note != NULL && strcmp(qc_x(e->x)->note, "fault plan") == 0)
+            planned[k] = qc_x(e->x)->planned;
         else if (e->type == QC_EV_FAULT)
             fired[k]++;
     }

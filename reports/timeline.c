@@ -187,8 +187,8 @@ static int build(timeline *tl, const qc_history *h, double origin, const qc__rvi
             x.kind = K_EFFECT;
         } else if (e->type == QC_EV_FAULT) {
             x.kind = K_FAULT;
-            if (e->x->until_t != QC_NO_TIME && e->x->until_t > e->t)
-                x.t1 = e->x->until_t;
+            if (qc_x(e->x)->until_t != QC_NO_TIME && qc_x(e->x)->until_t > e->t)
+                x.t1 = qc_x(e->x)->until_t;
         } else if (!cited) {
             continue; /* snapshot rows, notes: only when cited */
         } else {
@@ -281,11 +281,11 @@ static int build(timeline *tl, const qc_history *h, double origin, const qc__rvi
     /* The nemesis ending a session of a lane's worker inside the window. */
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *e = &h->ev[i];
-        if (e->type != QC_EV_FAULT || e->x->target < 0 || e->t < tl->lo || e->t > tl->hi)
+        if (e->type != QC_EV_FAULT || qc_x(e->x)->target < 0 || e->t < tl->lo || e->t > tl->hi)
             continue;
         int hit = 0;
         for (size_t k = 0; k < tl->nl; k++)
-            hit |= tl->ln[k].worker == e->x->target;
+            hit |= tl->ln[k].worker == qc_x(e->x)->target;
         if (!hit)
             continue;
         int ln = lane_of(tl, e);
@@ -318,7 +318,7 @@ static const char *op_word(const qc_event *e)
     if (e->type == QC_EV_EFFECT)
         return "effect";
     if (e->type == QC_EV_FAULT)
-        return e->x->fault != NULL ? e->x->fault : "fault";
+        return qc_x(e->x)->fault != NULL ? qc_x(e->x)->fault : "fault";
     if (e->type == QC_EV_SNAPSHOT)
         return "snapshot";
     if (e->type == QC_EV_NOTE)

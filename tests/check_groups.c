@@ -40,10 +40,10 @@ START_TEST(test_history_group_field_parsed_absent_null)
                     "{'seq':4,'type':'ok','op':'claim','worker':3,'rows':1,'job':2,"
                     "'token':'b','now':1000.5,'lease_until':6000.5,'group':null}\n");
     ck_assert_uint_eq(h.n, 4);
-    ck_assert_str_eq(h.ev[0].group, "g1");
-    ck_assert_ptr_null(h.ev[1].group);
-    ck_assert_str_eq(h.ev[2].group, "g1");
-    ck_assert_ptr_null(h.ev[3].group);
+    ck_assert_str_eq(qc_s(h.ev[0].group), "g1");
+    ck_assert_ptr_null(qc_s(h.ev[1].group));
+    ck_assert_str_eq(qc_s(h.ev[2].group), "g1");
+    ck_assert_ptr_null(qc_s(h.ev[3].group));
     qc_history_fini(&h);
 }
 END_TEST
@@ -56,7 +56,7 @@ START_TEST(test_history_group_integer_read_as_text)
 
     memset(&h, 0, sizeof h);
     load(&h, "{'seq':1,'type':'ok','op':'enqueue','job':1,'group':7}\n");
-    ck_assert_str_eq(h.ev[0].group, "7");
+    ck_assert_str_eq(qc_s(h.ev[0].group), "7");
     qc_history_fini(&h);
 }
 END_TEST

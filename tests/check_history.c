@@ -174,7 +174,7 @@ START_TEST(test_history_parse_header_fields_filled)
     ck_assert_int_eq(h.info.recovery_slack_ms, 2000);
     ck_assert_uint_eq(h.n, 1); /* the header is not an event */
     ck_assert_int_eq(h.ev[0].type, QC_EV_END);
-    ck_assert_int_eq(h.ev[0].drained, 1);
+    ck_assert_int_eq(qc_x(h.ev[0].x)->drained, 1);
     qc_history_fini(&h);
 }
 END_TEST
@@ -280,6 +280,32 @@ END_TEST
 
 /* ---- events ----------------------------------------------------------- */
 
+/* The record's 32-bit fields (issue 16): req at the edges of its range is
+ * read, one past them is refused naming the line and the field. */
+START_TEST(test_history_parse_req_range)
+{
+    qc_history h;
+    qc_err err;
+
+    ck_assert_int_eq(parse(&h,
+                           "{'seq':1,'type':'invoke','op':'claim','worker':0,'req':2147483647}\n"
+                           "{'seq':2,'type':'invoke','op':'claim','worker':1,'req':-2147483648}\n",
+                           &err),
+                     0);
+    ck_assert_int_eq(h.ev[0].req, 2147483647);
+    ck_assert_int_eq(h.ev[1].req, -2147483647 - 1);
+    qc_history_fini(&h);
+    ck_assert_int_eq(parse(&h,
+                           "{'seq':1,'type':'invoke','op':'claim','worker':0,'req':1}\n"
+                           "{'seq':2,'type':'invoke','op':'claim','worker':0,'req':2147483648}\n",
+                           &err),
+                     QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":2: field \"req\" is not an integer in") != NULL, "%s",
+                  err.msg);
+    qc_history_fini(&h);
+}
+END_TEST
+
 START_TEST(test_history_parse_event_fields_read)
 {
     qc_history h;
@@ -305,21 +331,21 @@ START_TEST(test_history_parse_event_fields_read)
     ck_assert_int_eq(e->req, 55);
     ck_assert_int_eq(e->rows, 1);
     ck_assert_int_eq(e->job, 17);
-    ck_assert_str_eq(e->token, "5b1e");
+    ck_assert_str_eq(qc_s(e->token), "5b1e");
     ck_assert_double_eq(e->lease_until, 1764470000123.0);
     ck_assert_double_eq(e->now, 1764469995123.5);
     ck_assert_int_eq(e->attempt, 1);
-    ck_assert_str_eq(e->op_key, "17");
+    ck_assert_str_eq(qc_s(e->op_key), "17");
     ck_assert_int_eq(e->line, 1);
     ck_assert_int_eq(e->file, 0);
     /* the second line: absent fields read back as documented */
     e = &h.ev[1];
     ck_assert_int_eq(e->type, QC_EV_EFFECT);
     ck_assert_int_eq(e->applied, 1);
-    ck_assert_str_eq(e->new_token, "x");
-    ck_assert_str_eq(e->state, "done");
-    ck_assert_str_eq(e->x->fault, "poison");
-    ck_assert_str_eq(e->error, "boom");
+    ck_assert_str_eq(qc_s(e->new_token), "x");
+    ck_assert_str_eq(qc_s(e->state), "done");
+    ck_assert_str_eq(qc_x(e->x)->fault, "poison");
+    ck_assert_str_eq(qc_s(e->error), "boom");
     ck_assert_double_eq(e->t, QC_NO_TIME);
     ck_assert_int_eq(e->op, QC_OP_NONE);
     ck_assert_int_eq(e->worker, -1);
@@ -329,8 +355,8 @@ START_TEST(test_history_parse_event_fields_read)
     ck_assert_double_eq(e->now, QC_NO_TIME);
     ck_assert_double_eq(e->lease_until, QC_NO_TIME);
     ck_assert_int_eq(e->attempt, -1);
-    ck_assert_ptr_null(e->token);
-    ck_assert_ptr_null(e->op_key);
+    ck_assert_ptr_null(qc_s(e->token));
+    ck_assert_ptr_null(qc_s(e->op_key));
     ck_assert_int_eq(e->invoke, -1);
     ck_assert_int_eq(e->line, 2);
     qc_history_fini(&h);
@@ -351,20 +377,20 @@ START_TEST(test_history_parse_monitor_and_fault_window_read)
                            &err),
                      0);
     ck_assert_int_eq(h.ev[0].type, QC_EV_MONITOR);
-    ck_assert_int_eq(h.ev[0].x->ready, 10);
-    ck_assert_int_eq(h.ev[0].x->inflight, 4);
-    ck_assert_int_eq(h.ev[0].x->expired, 1);
-    ck_assert_int_eq(h.ev[0].x->dead, 0);
-    ck_assert_int_eq(h.ev[0].x->done, 85);
-    ck_assert_double_eq(h.ev[0].x->oldest_ready_age_ms, 120.5);
-    ck_assert_double_eq(h.ev[0].x->until_t, QC_NO_TIME);
+    ck_assert_int_eq(qc_x(h.ev[0].x)->ready, 10);
+    ck_assert_int_eq(qc_x(h.ev[0].x)->inflight, 4);
+    ck_assert_int_eq(qc_x(h.ev[0].x)->expired, 1);
+    ck_assert_int_eq(qc_x(h.ev[0].x)->dead, 0);
+    ck_assert_int_eq(qc_x(h.ev[0].x)->done, 85);
+    ck_assert_double_eq(qc_x(h.ev[0].x)->oldest_ready_age_ms, 120.5);
+    ck_assert_double_eq(qc_x(h.ev[0].x)->until_t, QC_NO_TIME);
     ck_assert_int_eq(h.ev[1].type, QC_EV_FAULT);
-    ck_assert_double_eq(h.ev[1].x->until_t, 9006.25);
-    ck_assert_int_eq(h.ev[1].x->ready, -1);
-    ck_assert_int_eq(h.ev[2].x->ready, 2);
-    ck_assert_int_eq(h.ev[2].x->inflight, -1);
-    ck_assert_int_eq(h.ev[2].x->done, -1);
-    ck_assert_double_eq(h.ev[2].x->oldest_ready_age_ms, -1.0);
+    ck_assert_double_eq(qc_x(h.ev[1].x)->until_t, 9006.25);
+    ck_assert_int_eq(qc_x(h.ev[1].x)->ready, -1);
+    ck_assert_int_eq(qc_x(h.ev[2].x)->ready, 2);
+    ck_assert_int_eq(qc_x(h.ev[2].x)->inflight, -1);
+    ck_assert_int_eq(qc_x(h.ev[2].x)->done, -1);
+    ck_assert_double_eq(qc_x(h.ev[2].x)->oldest_ready_age_ms, -1.0);
     qc_history_fini(&h);
 }
 END_TEST
@@ -401,7 +427,7 @@ START_TEST(test_history_parse_equal_tokens_interned)
                            "{'seq':2,'type':'ok','op':'complete','job':1,'token':'abc'}\n",
                            &err),
                      0);
-    ck_assert_ptr_eq(h.ev[0].token, h.ev[1].token);
+    ck_assert_ptr_eq(qc_s(h.ev[0].token), qc_s(h.ev[1].token));
     ck_assert_ptr_nonnull(h.strings);
     qc_history_fini(&h);
 }
@@ -665,7 +691,7 @@ START_TEST(test_history_parse_wrong_field_type_einval)
     ck_assert_str_eq(err.msg, "(text):1: field \"token\" is not a string");
     /* an integer token is kept as its decimal text */
     ck_assert_int_eq(parse(&h, "{'seq':1,'type':'ok','token':12345}\n", &err), 0);
-    ck_assert_str_eq(h.ev[0].token, "12345");
+    ck_assert_str_eq(qc_s(h.ev[0].token), "12345");
     qc_history_fini(&h);
 }
 END_TEST
@@ -865,6 +891,7 @@ static Suite *history_suite(void)
     tc = tcase_create("events");
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_history_parse_event_fields_read);
+    tcase_add_test(tc, test_history_parse_req_range);
     tcase_add_test(tc, test_history_parse_monitor_and_fault_window_read);
     tcase_add_test(tc, test_history_parse_unknown_type_and_op_kept_as_other);
     tcase_add_test(tc, test_history_parse_equal_tokens_interned);

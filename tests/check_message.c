@@ -236,15 +236,15 @@ START_TEST(test_message_ledger_fields_parsed)
                  "{'seq':16,'t':16,'type':'ok','op':'dedup','worker':0,'inc':0,'req':14,"
                  "'job':1,'token':'a','rows':1,'run':true}\n");
     ck_assert_uint_eq(h.n, 7);
-    ck_assert_str_eq(h.ev[0].x->message, MSG_A);
+    ck_assert_str_eq(qc_x(h.ev[0].x)->message, MSG_A);
     ck_assert_int_eq(h.ev[4].op, QC_OP_DEDUP);
     ck_assert_int_eq(h.ev[4].type, QC_EV_INVOKE);
     ck_assert_int_eq(h.ev[5].op, QC_OP_DEDUP);
-    ck_assert_int_eq(h.ev[5].x->run, 0);
+    ck_assert_int_eq(qc_x(h.ev[5].x)->run, 0);
     ck_assert_int_eq(h.ev[5].invoke, 4);
-    ck_assert_int_eq(h.ev[6].x->run, 1);
-    ck_assert_int_eq(h.ev[4].x->run, -1);
-    ck_assert_ptr_null(h.ev[4].x->message);
+    ck_assert_int_eq(qc_x(h.ev[6].x)->run, 1);
+    ck_assert_int_eq(qc_x(h.ev[4].x)->run, -1);
+    ck_assert_ptr_null(qc_x(h.ev[4].x)->message);
     ck_assert_str_eq(qc_op_name(QC_OP_DEDUP), "dedup");
     if (_i == 1)
         ck_assert_uint_eq(h.fast_lines, 0);

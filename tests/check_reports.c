@@ -763,16 +763,16 @@ START_TEST(test_history_monitor_and_until_t_fields_parsed)
     const qc_event *m = qc__report_find_seq(&h, 14), *f = qc__report_find_seq(&h, 6);
     const qc_event *k = qc__report_find_seq(&h, 9), *o = qc__report_find_seq(&h, 5);
     ck_assert(m != NULL && f != NULL && k != NULL && o != NULL);
-    ck_assert_int_eq(m->x->ready, 1);
-    ck_assert_int_eq(m->x->inflight, 2);
-    ck_assert_int_eq(m->x->expired, 1);
-    ck_assert_int_eq(m->x->dead, 0);
-    ck_assert_int_eq(m->x->done, 0);
-    ck_assert_double_eq(m->x->oldest_ready_age_ms, 1290.0);
-    ck_assert_double_eq(f->x->until_t, 1400.0);
-    ck_assert_double_eq(k->x->until_t, QC_NO_TIME);
-    ck_assert_int_eq(o->x->ready, -1);
-    ck_assert_double_eq(o->x->oldest_ready_age_ms, -1.0);
+    ck_assert_int_eq(qc_x(m->x)->ready, 1);
+    ck_assert_int_eq(qc_x(m->x)->inflight, 2);
+    ck_assert_int_eq(qc_x(m->x)->expired, 1);
+    ck_assert_int_eq(qc_x(m->x)->dead, 0);
+    ck_assert_int_eq(qc_x(m->x)->done, 0);
+    ck_assert_double_eq(qc_x(m->x)->oldest_ready_age_ms, 1290.0);
+    ck_assert_double_eq(qc_x(f->x)->until_t, 1400.0);
+    ck_assert_double_eq(qc_x(k->x)->until_t, QC_NO_TIME);
+    ck_assert_int_eq(qc_x(o->x)->ready, -1);
+    ck_assert_double_eq(qc_x(o->x)->oldest_ready_age_ms, -1.0);
     qc_history_fini(&h);
 }
 END_TEST

@@ -94,8 +94,8 @@ START_TEST(test_scenario_fault_correct_protocol_passes)
         load_history(s, &h);
         int paused = 0;
         for (size_t i = 0; i < h.n; i++)
-            paused += h.ev[i].type == QC_EV_FAULT && h.ev[i].x->fault != NULL &&
-                      !strcmp(h.ev[i].x->fault, "pause_server") && h.ev[i].x->until_t > h.ev[i].t;
+            paused += h.ev[i].type == QC_EV_FAULT && qc_x(h.ev[i].x)->fault != NULL &&
+                      !strcmp(qc_x(h.ev[i].x)->fault, "pause_server") && qc_x(h.ev[i].x)->until_t > h.ev[i].t;
         ck_assert_int_eq(paused, 1);
         qc_history_fini(&h);
         char cmd[600];
@@ -199,7 +199,7 @@ START_TEST(test_case_c12_poison_claimed_at_most_3_times)
     load_history("c12", &h);
     int64_t poison = QC_NO_JOB;
     for (size_t i = 0; i < h.n; i++)
-        if (h.ev[i].type == QC_EV_FAULT && h.ev[i].x->fault && !strcmp(h.ev[i].x->fault, "poison"))
+        if (h.ev[i].type == QC_EV_FAULT && qc_x(h.ev[i].x)->fault && !strcmp(qc_x(h.ev[i].x)->fault, "poison"))
             poison = h.ev[i].job;
     ck_assert(poison != QC_NO_JOB);
     int claims = 0, kills[2] = {0, 0}, done = 0;
@@ -211,10 +211,10 @@ START_TEST(test_case_c12_poison_claimed_at_most_3_times)
         if (e->type == QC_EV_FAULT && e->worker >= 0 && e->worker < 2)
             kills[e->worker]++;
         if (e->type == QC_EV_SNAPSHOT && e->job == poison) {
-            state = e->state;
-            error = e->error;
+            state = qc_s(e->state);
+            error = qc_s(e->error);
         }
-        if (e->type == QC_EV_SNAPSHOT && e->state && !strcmp(e->state, "done"))
+        if (e->type == QC_EV_SNAPSHOT && qc_s(e->state) && !strcmp(qc_s(e->state), "done"))
             done++;
     }
     ck_assert_int_le(claims, 3);
@@ -366,7 +366,7 @@ START_TEST(test_case_c23_outbox_copies_effect_once_per_message)
     load_history("c23", &h);
     long suppressed = 0;
     for (size_t i = 0; i < h.n; i++)
-        suppressed += h.ev[i].type == QC_EV_OK && h.ev[i].op == QC_OP_DEDUP && h.ev[i].x->run == 0;
+        suppressed += h.ev[i].type == QC_EV_OK && h.ev[i].op == QC_OP_DEDUP && qc_x(h.ev[i].x)->run == 0;
     qc_history_fini(&h);
     ck_assert_int_eq(suppressed, 200);
 
@@ -396,7 +396,7 @@ static void graceful_stop_facts(const char *name, long *stops, long *renews_afte
     *stops = *renews_after = *zero = 0;
     for (size_t i = 0; i < h.n; i++) {
         const qc_event *f = &h.ev[i];
-        if (f->type != QC_EV_FAULT || f->x->fault == NULL || strcmp(f->x->fault, "graceful_stop"))
+        if (f->type != QC_EV_FAULT || qc_x(f->x)->fault == NULL || strcmp(qc_x(f->x)->fault, "graceful_stop"))
             continue;
         (*stops)++;
         for (size_t k = i + 1; k < h.n; k++) {
@@ -534,7 +534,7 @@ START_TEST(test_txn_model_killed_claim_rolled_back_and_redone)
             if (e->type == QC_EV_OK && e->op == QC_OP_CLAIM)
                 claims++;
             if (e->type == QC_EV_SNAPSHOT) {
-                state = e->state;
+                state = qc_s(e->state);
                 attempt = e->attempt;
             }
         }

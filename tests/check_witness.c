@@ -78,11 +78,11 @@ START_TEST(test_merge_lost_ack_committed_resolved)
     ck_assert_int_eq(h.info.witness_complete, 1);
     const qc_event *w = ev_seq(&h, 11);
     ck_assert_int_eq(w->type, QC_EV_WITNESS);
-    ck_assert_int_eq(w->x->w_actor, QC_ACTOR_WORKER);
-    ck_assert_int_eq(w->x->w_worker, 1);
-    ck_assert_int_eq(w->x->w_job, 1);
+    ck_assert_int_eq(qc_x(w->x)->w_actor, QC_ACTOR_WORKER);
+    ck_assert_int_eq(qc_x(w->x)->w_worker, 1);
+    ck_assert_int_eq(qc_x(w->x)->w_job, 1);
     /* the witness row's fields never pose as a request's */
-    ck_assert(w->job == QC_NO_JOB && w->token == NULL && w->op == QC_OP_NONE);
+    ck_assert(w->job == QC_NO_JOB && qc_s(w->token) == NULL && w->op == QC_OP_NONE);
     /* the claim's answer is linked to its row, the lost complete to its
      * commit; the retry (rows 0) to nothing */
     ck_assert_int_eq(h.ev[ev_seq(&h, 4)->w_ev].seq, 11);
@@ -808,8 +808,8 @@ START_TEST(test_adapter_library_rows_by_lib_id_and_own_expiry)
     load(&h, LIB_HDR(LIB_DECL) LIB_BODY("qchaos-w0.0", "1", "0"));
     ck_assert_str_eq(h.info.witness_library, "active>NULL");
     /* the library's id names the job; the enqueuer is the control session */
-    ck_assert_int_eq(ev_seq(&h, 12)->x->w_job, 1);
-    ck_assert_int_eq(ev_seq(&h, 10)->x->w_actor, QC_ACTOR_CONTROL);
+    ck_assert_int_eq(qc_x(ev_seq(&h, 12)->x)->w_job, 1);
+    ck_assert_int_eq(qc_x(ev_seq(&h, 10)->x)->w_actor, QC_ACTOR_CONTROL);
     ck_assert_int_eq(h.ev[ev_seq(&h, 2)->w_ev].seq, 10);
     /* w0.0's complete is its update after its claim's row, not the
      * expiry's delete by the same session before it */

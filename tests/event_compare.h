@@ -16,9 +16,28 @@
  * field named in why (size bytes). */
 static int event_differs(const qc_event *a, const qc_event *b, char *why, size_t size)
 {
+    const qc_event_x *ax = qc_x(a->x), *bx = qc_x(b->x);
+#define XNUM(f)                                                                                    \
+    if (memcmp(&ax->f, &bx->f, sizeof ax->f) != 0) {                                               \
+        snprintf(why, size, "field x->%s differs", #f);                                            \
+        return 1;                                                                                  \
+    }
+#define XSTR(f)                                                                                    \
+    if ((ax->f == NULL) != (bx->f == NULL) || (ax->f != NULL && strcmp(ax->f, bx->f) != 0)) {      \
+        snprintf(why, size, "field x->%s differs: \"%s\" vs \"%s\"", #f, ax->f ? ax->f : "(null)", \
+                 bx->f ? bx->f : "(null)");                                                        \
+        return 1;                                                                                  \
+    }
 #define NUM(f)                                                                                     \
     if (memcmp(&a->f, &b->f, sizeof a->f) != 0) {                                                  \
         snprintf(why, size, "field %s differs", #f);                                               \
+        return 1;                                                                                  \
+    }
+#define SSTR(f)                                                                                    \
+    if ((qc_s(a->f) == NULL) != (qc_s(b->f) == NULL) ||                                            \
+        (qc_s(a->f) != NULL && strcmp(qc_s(a->f), qc_s(b->f)) != 0)) {                             \
+        snprintf(why, size, "field %s differs: \"%s\" vs \"%s\"", #f,                              \
+                 qc_s(a->f) ? qc_s(a->f) : "(null)", qc_s(b->f) ? qc_s(b->f) : "(null)");          \
         return 1;                                                                                  \
     }
 #define STR(f)                                                                                     \
@@ -30,24 +49,27 @@ static int event_differs(const qc_event *a, const qc_event *b, char *why, size_t
     NUM(seq)
     NUM(t)
     NUM(type) NUM(op) NUM(worker) NUM(inc) NUM(req) NUM(job) NUM(rows) NUM(now) NUM(lease_until)
-        NUM(attempt) NUM(applied) NUM(drained) NUM(interrupted) NUM(timed_out) STR(token)
-            STR(new_token) STR(op_key) STR(x->lib_id) STR(state) STR(x->fault) STR(error) NUM(line)
-                NUM(file) NUM(invoke) NUM(x->ready) NUM(x->inflight) NUM(x->expired) NUM(x->dead)
-                    NUM(x->done) NUM(x->oldest_ready_age_ms) NUM(x->until_t) NUM(counted)
-                        STR(x->note) NUM(x->calls) NUM(delay_ms) STR(group) NUM(pause_ms)
-                            STR(x->wake) NUM(x->wait_t) NUM(x->wait_ms) STR(x->notify)
-                                NUM(x->notify_t) NUM(work_ms) NUM(x->planned) NUM(x->target)
-                                    NUM(x->exclusive) NUM(x->complete) NUM(x->pid) NUM(x->xact_ms)
-                                        NUM(x->state_ms) NUM(x->sent_t) NUM(x->w_id) NUM(x->w_job)
-                                            NUM(x->w_txid) NUM(x->w_change) NUM(x->w_actor)
-                                                NUM(x->w_worker) NUM(x->w_inc) STR(x->w_session)
-                                                    STR(x->w_row) STR(x->w_old_state)
-                                                        STR(x->w_state) STR(x->w_old_token)
-                                                            STR(x->w_token) STR(x->w_old_owner)
-                                                                STR(x->w_owner) NUM(x->w_now)
+        NUM(attempt) NUM(applied) XNUM(drained) XNUM(interrupted) XNUM(timed_out) SSTR(token)
+            SSTR(new_token) SSTR(op_key) XSTR(lib_id) SSTR(state) XSTR(fault) SSTR(error) NUM(line)
+                NUM(file) NUM(invoke) XNUM(ready) XNUM(inflight) XNUM(expired) XNUM(dead)
+                    XNUM(done) XNUM(oldest_ready_age_ms) XNUM(until_t) NUM(counted)
+                        XSTR(note) XNUM(calls) NUM(delay_ms) SSTR(group) NUM(pause_ms)
+                            XSTR(wake) XNUM(wait_t) XNUM(wait_ms) XSTR(notify)
+                                XNUM(notify_t) NUM(work_ms) XNUM(planned) XNUM(target)
+                                    XNUM(exclusive) XNUM(complete) XNUM(pid) XNUM(xact_ms)
+                                        XNUM(state_ms) XNUM(sent_t) XNUM(w_id) XNUM(w_job)
+                                            XNUM(w_txid) XNUM(w_change) XNUM(w_actor)
+                                                XNUM(w_worker) XNUM(w_inc) XSTR(w_session)
+                                                    XSTR(w_row) XSTR(w_old_state)
+                                                        XSTR(w_state) XSTR(w_old_token)
+                                                            XSTR(w_token) XSTR(w_old_owner)
+                                                                XSTR(w_owner) XNUM(w_now)
                                                                     NUM(w_ev) NUM(w_resolved)
 #undef NUM
 #undef STR
+#undef SSTR
+#undef XNUM
+#undef XSTR
                                                                         return 0;
 }
 
