@@ -465,6 +465,22 @@ static int rerun_excused(const qc_history *h, const qc__jobref *r, size_t a, siz
     }
     if (ca == NULL || cb == NULL || ca == cb)
         return 0;
+    /* e1's worker was not late if it sent its complete while its lease was
+     * live and the server refused it with an error (a deadlock victim, a
+     * serialization failure: rolled back): the job went back to the queue
+     * by the protocol's failure, not the thread's lateness (shared/cases.md
+     * C19, decision 1108) */
+    const qc_event *cinv = qc__invoke_of(h, ca);
+    for (size_t k = a; k < b && cinv != NULL; k++) {
+        const qc_event *x = &h->ev[r[k].ev], *xinv;
+        if (x->type != QC_EV_FAIL || x->op != QC_OP_COMPLETE || x->file != e1->file ||
+            x->worker != e1->worker || x->inc != e1->inc || x->seq < e1->seq)
+            continue;
+        if ((xinv = qc__invoke_of(h, x)) != NULL && qc__has_time(ca->now) &&
+            qc__has_time(ca->lease_until) && qc__has_time(xinv->t) && qc__has_time(cinv->t) &&
+            xinv->t < cinv->t + (ca->lease_until - ca->now))
+            return 0;
+    }
     return qc__lapse_excused(h, ca, cb, 0, e1->work_ms, 0, e2->work_ms, renews, res, 1);
 }
 
@@ -496,6 +512,9 @@ int qc_check_effects_once(const qc_history *h, qc_check *out)
         else if (e->type == QC_EV_OK && e->op == QC_OP_RENEW && e->rows > 0 &&
                  qc__event_job(h, e) != QC_NO_JOB)
             r[n++] = (qc__jobref){qc__event_job(h, e), i};
+        else if (e->type == QC_EV_FAIL && e->op == QC_OP_COMPLETE &&
+                 qc__event_job(h, e) != QC_NO_JOB)
+            r[n++] = (qc__jobref){qc__event_job(h, e), i}; /* rerun_excused */
     }
     qc__jobrefs_sort(r, n);
     qc__jobref *eff = malloc((n + 1) * sizeof *eff);

@@ -381,6 +381,45 @@ START_TEST(test_effects_once_starved_worker_rerun_excused_passes)
 }
 END_TEST
 
+/* shared/cases.md C19 (decision 1108): worker 3 ran job 17 and sent its
+ * complete at t 4, well inside its 3 s reservation; the server killed it as
+ * a deadlock victim (a definite error: rolled back).  Worker 9 claims the
+ * job after the reservation ran out and runs it again.  Not the thread's
+ * lateness: a violation.  Sent at t 3100, after the reservation, the same
+ * failure is lateness again, and the plan (2 ms of work) fitted: excused. */
+#define C19_RERUN(complete_t)                                                                      \
+    "{'type':'header','seed':7,'lease_ms':3000,'sink':'plain','heartbeat':false}\n"              \
+    "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':3,'inc':0,'req':1}\n"                    \
+    "{'seq':2,'t':1,'type':'ok','op':'claim','worker':3,'inc':0,'req':1,'rows':1,'job':17,"        \
+    "'token':'a','now':1000.25,'lease_until':4000.25,'op_key':'17'}\n"                             \
+    "{'seq':3,'t':3,'type':'effect','worker':3,'inc':0,'job':17,'token':'a','op_key':'17',"        \
+    "'applied':true,'work_ms':2}\n"                                                                \
+    "{'seq':4,'t':" complete_t ",'type':'invoke','op':'complete','worker':3,'inc':0,'req':2,"      \
+    "'job':17,'token':'a'}\n"                                                                      \
+    "{'seq':5,'t':" complete_t ",'type':'fail','op':'complete','worker':3,'inc':0,'req':2,"        \
+    "'job':17,'token':'a','error':'40001 Deadlock found when trying to get lock'}\n"               \
+    "{'seq':6,'t':3200,'type':'invoke','op':'claim','worker':9,'inc':0,'req':3}\n"                 \
+    "{'seq':7,'t':3201,'type':'ok','op':'claim','worker':9,'inc':0,'req':3,'rows':1,'job':17,"     \
+    "'token':'b','now':4200.5,'lease_until':7200.5,'op_key':'17'}\n"                              \
+    "{'seq':8,'t':3203,'type':'effect','worker':9,'inc':0,'job':17,'token':'b','op_key':'17',"     \
+    "'applied':true,'work_ms':2}\n"
+
+START_TEST(test_effects_once_rerun_after_refused_complete_fails)
+{
+    qc_check c;
+
+    run(qc_check_effects_once, C19_RERUN("4"), &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ck_assert_msg(strstr(c.summary, "0 re-runs excused") != NULL, "%s", c.summary);
+    free(c.v);
+    run(qc_check_effects_once, C19_RERUN("3100"), &c);
+    ck_assert_msg(c.nviolations == 0, "%s", c.nstored > 0 ? c.v[0].msg : c.summary);
+    ck_assert_msg(strstr(c.summary, "1 re-runs excused") != NULL, "%s", c.summary);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_effects_once_no_heartbeat_plan_lapses_fails)
 {
     qc_check c;
@@ -1944,6 +1983,7 @@ static Suite *faults_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_effects_once_two_applied_effects_fail);
     tcase_add_test(tc, test_effects_once_starved_worker_rerun_excused_passes);
+    tcase_add_test(tc, test_effects_once_rerun_after_refused_complete_fails);
     tcase_add_test(tc, test_effects_once_no_heartbeat_plan_lapses_fails);
     tcase_add_test(tc, test_effects_once_heartbeat_stopped_first_rerun_fails);
     tcase_add_test(tc, test_effects_once_heartbeat_kept_at_stop_rerun_excused_passes);

@@ -588,6 +588,43 @@ START_TEST(test_mariadb_select_then_update_fails)
 }
 END_TEST
 
+/* shared/cases.md C19 (decision 1108): Laravel's pop with a plain FOR
+ * UPDATE deadlocks with the delete of a finished job; a killed delete
+ * rolls back after the job ran and it runs again one reservation later:
+ * effects_once FAIL (the case: 465-829 jobs of 2,000).  The SKIP LOCKED
+ * pop passes with every job done and run once. */
+START_TEST(test_mariadb_case_c19_pop_deadlock)
+{
+    static const char *const proto[] = {"laravel_queue.sql",
+                                        "mutants/laravel_pop_for_update.sql"};
+    for (int k = 0; k < 2; k++) {
+        char cmd[4096], name[64];
+        snprintf(name, sizeof name, "maria-c19-%d", k);
+        snprintf(cmd, sizeof cmd,
+                 "./qchaos run scenarios/cases/c19_pop_deadlock.ini --protocol "
+                 "backends/mariadb/%s --dsn '%s' --seed 19 --out %s/%s --no-progress "
+                 ">%s/%s.log 2>&1",
+                 proto[k], odbc, outdir, name, outdir, name);
+        int st = qc_system(cmd);
+        ck_assert(WIFEXITED(st));
+        ck_assert_msg(WEXITSTATUS(st) == k, "%s exited %d", proto[k], WEXITSTATUS(st));
+        json_t *r = results(name);
+        if (k == 0) {
+            assert_judged_pass(r, name);
+            ck_assert_int_eq(json_integer_value(json_object_get(checker(r, "no_lost_jobs"),
+                                                                "opportunities")),
+                             2000);
+        } else {
+            ck_assert_str_eq(verdict(r, "effects_once"), "FAIL");
+            ck_assert_int_ge(json_integer_value(json_object_get(checker(r, "effects_once"),
+                                                                "violations_total")),
+                             50);
+        }
+        json_decref(r);
+    }
+}
+END_TEST
+
 /* QC_SCENARIOS_SUBSET=correct keeps every fault scenario on the correct
  * protocol once (PostgreSQL: the ten of fault_scenarios and server_faults;
  * MariaDB: maria_scenarios) and leaves out the mutants and the field cases:
@@ -633,8 +670,10 @@ static Suite *suite(void)
         tcase_set_timeout(m, 300);
         tcase_add_loop_test(m, test_mariadb_fault_scenario_passes, 0,
                             (int)(sizeof maria_scenarios / sizeof *maria_scenarios));
-        if (all)
+        if (all) {
             tcase_add_test(m, test_mariadb_select_then_update_fails);
+            tcase_add_test(m, test_mariadb_case_c19_pop_deadlock);
+        }
         suite_add_tcase(s, m);
     }
     return s;
