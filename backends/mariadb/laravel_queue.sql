@@ -24,7 +24,14 @@
 -- again when its reservation runs out.  With SKIP LOCKED pop never waits.
 --
 -- Left out of Laravel's queue: no renew (Laravel has none), fail releases
--- the job (attempts < max) or moves it to the done table as dead.
+-- the job (attempts < max) or moves it to the done table as dead.  Not a
+-- whole queue for the gate: like Laravel's table alone (its worker counts
+-- the tries), a reservation that runs out is popped again without a limit,
+-- and without a renew work longer than the reservation is run again:
+-- `qchaos gate` FAILs it on max_attempts.ini, cases/c12_poison_crash.ini
+-- (no_lost_jobs, bounded_failure), slow_work.ini and stall_in_work.ini
+-- (no_lost_jobs), and passes the other 23 scenarios (decision 1108).  It
+-- is here for C19's race.
 -- engine: mariadb
 -- model: lease
 -- description: Laravel database queue (C19): FOR UPDATE SKIP LOCKED pop through the queue index, delete + done copy on complete
