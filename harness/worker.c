@@ -418,6 +418,24 @@ typedef struct claimed {
                           renew's; the answer's with lease_deadline = answer) */
 } claimed;
 
+/* Opens a transaction of the worker's own on its connection (connecting
+ * first if it has none): the transaction model's claim, and a claim or
+ * complete held before its COMMIT ([schedule] hold_claim_commit /
+ * hold_complete_commit).  Returns 0 with w->in_txn set, or -1 (the
+ * connection dropped when BEGIN failed). */
+static int begin_txn(qc_worker *w)
+{
+    qc_err err = {0};
+    if ((!w->conn || !w->sh->drv->is_ok(w->conn)) && ensure_conn(w) != 0)
+        return -1;
+    if (w->sh->drv->begin(w->conn, &err) != 0) {
+        drop_conn(w, 1);
+        return -1;
+    }
+    w->in_txn = 1;
+    return 0;
+}
+
 /* One claim; fills up to max jobs into out.  Returns the number claimed, or
  * -1 when the request failed. */
 static int do_claim(qc_worker *w, claimed *out, int max)
@@ -431,33 +449,17 @@ static int do_claim(qc_worker *w, claimed *out, int max)
     qc_params_set(&p, "batch", batch);
     qc_result r = {0};
     int64_t req;
-    if (sh->txn_model) {
-        /* The claim's transaction stays open while the job is worked on;
-         * complete (or fail) commits it, a crash rolls it back. */
-        qc_err err = {0};
-        if ((!w->conn || !sh->drv->is_ok(w->conn)) && ensure_conn(w) != 0)
-            return -1;
-        if (sh->drv->begin(w->conn, &err) != 0) {
-            drop_conn(w, 1);
-            return -1;
-        }
-        w->in_txn = 1;
-    }
+    /* The claim's transaction stays open while the job is worked on;
+     * complete (or fail) commits it, a crash rolls it back. */
+    if (sh->txn_model && begin_txn(w) != 0)
+        return -1;
     /* [schedule] hold_claim_commit: the claim's one statement in a
      * transaction of the worker's own, with a "claim.commit" point before
      * its COMMIT where a script can hold it (sched.h qc_claim_commit_held;
      * docs/decisions.md: the same transaction autocommit gives it) */
     int held = qc_claim_commit_held(sh->proto, sh->txn_model, sh->sc->hold_claim_commit);
-    if (held) {
-        qc_err err = {0};
-        if ((!w->conn || !sh->drv->is_ok(w->conn)) && ensure_conn(w) != 0)
-            return -1;
-        if (sh->drv->begin(w->conn, &err) != 0) {
-            drop_conn(w, 1);
-            return -1;
-        }
-        w->in_txn = 1;
-    }
+    if (held && begin_txn(w) != 0)
+        return -1;
     if (request(w, QC_STEP_CLAIM, &p, INT64_MIN, NULL, &r, &req) != 0) {
         if (held && w->in_txn) {
             qc_err ignore = {0};
@@ -689,16 +691,8 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
      * COMMIT (sched.h qc_complete_commit_held, decision 1105) */
     int held = step == QC_STEP_COMPLETE &&
                qc_complete_commit_held(sh->proto, sh->txn_model, sh->sc->hold_complete_commit);
-    if (held) {
-        qc_err berr = {0};
-        if ((!w->conn || !sh->drv->is_ok(w->conn)) && ensure_conn(w) != 0)
-            return -1;
-        if (sh->drv->begin(w->conn, &berr) != 0) {
-            drop_conn(w, 1);
-            return -1;
-        }
-        w->in_txn = 1;
-    }
+    if (held && begin_txn(w) != 0)
+        return -1;
     if (request(w, step, &p, c->job, c->token, &r, &req) != 0) {
         if (held && w->in_txn) {
             qc_err ignore = {0};
