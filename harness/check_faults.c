@@ -67,6 +67,16 @@ const qc_event *qc__invoke_of(const qc_history *h, const qc_event *e)
  *        as O: it is still stale); or
  *   (ii) R carries a token of O's lease that an OK renew of A, answered
  *        before R was sent, had rotated into another one; or
+ *   (iv) (the lease model) an OK complete of J with R's token, answered
+ *        with rows > 0 before R was sent, had finished the lease: the job
+ *        is done and the token holds nothing any more (a heartbeat renew
+ *        whose timer fired as the handler returned, fault late_renew;
+ *        decision 1109).  A renew that then reports a lease, or a second
+ *        complete that changes rows, was accepted on a done job.  A
+ *        complete whose answer the worker never saw (a lost ack: an info)
+ *        does not count, its retry is double_complete's; in the
+ *        transaction model a complete's answer precedes its COMMIT, so
+ *        it proves nothing there; or
  *   (iii) (several ledgers: a sharded run) an OK claim S of J in another
  *        ledger than R's ran after O committed and R ran after S committed,
  *        both by server time: S's "now" above O's "now" + O's own duration
@@ -149,6 +159,9 @@ static void report_stale(qc_check *c, const qc_history *h, int64_t job, const qc
         snprintf(by, sizeof by, "claim by worker %d%s, sent seq %lld", sup->worker,
                  sup->worker == origin->worker ? " (another incarnation)" : "",
                  sinv != NULL ? (long long)sinv->seq : -1LL);
+    else if (sup->op == QC_OP_COMPLETE)
+        snprintf(by, sizeof by, "complete by worker %d answered rows %ld: the job was done",
+                 sup->worker, (long)sup->rows);
     else
         snprintf(by, sizeof by, "renew that rotated it");
     qc__check_violation(c, job, seqs, ns,
@@ -217,6 +230,7 @@ static void judge_stale(qc_check *c, const qc_history *h, const qc__jobref *r, s
     const qc_event *sup = NULL;
     const char *t = qc__event_token(h, e), *cur;
     size_t o = k;
+    int lease_model = strcmp(h->info.model, "transaction") != 0;
 
     /* O: the sender's own latest claim answered before the send, else the
      * latest claim that returned the request's token. */
@@ -246,6 +260,10 @@ static void judge_stale(qc_check *c, const qc_history *h, const qc__jobref *r, s
             xi = qc__invoke_of(h, x);
             if (!same_actor(x, origin) && xi != NULL && xi->seq > origin->seq)
                 sup = x;
+        } else if (lease_model && x->op == QC_OP_COMPLETE && x->type == QC_EV_OK && x->rows > 0 &&
+                   (t != NULL ? str_eq(qc__event_token(h, x), t) : same_actor(x, origin))) {
+            /* (iv) the lease was finished by an acknowledged complete */
+            sup = x;
         } else if (is_rotation(h, x) && same_actor(x, origin) &&
                    str_eq(qc__event_token(h, x), cur)) {
             /* (ii) the lease's token rotated: a request with an earlier
@@ -293,7 +311,8 @@ int qc_check_stale_token_rejected(const qc_history *h, qc_check *out)
     }
     free(r);
     snprintf(out->summary, sizeof out->summary,
-             "%ld requests sent after their job changed hands (or with a rotated token) answered, "
+             "%ld requests sent after their job changed hands (or with a rotated token, or after "
+             "their job's complete was acknowledged) answered, "
              "%ld accepted with rows > 0",
              out->opportunities, out->nviolations);
     qc__check_finish(out);

@@ -230,6 +230,101 @@ START_TEST(test_stale_token_rejected_starved_superseding_claim_not_judged)
 }
 END_TEST
 
+/* Worker 3 completes job 17 (token a) and its answer says rows 1 (seq 4);
+ * a heartbeat renew with token a is sent after that answer (seq 5). */
+#define DONE_THEN_RENEW(header)                                                                    \
+    header CLAIM_17_A                                                                              \
+    "{'seq':3,'t':10,'type':'invoke','op':'complete','worker':3,'inc':0,'req':2,'job':17,"         \
+    "'token':'a'}\n"                                                                               \
+    "{'seq':4,'t':11,'type':'ok','op':'complete','worker':3,'inc':0,'req':2,'job':17,"             \
+    "'token':'a','rows':1}\n"                                                                      \
+    "{'seq':5,'t':12,'type':'invoke','op':'renew','worker':3,'inc':0,'req':3,'job':17,"            \
+    "'token':'a'}\n"
+
+START_TEST(test_stale_token_rejected_renew_after_acked_complete_accepted_fails)
+{
+    qc_check c;
+
+    run(qc_check_stale_token_rejected,
+        DONE_THEN_RENEW(HEADER) "{'seq':6,'t':13,'type':'ok','op':'renew','worker':3,'inc':0,"
+                                "'req':3,'job':17,'token':'a','rows':1,'now':1012.5,"
+                                "'lease_until':6012.5}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 4, 5, 6);
+    ck_assert_str_eq(c.v[0].msg, "job 17: renew by worker 3 with token a (from claim seq 2), "
+                                 "superseded at seq 4 (complete by worker 3 answered rows 1: the "
+                                 "job was done), was accepted with rows 1 (invoked seq 5, answered "
+                                 "seq 6)");
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_stale_token_rejected_renew_after_acked_complete_refused_passes)
+{
+    qc_check c;
+
+    run(qc_check_stale_token_rejected,
+        DONE_THEN_RENEW(HEADER) "{'seq':6,'t':13,'type':'ok','op':'renew','worker':3,'inc':0,"
+                                "'req':3,'job':17,'token':'a','rows':0}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_stale_token_rejected_renew_racing_complete_not_judged)
+{
+    qc_check c;
+
+    /* (a) The renew was sent before the complete's answer came (seq 4 <
+     * seq 5): it may have run first, its rows 1 proves nothing.  (b) A
+     * complete whose answer was lost (an info) did not end the lease as
+     * far as the worker knows.  (c) The transaction model: a complete's
+     * answer precedes its COMMIT. */
+    run(qc_check_stale_token_rejected,
+        HEADER CLAIM_17_A
+        "{'seq':3,'t':10,'type':'invoke','op':'complete','worker':3,'inc':0,'req':2,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':4,'t':10.5,'type':'invoke','op':'renew','worker':3,'inc':0,'req':3,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':5,'t':11,'type':'ok','op':'complete','worker':3,'inc':0,'req':2,'job':17,"
+        "'token':'a','rows':1}\n"
+        "{'seq':6,'t':13,'type':'ok','op':'renew','worker':3,'inc':0,'req':3,'job':17,"
+        "'token':'a','rows':1,'now':1012.5,'lease_until':6012.5}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    free(c.v);
+    run(qc_check_stale_token_rejected,
+        HEADER CLAIM_17_A
+        "{'seq':3,'t':10,'type':'invoke','op':'complete','worker':3,'inc':0,'req':2,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':4,'t':11,'type':'info','op':'complete','worker':3,'inc':0,'req':2,'job':17,"
+        "'token':'a','error':'lost ack'}\n"
+        "{'seq':5,'t':12,'type':'invoke','op':'renew','worker':3,'inc':0,'req':3,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':6,'t':13,'type':'ok','op':'renew','worker':3,'inc':0,'req':3,'job':17,"
+        "'token':'a','rows':1,'now':1012.5,'lease_until':6012.5}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    free(c.v);
+    run(qc_check_stale_token_rejected,
+        DONE_THEN_RENEW("{'type':'header','seed':7,'model':'transaction','max_attempts':3}\n")
+        "{'seq':6,'t':13,'type':'ok','op':'renew','worker':3,'inc':0,'req':3,'job':17,"
+        "'token':'a','rows':1}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_stale_token_rejected_no_stale_requests_inconclusive)
 {
     qc_check c;
@@ -1970,6 +2065,9 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_stale_token_rejected_token_derived_from_job_accepted_fails);
     tcase_add_test(tc, test_stale_token_rejected_starved_superseding_claim_not_judged);
     tcase_add_test(tc, test_stale_token_rejected_no_stale_requests_inconclusive);
+    tcase_add_test(tc, test_stale_token_rejected_renew_after_acked_complete_accepted_fails);
+    tcase_add_test(tc, test_stale_token_rejected_renew_after_acked_complete_refused_passes);
+    tcase_add_test(tc, test_stale_token_rejected_renew_racing_complete_not_judged);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("no_false_success");

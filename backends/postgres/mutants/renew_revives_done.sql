@@ -6,12 +6,12 @@
 -- out, the reaper returns it and it runs a second time.  Found by a
 -- breaker's unseen protocol (decision 1106): no scenario sent a renew
 -- after its own complete before the fault late_renew.
--- Must be caught by: double_complete, exclusive_claim.  Exposed by:
+-- Must be caught by: double_complete, exclusive_claim, stale_token_rejected.  Exposed by:
 -- scenarios/gate/late_renew.ini.
 -- engine: postgres
 -- model: lease
 -- description: MUTANT renew by id and token without the state check revives done jobs
--- expect: double_complete, exclusive_claim
+-- expect: double_complete, exclusive_claim, stale_token_rejected
 -- scenario: scenarios/gate/late_renew.ini
 -- base: ../skip_locked.sql
 
