@@ -50,9 +50,10 @@ check test: all $(TEST_BIN)
 
 # Detection power: every mutant against its scenario for K seeds, and the
 # correct protocol against the same scenarios (false positives).
+# ODBC='Driver={MariaDB Unicode};...' adds the MariaDB mutants.
 K ?= 3
 mutation: all
-	./qchaos mutation --seeds $(K) --out results/mutation
+	./qchaos mutation --seeds $(K) $(if $(ODBC),--odbc '$(ODBC)') --out results/mutation
 
 # The server-side witness's cost: jobs/s without and with it on one
 # ephemeral PostgreSQL (tests/bench_witness.sh --help for its options).

@@ -575,7 +575,11 @@ static int pg_check_conninfo(const char *conninfo, qc_err *err)
     if (opts == NULL) {
         scrub_quoted(perr ? perr : "out of memory", safe, sizeof safe);
         first_line(safe, line, sizeof line);
-        rc = qc_err_set(err, perr ? QC_EINVAL : QC_ENOMEM, "invalid connection string: %s", line);
+        rc = qc_err_set(err, perr ? QC_EINVAL : QC_ENOMEM, "invalid connection string: %s%s", line,
+                        strstr(line, "\"***\"") != NULL
+                            ? " (the quoted part is hidden: it may be a password; every setting "
+                              "is key=value)"
+                            : "");
     }
     PQconninfoFree(opts);
     PQfreemem(perr);

@@ -122,6 +122,10 @@ static const gate_scenario battery[] = {
     {"cases/c20_wedged.ini", "lease",
      "a worker left in a transaction after an error, every request failing (C20, "
      "worker_progress)", 0, 0},
+    {"cases/c19_pop_deadlock.ini", "lease",
+     "a claim that deadlocks with the complete of a finished job: the refused complete's job runs "
+     "again (C19, effects_once)",
+     0, 0},
     {"clock_skew.ini", "lease", "leases stamped on a skewed client clock (C24, effects_once)", 0,
      0},
     {"clock_skew_reaper.ini", "lease",

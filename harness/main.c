@@ -271,8 +271,8 @@ static void shrink_help(void)
 
 static void mutation_help(void)
 {
-    printf("usage: qchaos mutation [--seeds K] [--out DIR] [--dsn DSN] [--only NAME] [--correct FILE]\n"
-           "                       [--jobs N] [--shard I/N]\n"
+    printf("usage: qchaos mutation [--seeds K] [--out DIR] [--dsn DSN] [--odbc CONN] [--only NAME]\n"
+           "                       [--correct FILE] [--jobs N] [--shard I/N]\n"
            "\n"
            "The detection-power self-test: every known-broken protocol and policy goes\n"
            "through the gate battery of its model for seeds 1..K (its own scenario first,\n"
@@ -285,6 +285,9 @@ static void mutation_help(void)
            "  --out DIR          output folder (default results/mutation)\n"
            "  --dsn DSN          database for the runs (scenarios that restart or pause the\n"
            "                     server get their own); default: an ephemeral PostgreSQL\n"
+           "  --odbc CONN        a MariaDB server (ODBC connection string): the MariaDB\n"
+           "                     mutants (mariadb:NAME) join the matrix, with the protocol\n"
+           "                     each overlays on its own scenario as the correct one\n"
            "  --only NAME        only the mutants whose name contains NAME\n"
            "  --correct FILE     run FILE as the correct protocol on every scenario\n"
            "  --jobs N           runs at once in the correct protocols' batteries (see\n"
@@ -958,6 +961,7 @@ static int cmd_mutation(int argc, char **argv)
                                           {"out", required_argument, 0, 'o'},
                                           {"dsn", required_argument, 0, 'd'},
                                           {"only", required_argument, 0, 'n'},
+                                          {"odbc", required_argument, 0, 'O'},
                                           {"correct", required_argument, 0, 'c'},
                                           {"jobs", required_argument, 0, 'j'},
                                           {"shard", required_argument, 0, 'S'},
@@ -977,6 +981,7 @@ static int cmd_mutation(int argc, char **argv)
         case 'o': o.out_dir = optarg; break;
         case 'd': o.dsn = optarg; break;
         case 'n': o.only = optarg; break;
+        case 'O': o.odbc = optarg; break;
         case 'c': o.correct = optarg; break;
         case 'j':
             if (parse_long_arg("--jobs", optarg, 1, &k)) return 2;

@@ -44,6 +44,8 @@ typedef struct mutant {
     int runs_total;           /* gate runs it took to catch it, over the catching seeds */
     char caught_by[128];      /* the battery scenario that caught it (last catching seed) */
     char model[16];           /* lease or transaction */
+    char base[PATH_MAX + 256]; /* the protocol the mutant overlays ("-- base:"), or "" */
+    int mariadb;              /* a MariaDB mutant: its runs go to qc_mutation_opts.odbc */
 } mutant;
 
 static int cmp_double(const void *a, const void *b)
@@ -146,8 +148,12 @@ int qc__run_child_timed(const char *scenario, const char *protocol, int seed, co
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static int add_protocol_mutants(mutant **ms, size_t *n, const char *dir, const char *only,
-                                qc_err *err)
+/* Adds the mutants of dir (*.sql with expect and scenario headers), named
+ * prefix + the file's name without .sql ("mariadb:" for MariaDB's, so that
+ * they differ from PostgreSQL's of the same name); --only matches that
+ * name. */
+static int add_protocol_mutants(mutant **ms, size_t *n, const char *dir, const char *prefix,
+                                const char *only, qc_err *err)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -158,7 +164,9 @@ static int add_protocol_mutants(mutant **ms, size_t *n, const char *dir, const c
         size_t len = strlen(e->d_name);
         if (len < 5 || strcmp(e->d_name + len - 4, ".sql"))
             continue;
-        if (only && !strstr(e->d_name, only))
+        char pname[300];
+        snprintf(pname, sizeof pname, "%s%.*s", prefix, (int)(len - 4), e->d_name);
+        if (only && !strstr(pname, only))
             continue;
         char path[PATH_MAX + 256];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
@@ -180,8 +188,10 @@ static int add_protocol_mutants(mutant **ms, size_t *n, const char *dir, const c
         *ms = grown;
         mutant *m = &(*ms)[(*n)++];
         memset(m, 0, sizeof *m);
-        snprintf(m->name, sizeof m->name, "%.*s", (int)(len - 4), e->d_name);
+        snprintf(m->name, sizeof m->name, "%.120s", pname);
         snprintf(m->protocol, sizeof m->protocol, "%s", path);
+        snprintf(m->base, sizeof m->base, "%s", p->base ? p->base : "");
+        m->mariadb = !strcmp(p->engine, "mariadb");
         snprintf(m->expect, sizeof m->expect, "%s", p->expect);
         rc = qc_scenario_resolve(p->scenario, qc_datadir(), m->scenario, sizeof m->scenario, err);
         snprintf(m->baseline, sizeof m->baseline, "%s", m->scenario);
@@ -275,7 +285,12 @@ typedef struct correct_run {
     char protocol[PATH_MAX];
     int groups;
     const char *model;
+    const char *dsn;   /* NULL: qc_mutation_opts.dsn */
+    const char *only1; /* "mariadb": the one scenario it runs (its mutant's own) */
+    const char *label; /* the false-positive table's name of it, or NULL: the file's */
 } correct_run;
+
+#define QC_MUTATION_MAX_CORRECT 24
 
 int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
 {
@@ -288,7 +303,12 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
                             correct, sizeof correct, err) != 0)
         return 2;
     snprintf(dir, sizeof dir, "%s/backends/postgres/mutants", qc_datadir());
-    if (add_protocol_mutants(&ms, &n, dir, o->only, err) != 0) {
+    if (add_protocol_mutants(&ms, &n, dir, "", o->only, err) != 0) {
+        free(ms);
+        return 2;
+    }
+    snprintf(dir, sizeof dir, "%s/backends/mariadb/mutants", qc_datadir());
+    if (o->odbc != NULL && add_protocol_mutants(&ms, &n, dir, "mariadb:", o->only, err) != 0) {
         free(ms);
         return 2;
     }
@@ -299,7 +319,12 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     }
     if (n == 0) {
         free(ms);
-        if (o->only)
+        if (o->only && !strncmp(o->only, "mariadb:", 8) && o->odbc == NULL)
+            qc_err_set(err, QC_EINVAL,
+                       "the MariaDB mutants ('%s') run only with --odbc CONN (a MariaDB server's "
+                       "ODBC connection string)",
+                       o->only);
+        else if (o->only)
             qc_err_set(err, QC_EINVAL,
                        "no mutant name contains '%s' (see backends/postgres/mutants/ and "
                        "scenarios/mutants/ under %s)",
@@ -321,6 +346,8 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         qc_protocol *p = NULL;
         qc_err perr = {0};
         int txn = 0;
+        if (ms[i].mariadb)
+            continue; /* its base protocol on its own scenario (below) */
         if (qc_protocol_load(ms[i].protocol, QC_PARAM_DOLLAR, &p, &perr) == 0) {
             txn = !strcmp(p->model, "transaction");
             need_listen |= p->steps[QC_STEP_LISTEN].present;
@@ -382,14 +409,16 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         }
         int groups = strstr(m->expect, "group_") != NULL;
         snprintf(m->model, sizeof m->model, "%s", model);
-        need_groups |= groups;
-        need_txn |= !strcmp(model, "transaction");
-        need_lease |= !groups && !strcmp(model, "lease");
+        if (!m->mariadb) {
+            need_groups |= groups;
+            need_txn |= !strcmp(model, "transaction");
+            need_lease |= !groups && !strcmp(model, "lease");
+        }
         for (int s = 1; s <= K && !qc_interrupted; s++) {
             char out[PATH_MAX];
             snprintf(out, sizeof out, "%s/%s/seed%d", o->out_dir, m->name, s);
             qc_gate_opts g = {.protocol = m->protocol,
-                              .dsn = o->dsn,
+                              .dsn = m->mariadb ? o->odbc : o->dsn,
                               .out_dir = out,
                               .seeds = 1,
                               .first_seed = s,
@@ -420,8 +449,9 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     }
     /* The correct protocols through the whole battery: every FAIL is a
      * false positive of the scenario it came from. */
-    correct_run cr[6];
+    correct_run cr[QC_MUTATION_MAX_CORRECT];
     size_t ncr = 0;
+    memset(cr, 0, sizeof cr);
     if (o->correct) {
         snprintf(cr[ncr].protocol, sizeof cr[ncr].protocol, "%s", correct);
         cr[ncr].groups = 0;
@@ -456,6 +486,28 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
             cr[ncr].groups = 0;
             cr[ncr++].model = "dedup";
         }
+    }
+    /* A MariaDB mutant's correct protocol is the one it overlays, on the
+     * mutant's own scenario only (its whole battery takes minutes a seed:
+     * tests/bench_gate.sh mariadb runs it); every shard runs them, as the
+     * correct protocols' batteries.  All mutants of the matrix, before
+     * --shard, would be the rule; this shard's suffice here since the
+     * MariaDB part is small and each pair is independent. */
+    for (size_t i = 0; i < n && ncr < QC_MUTATION_MAX_CORRECT; i++) {
+        if (!ms[i].mariadb || !ms[i].base[0])
+            continue;
+        size_t j;
+        for (j = 0; j < ncr; j++)
+            if (cr[j].only1 != NULL && !strcmp(cr[j].protocol, ms[i].base) &&
+                !strcmp(cr[j].only1, ms[i].scenario))
+                break;
+        if (j < ncr)
+            continue;
+        snprintf(cr[ncr].protocol, sizeof cr[ncr].protocol, "%s", ms[i].base);
+        cr[ncr].model = "mariadb";
+        cr[ncr].dsn = o->odbc;
+        cr[ncr].only1 = ms[i].scenario;
+        cr[ncr++].label = "mariadb-";
     }
     char listen_only[2][PATH_MAX];
     const char *listen_list[2] = {listen_only[0], listen_only[1]};
@@ -505,12 +557,13 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
     for (size_t c = 0; c < ncr && !qc_interrupted; c++) {
         char out[PATH_MAX + 64], base[64];
         const char *b = strrchr(cr[c].protocol, '/');
-        snprintf(base, sizeof base, "%.60s", b ? b + 1 : cr[c].protocol);
+        snprintf(base, sizeof base, "%s%.52s", cr[c].label ? cr[c].label : "",
+                 b ? b + 1 : cr[c].protocol);
         if (strlen(base) > 4 && !strcmp(base + strlen(base) - 4, ".sql"))
             base[strlen(base) - 4] = '\0';
         snprintf(out, sizeof out, "%s/correct-%s", o->out_dir, base);
         qc_gate_opts g = {.protocol = cr[c].protocol,
-                          .dsn = o->dsn,
+                          .dsn = cr[c].dsn != NULL ? cr[c].dsn : o->dsn,
                           .out_dir = out,
                           .seeds = K,
                           .first_seed = 1,
@@ -532,6 +585,12 @@ int qc_mutation_run(const qc_mutation_opts *o, qc_err *err)
         if (!strcmp(cr[c].model, "dedup") && nonly == 0) {
             g.only = dedup_list;
             g.nonly = 1;
+        }
+        if (!strcmp(cr[c].model, "mariadb")) {
+            g.first = cr[c].only1; /* it may be outside the battery */
+            g.only = &cr[c].only1;
+            g.nonly = 1;
+            g.shard_count = 0; /* one run a seed: every shard does it */
         }
         if (!cr[c].groups && (!strcmp(cr[c].model, "lease") || !strcmp(cr[c].model, "given"))) {
             /* the protocol the policy mutants are compared with (not

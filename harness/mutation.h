@@ -15,6 +15,10 @@ typedef struct qc_mutation_opts {
     int seeds;               /* K: seeds 1..K */
     const char *out_dir;     /* runs go to out_dir/NAME/seedS; table to out_dir/mutation.json */
     const char *dsn;         /* NULL: each run starts its own ephemeral PostgreSQL */
+    const char *odbc;        /* ODBC connection string of a MariaDB server: the MariaDB
+                                mutants (backends/mariadb/mutants, named "mariadb:NAME")
+                                and their correct base protocols run on it; NULL: they
+                                are left out of the matrix */
     const char *only;        /* run only mutants whose name contains this, or NULL */
     const char *correct;     /* the correct protocol for every baseline run; NULL: each
                                 scenario's own protocol (policy mutants run on

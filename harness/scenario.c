@@ -931,9 +931,20 @@ int qc_scenario_resolve(const char *name, const char *base_dir, char *out, size_
         snprintf(out, n, "%s", buf);
         return 0;
     }
+    /* A bundled scenario names its protocol from its own folder under the
+     * data folder's scenarios/ ("../backends/..."); a copy of it taken
+     * elsewhere to be edited still finds it there. */
+    snprintf(buf, sizeof buf, "%s/scenarios/%s", qc_datadir(), name);
+    if (!strncmp(name, "../", 3) && exists(buf)) {
+        tidy_path(buf, out, n);
+        return 0;
+    }
+    if (base_dir == NULL || !strcmp(base_dir, "."))
+        return qc_err_set(err, QC_EINVAL,
+                          "protocol file '%s' not found (looked in . and %s)", name, qc_datadir());
     return qc_err_set(err, QC_EINVAL,
-                      "protocol file '%s' not found (looked in %s, . and %s)", name,
-                      base_dir ? base_dir : ".", qc_datadir());
+                      "protocol file '%s' not found (looked in %s, . and %s)", name, base_dir,
+                      qc_datadir());
 }
 
 long qc_scenario_hold_timeout_ms(const qc_scenario *s)

@@ -6,7 +6,8 @@
 # own).  PART is one of
 #
 #   mutants [NAME...]  `qchaos mutation --only NAME --seeds K` for every
-#            PostgreSQL mutant and policy mutant (or the NAMEs given): each
+#            PostgreSQL, policy and MariaDB (mariadb:NAME, on an ephemeral
+#            MariaDB) mutant (or the NAMEs given): each
 #            through the gate battery of its model, its own scenario first,
 #            up to the first run that fails an expected checker
 #   correct  `qchaos gate --seeds K --jobs N` on skip_locked, skip_locked_txn
@@ -36,7 +37,10 @@ done
 bin=${QC_QCHAOS_BIN:-./qchaos}
 work=$(mktemp -d /tmp/qchaos-bench-gate.XXXXXX)
 chmod 755 "$work"
-cleanup() { scripts/pg-ephemeral.sh destroy "$work/pg" >/dev/null 2>&1 || true; }
+cleanup() {
+  scripts/pg-ephemeral.sh destroy "$work/pg" >/dev/null 2>&1 || true
+  scripts/mariadb-ephemeral.sh destroy "$work/mdb" >/dev/null 2>&1 || true
+}
 trap cleanup EXIT
 echo "bench_gate: $what, $seeds seeds, $jobs runs at a time, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), results in $work"
 
@@ -44,14 +48,18 @@ secs() { echo $(($(date +%s) - $1)); }
 
 if [ "$what" = mutants ] || [ "$what" = all ]; then
   dsn=$(scripts/pg-ephemeral.sh start "$work/pg" | tail -n1) || exit 3
+  odbc=$(scripts/mariadb-ephemeral.sh start "$work/mdb" | tail -n1) || exit 3
   if [ ${#names[@]} -eq 0 ]; then
     for m in backends/postgres/mutants/*.sql; do names+=("$(basename "$m" .sql)"); done
     for m in scenarios/mutants/*.ini; do names+=("policy:$(basename "$m" .ini)"); done
+    for m in backends/mariadb/mutants/*.sql; do names+=("mariadb:$(basename "$m" .sql)"); done
   fi
   echo "== PostgreSQL mutants through the gate battery, $seeds seeds"
   for name in "${names[@]}"; do
     t0=$(date +%s)
-    "$bin" mutation --only "$name" --seeds "$seeds" --dsn "$dsn" --out "$work/mutation/$name" \
+    odbc_arg=()
+    case "$name" in mariadb:*) odbc_arg=(--odbc "$odbc") ;; esac
+    "$bin" mutation --only "$name" --seeds "$seeds" --dsn "$dsn" "${odbc_arg[@]}" --out "$work/mutation/$name" \
       >"$work/mutation-${name//:/_}.log" 2>&1
     rc=$?
     row=$(grep -E "^(policy:)?$name " "$work/mutation-${name//:/_}.log" | tr -s ' ')

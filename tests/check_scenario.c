@@ -399,6 +399,28 @@ START_TEST(test_scenario_resolve_missing_protocol_rejected)
 }
 END_TEST
 
+/* A copy of a bundled scenario elsewhere names its protocol as the bundled
+ * one does, from the data folder's scenarios/ ("../backends/..."). */
+START_TEST(test_scenario_resolve_copied_bundled_path)
+{
+    char out[4096], want[4096], cwd[2048];
+    qc_err err = {0};
+    /* the tests run from the checkout's root: it is the data folder */
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    setenv("QCHAOS_HOME", cwd, 1);
+    ck_assert_int_eq(qc_scenario_resolve("../backends/postgres/skip_locked.sql", "/tmp", out,
+                                         sizeof out, &err),
+                     0);
+    snprintf(want, sizeof want, "%s/backends/postgres/skip_locked.sql", qc_datadir());
+    ck_assert_str_eq(out, want);
+    ck_assert_int_eq(qc_scenario_resolve("../backends/postgres/no_such.sql", "/tmp", out,
+                                         sizeof out, &err),
+                     QC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "looked in /tmp, . and"));
+    unsetenv("QCHAOS_HOME");
+}
+END_TEST
+
 /* ---- lint: unused scenario values, missing columns (issue 18) --------- */
 
 /* A protocol whose enqueue ignores :max_attempts and whose reap returns no
@@ -770,6 +792,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_scenario_fifo_and_device_refused_without_blocking);
     tcase_add_test(tc, test_scenario_validate_cap_below_base_rejected);
     tcase_add_test(tc, test_scenario_resolve_missing_protocol_rejected);
+    tcase_add_test(tc, test_scenario_resolve_copied_bundled_path);
     tcase_add_test(tc, test_lint_unused_value_warned_with_file_line);
     tcase_add_test(tc, test_lint_every_mapped_key_and_transaction_model);
     tcase_add_test(tc, test_lint_missing_column_noted_for_judged_checkers_only);
