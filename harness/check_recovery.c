@@ -893,6 +893,8 @@ static int is_poison(const qc_event *e)
 
 typedef struct poison_tally {
     long over, not_dead, no_error, unjudged_error;
+    long early;        /* dead after fewer claims than max_attempts (decision 1113) */
+    int claim_unknown; /* some claim of the run got no answer or an unknown one */
     long unfinished; /* not dead with attempts left (or inflight) when the drain timed out */
 } poison_tally;
 
@@ -943,6 +945,26 @@ static void judge_poison(qc_check *c, const qc_history *h, const qc__jobref *r, 
     }
     if (row == NULL)
         return;
+    /* Dead-lettered early: every claim of the run was answered (none lost:
+     * a lost answer may have been a claim of this job), the ledger saw the
+     * job claimed fewer than max_attempts times, and it is dead: a failure
+     * that was to be retried was not (a fail that counts one attempt too
+     * many, a reaper that counts the lost lease on top of the claim). */
+    if (max > 0 && claims < max && !t->claim_unknown && qc_s(row->state) != NULL &&
+        !strcmp(qc_s(row->state), "dead")) {
+        int64_t ev[QC_MAX_EVIDENCE];
+        int ne = 0;
+        for (int k = 0; k < ns && ne < QC_MAX_EVIDENCE - 1; k++)
+            ev[ne++] = seqs[k];
+        ev[ne++] = row->seq;
+        t->early++;
+        qc__check_violation(c, f->job, ev, ne,
+                            "poison job %lld is dead in the final snapshot (seq %lld) after %ld "
+                            "claims (seq %s), fewer than max_attempts %ld: its failures were not "
+                            "retried as often as the queue allows (poison fault seq %lld)",
+                            (long long)f->job, (long long)row->seq, claims,
+                            claims > 0 ? list : "none", max, (long long)f->seq);
+    }
     int not_dead = qc_s(row->state) == NULL || strcmp(qc_s(row->state), "dead") != 0;
     if (not_dead && qc__run_interrupted(h)) {
         return; /* stopped before the drain: it may have died later */
@@ -980,7 +1002,7 @@ int qc_check_bounded_failure(const qc_history *h, qc_check *out)
 {
     qc__snapshot snap;
     qc__jobref *r = NULL;
-    poison_tally t = {0, 0, 0, 0, 0};
+    poison_tally t;
     size_t n = 0, jobs = 0;
     char max[48];
     int rc;
@@ -994,9 +1016,22 @@ int qc_check_bounded_failure(const qc_history *h, qc_check *out)
         qc__snapshot_fini(&snap);
         return QC_ENOMEM;
     }
-    for (size_t i = 0; i < h->n; i++)
-        if (is_poison(&h->ev[i]) || qc__is_claim(&h->ev[i]))
-            r[n++] = (qc__jobref){h->ev[i].job, i};
+    long invokes = 0, answers = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        if (is_poison(e) || qc__is_claim(e))
+            r[n++] = (qc__jobref){e->job, i};
+        if (e->op == QC_OP_CLAIM && e->type == QC_EV_INVOKE)
+            invokes++;
+        else if (e->op == QC_OP_CLAIM && (e->type == QC_EV_OK || e->type == QC_EV_FAIL))
+            answers++;
+        else if (e->op == QC_OP_CLAIM && e->type == QC_EV_INFO)
+            t.claim_unknown = 1;
+    }
+    /* a claim still in flight at the end, or one ledger of several without
+     * its invokes: answers the ledger never saw */
+    if (answers < invokes)
+        t.claim_unknown = 1;
     qc__jobrefs_sort(r, n);
     for (size_t a = 0, b; a < n; a = b) {
         const qc_event *f = NULL;
@@ -1014,10 +1049,10 @@ int qc_check_bounded_failure(const qc_history *h, qc_check *out)
     else
         snprintf(max, sizeof max, "max_attempts unknown");
     int len = snprintf(out->summary, sizeof out->summary,
-                       "%zu poison jobs (%s%s): %ld claimed too often, %ld not dead, %ld dead "
-                       "without an error",
+                       "%zu poison jobs (%s%s): %ld claimed too often, %ld dead too early, %ld "
+                       "not dead, %ld dead without an error",
                        jobs, max, snap.nevents == 0 ? ", no final snapshot" : "", t.over,
-                       t.not_dead, t.no_error);
+                       t.early, t.not_dead, t.no_error);
     if (t.unfinished > 0 && len > 0 && (size_t)len < sizeof out->summary)
         len += snprintf(out->summary + len, sizeof out->summary - (size_t)len,
                         ", %ld not dead yet with attempts left when the drain timed out",

@@ -119,7 +119,32 @@ struct qc_proxy {
     qc_rng rng;
     int part_state; /* 0 before the window, 1 in it, 2 after */
     int stopped;    /* *stop seen */
+    _Atomic(qc_proxy_anchor_fn) anchor; /* a replay's partition edges (proxy.h), or NULL */
+    void *anchor_ctx;
+    double part_from; /* ms (qc_clock_ms): when the window began; 0 before */
 };
+
+void qc_proxy_set_anchor(qc_proxy *p, qc_proxy_anchor_fn fn, void *ctx)
+{
+    if (p == NULL)
+        return;
+    p->anchor_ctx = ctx;
+    atomic_store(&p->anchor, fn);
+}
+
+/* Whether the partition's edge (0 start, 1 end) has come: by the replay's
+ * anchor when there is one and it knows, else by the clock. */
+static int partition_edge(qc_proxy *p, int edge, double now)
+{
+    qc_proxy_anchor_fn fn = atomic_load(&p->anchor);
+    int r = fn != NULL ? fn(p->anchor_ctx, edge) : -1;
+    if (r >= 0)
+        return r;
+    double from = p->start + (double)p->cfg.partition_at_ms;
+    if (edge == 1 && p->part_from > 0)
+        from = p->part_from;
+    return now >= from + (edge == 1 ? (double)p->cfg.partition_ms : 0);
+}
 
 /* ---- [network] ---- */
 
@@ -713,10 +738,10 @@ static void partition_step(qc_proxy *p, double now)
 {
     if (!p->cfg.partition[0] || p->part_state == 2)
         return;
-    double from = p->start + (double)p->cfg.partition_at_ms;
-    double until = from + (double)p->cfg.partition_ms;
-    if (p->part_state == 0 && now >= from && !p->stopped) {
+    if (p->part_state == 0 && !p->stopped && partition_edge(p, 0, now)) {
+        double until = now + (double)p->cfg.partition_ms;
         p->part_state = 1;
+        p->part_from = now;
         for (int w = 0; w < p->n; w++) {
             if (!p->parted[w])
                 continue;
@@ -737,7 +762,7 @@ static void partition_step(qc_proxy *p, double now)
                 if (p->parted[c->worker])
                     kill_conn(p, c);
     }
-    if (p->part_state == 1 && (now >= until || p->stopped)) {
+    if (p->part_state == 1 && (p->stopped || partition_edge(p, 1, now))) {
         p->part_state = 2;
         for (int w = 0; w < p->n; w++)
             if (p->parted[w])
@@ -856,8 +881,11 @@ static void *proxy_main(void *arg)
             who[k++] = c;
         }
         if (p->cfg.partition[0] && p->part_state < 2) {
-            double edge = p->start + (double)p->cfg.partition_at_ms +
-                          (p->part_state == 1 ? (double)p->cfg.partition_ms : 0) - now;
+            double edge = (p->part_state == 1 ? p->part_from + (double)p->cfg.partition_ms
+                                              : p->start + (double)p->cfg.partition_at_ms) -
+                          now;
+            if (atomic_load(&p->anchor) != NULL && edge > 5)
+                edge = 5; /* a replay's anchor is asked again soon */
             if (edge < wait)
                 wait = edge < 0 ? 0 : edge;
         }

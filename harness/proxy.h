@@ -120,6 +120,21 @@ typedef enum {
 int qc_proxy_create(const qc_network *cfg, const char *upstream_dsn, int nworkers, uint64_t seed,
                     qc_lbuf *lb, double t0, atomic_int *stop, qc_proxy **out, qc_err *err);
 
+/* A replay's anchor for the partition window (decision 1111): called on
+ * the proxy thread with edge 0 (the window's start) or 1 (its end); 1 when
+ * the replay has carried out every point the earlier run passed before
+ * that edge, 0 not yet, -1 no anchor (the replay ended, or the run's
+ * ledger had no such edge): then the edge comes by the clock, as in a
+ * run.  ctx is the caller's; it must stay valid until qc_proxy_destroy. */
+typedef int (*qc_proxy_anchor_fn)(void *ctx, int edge);
+
+/* Sets the anchor (before the workers start; NULL fn: none).  The window
+ * then starts when the replay reaches the point the run's partition began
+ * at, not partition_at_ms after the start: a replay runs slower than its
+ * run (one action at a time), and a window by the clock would catch
+ * requests the run had already had answered. */
+void qc_proxy_set_anchor(qc_proxy *p, qc_proxy_anchor_fn fn, void *ctx);
+
 /* Stops the thread, resets every connection still open and frees p.
  * Accepts NULL.  Call after every worker has stopped using it. */
 void qc_proxy_destroy(qc_proxy *p);

@@ -1274,6 +1274,47 @@ static int ledger_has_end(const char *path)
     return found;
 }
 
+/* A replay's partition window, anchored to the points (proxy.h
+ * qc_proxy_anchor_fn): the seqs of the earlier run's first partition fault
+ * event and of its first "partition healed" note, -1 when absent. */
+typedef struct partition_anchor {
+    qc_sched *sched;
+    long seq[2];
+} partition_anchor;
+
+static int partition_anchor_fn(void *ctx, int edge)
+{
+    partition_anchor *a = ctx;
+    if (edge < 0 || edge > 1 || a->seq[edge] < 0)
+        return -1;
+    return qc_sched_replay_reached(a->sched, a->seq[edge]);
+}
+
+/* Reads the partition's edges from a ledger (see partition_anchor). */
+static void partition_edges(const char *path, long seq[2])
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    seq[0] = seq[1] = -1;
+    if (f == NULL)
+        return;
+    while ((seq[0] < 0 || seq[1] < 0) && getline(&line, &cap, f) > 0) {
+        int edge = strstr(line, "\"fault\":\"partition\"") != NULL        ? 0
+                   : strstr(line, "\"note\":\"partition healed\"") != NULL ? 1
+                                                                            : -1;
+        if (edge < 0 || seq[edge] >= 0)
+            continue;
+        json_t *e = json_loads(line, 0, NULL);
+        json_t *v = json_object_get(e, "seq");
+        if (json_is_integer(v))
+            seq[edge] = (long)json_integer_value(v);
+        json_decref(e);
+    }
+    free(line);
+    fclose(f);
+}
+
 /* The run's schedule (sched.h): a replay of o->replay's ledger, the
  * scenario's script (its steps on points this protocol lacks are dropped,
  * each with a note), or PCT exploration; *out stays NULL without one.
@@ -1390,6 +1431,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     qc_worker *workers = NULL;
     qc_sched *sched = NULL;
     lock_check lk = {0};
+    partition_anchor panchor = {NULL, {-1, -1}};
     qc_worker reaper;
     int nstarted = 0, reaper_started = 0;
     qc_shared sh;
@@ -1834,6 +1876,13 @@ setup_done:
         goto out;
     }
     sh.sched = sched;
+    if (sched != NULL && o->replay != NULL && sh.proxy != NULL && s->network.partition[0]) {
+        /* the window comes where it came in the run (decision 1111) */
+        panchor.sched = sched;
+        partition_edges(o->replay, panchor.seq);
+        if (panchor.seq[0] >= 0)
+            qc_proxy_set_anchor(sh.proxy, partition_anchor_fn, &panchor);
+    }
     lk.d = d;
     lk.dsn = dsn;
     lk.pids = pids;

@@ -615,6 +615,37 @@ void qc_sched_turn(qc_sched *s, int actor)
     pthread_mutex_unlock(&s->mu);
 }
 
+int qc_sched_replay_next(qc_sched *s, int actor, char *point, size_t n, int64_t *job)
+{
+    int i, found = 0;
+    if (s == NULL || s->mode != QC_SCHED_REPLAY || (i = idx(s, actor)) == NONE)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    for (int k = 0; !s->free && k < s->n && !found; k++)
+        if (s->state[k] == 0 && idx(s, s->e[k].actor) == i) {
+            snprintf(point, n, "%s", s->e[k].point);
+            *job = s->e[k].job;
+            found = 1;
+        }
+    pthread_mutex_unlock(&s->mu);
+    return found;
+}
+
+int qc_sched_replay_reached(qc_sched *s, long seq)
+{
+    int r = 1;
+    if (s == NULL || s->mode != QC_SCHED_REPLAY)
+        return -1;
+    pthread_mutex_lock(&s->mu);
+    if (s->free)
+        r = -1;
+    for (int k = 0; r == 1 && k < s->n && s->e[k].where < seq; k++)
+        if (s->state[k] == 0)
+            r = 0;
+    pthread_mutex_unlock(&s->mu);
+    return r;
+}
+
 void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
 {
     int i;

@@ -191,6 +191,25 @@ void qc_sched_request(qc_sched *s, int actor, int in);
  * NULL. */
 void qc_sched_turn(qc_sched *s, int actor);
 
+/* Replay: the actor's next point in the earlier run, for a decision the
+ * actor takes by its own clock (the worker's own lease deadline, decision
+ * 1111): 1 with point (size n) and *job (INT64_MIN: none) of the actor's
+ * first entry not yet carried out, 0 when there is none, the schedule is
+ * not a replay, or the replay ended (diverged, released): decide as a run
+ * does.  The caller then takes the decision the earlier run took, which
+ * its clock alone, on a replay that runs slower or faster, need not
+ * repeat.  Thread-safe; NULL gives 0. */
+int qc_sched_replay_next(qc_sched *s, int actor, char *point, size_t n, int64_t *job);
+
+/* Replay: 1 when every entry of a point the earlier run passed before its
+ * ledger seq `seq` has been carried out (or is in flight: a blocked one),
+ * 0 when some is still to come, -1 when the schedule is not a replay or
+ * the replay ended (diverged, released).  For what the run did at a time
+ * and not at a point of its own (the proxy's partition window: decision
+ * 1111), so that it comes at the same place in the order.  Thread-safe;
+ * NULL gives -1. */
+int qc_sched_replay_reached(qc_sched *s, long seq);
+
 /* The actor's thread ends: an entry waiting for it can never come. */
 void qc_sched_exit(qc_sched *s, int actor);
 

@@ -959,15 +959,28 @@ static int own_lease_left(qc_worker *w, const claimed *c, const char *what)
     if (sc->lease_deadline == QC_LEASE_DEADLINE_NONE || w->sh->txn_model || c->lease_from < 0)
         return 1;
     double now = qc_clock_ms(), deadline = c->lease_from + (double)sc->lease_ms;
-    if (now + QC_LEASE_MARGIN_MS < deadline)
+    /* A replay takes the earlier run's decision: its next point for this
+     * job after the effect's test is effect.after, after the complete's
+     * complete.before; any other point means that run gave the job up
+     * here (decision 1111).  Its clock would decide by the replay's own
+     * pace, slower or faster than the run's. */
+    char next[40];
+    int64_t next_job = INT64_MIN;
+    int replayed = qc_sched_replay_next(w->sh->sched, w->id, next, sizeof next, &next_job);
+    if (replayed) {
+        const char *went_on = !strcmp(what, "effect") ? "effect.after" : "complete.before";
+        if (next_job == c->job && !strcmp(next, went_on))
+            return 1;
+    } else if (now + QC_LEASE_MARGIN_MS < deadline) {
         return 1;
-    char msg[200];
+    }
+    char msg[240];
     snprintf(msg, sizeof msg,
              "gave the job up before its %s: %.1f ms of its %ld ms lease left by its own clock "
-             "(%s %.1f ms ago)",
+             "(%s %.1f ms ago)%s",
              what, deadline - now, sc->lease_ms,
              sc->lease_deadline == QC_LEASE_DEADLINE_ANSWER ? "answer read" : "request sent",
-             now - c->lease_from);
+             now - c->lease_from, replayed ? "; as the replayed run did" : "");
     json_t *e = event(w, "note", NULL, -1);
     json_object_set_new(e, "note", json_string("own lease ran out"));
     set_job(e, c->job, c->token);

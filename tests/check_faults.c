@@ -1194,7 +1194,7 @@ START_TEST(test_bounded_failure_claimed_max_attempts_dead_with_error_passes)
     ck_assert_int_eq(c.verdict, QC_PASS);
     ck_assert_int_eq(c.opportunities, 1);
     ck_assert_int_eq(c.nviolations, 0);
-    ck_assert_str_eq(c.summary, "1 poison jobs (max_attempts 3): 0 claimed too often, 0 not dead, "
+    ck_assert_str_eq(c.summary, "1 poison jobs (max_attempts 3): 0 claimed too often, 0 dead too early, 0 not dead, "
                                 "0 dead without an error");
     free(c.v);
 }
@@ -1220,15 +1220,59 @@ START_TEST(test_bounded_failure_too_many_claims_not_dead_no_error_fails)
         &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
     ck_assert_int_eq(c.opportunities, 3);
-    ck_assert_int_eq(c.nviolations, 3);
+    ck_assert_int_eq(c.nviolations, 4);
     ASSERT_VIOLATION(&c, 0, 17, 1, 2, 3, 5, 7);
     ck_assert_str_eq(c.v[0].msg, "poison job 17 was claimed 4 times, more than max_attempts 3 "
                                  "(claims at seq 1, 3, 5, 7; poison fault seq 2)");
     ASSERT_VIOLATION(&c, 1, 18, 80, 81, 91);
     ck_assert_str_eq(c.v[1].msg, "poison job 18 is ready in the final snapshot (seq 91), not "
                                  "dead, after 1 claims (poison fault seq 81)");
-    ASSERT_VIOLATION(&c, 2, 19, 83, 92);
-    ASSERT_MSG_HAS(&c, 2, "error was not kept (an empty error)");
+    /* job 19 also died after 1 of its 3 attempts (decision 1113) */
+    ASSERT_VIOLATION(&c, 2, 19, 82, 83, 92);
+    ASSERT_MSG_HAS(&c, 2, "after 1 claims (seq 82), fewer than max_attempts 3");
+    ASSERT_VIOLATION(&c, 3, 19, 83, 92);
+    ASSERT_MSG_HAS(&c, 3, "error was not kept (an empty error)");
+    free(c.v);
+}
+END_TEST
+
+/* Decision 1113: a poison job dead after fewer claims than max_attempts
+ * was not retried as the queue allows; not judged when some claim of the
+ * run has an unknown outcome (its answer lost, or never came). */
+START_TEST(test_bounded_failure_dead_too_early_fails)
+{
+    qc_check c;
+    const char *two =
+        "{'seq':1,'type':'invoke','op':'claim','worker':3,'req':1}\n"
+        "{'seq':2,'type':'ok','op':'claim','worker':3,'req':1,'rows':1,'job':17,'token':'a'}\n"
+        "{'seq':3,'type':'fault','fault':'poison','job':17,'token':'a'}\n"
+        "{'seq':4,'type':'invoke','op':'claim','worker':3,'req':2}\n"
+        "{'seq':5,'type':'ok','op':'claim','worker':3,'req':2,'rows':1,'job':17,'token':'b'}\n"
+        "{'seq':6,'type':'fault','fault':'poison','job':17,'token':'b'}\n";
+    char buf[4096];
+
+    snprintf(buf, sizeof buf, "%s%s%s", HEADER, two,
+             "{'seq':90,'type':'snapshot','job':17,'state':'dead','error':'poison'}\n");
+    run(qc_check_bounded_failure, buf, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 17, 2, 3, 5, 90);
+    ASSERT_MSG_HAS(&c, 0, "after 2 claims (seq 2, 5), fewer than max_attempts 3");
+    free(c.v);
+    /* a claim whose answer was lost: it may have been a third claim */
+    snprintf(buf, sizeof buf, "%s%s%s", HEADER, two,
+             "{'seq':7,'type':'invoke','op':'claim','worker':4,'req':3}\n"
+             "{'seq':8,'type':'info','op':'claim','worker':4,'req':3,'error':'lost'}\n"
+             "{'seq':90,'type':'snapshot','job':17,'state':'dead','error':'poison'}\n");
+    run(qc_check_bounded_failure, buf, &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    free(c.v);
+    /* a claim with no answer at all */
+    snprintf(buf, sizeof buf, "%s%s%s", HEADER, two,
+             "{'seq':7,'type':'invoke','op':'claim','worker':4,'req':3}\n"
+             "{'seq':90,'type':'snapshot','job':17,'state':'dead','error':'poison'}\n");
+    run(qc_check_bounded_failure, buf, &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
     free(c.v);
 }
 END_TEST
@@ -2117,6 +2161,7 @@ static Suite *faults_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_bounded_failure_claimed_max_attempts_dead_with_error_passes);
     tcase_add_test(tc, test_bounded_failure_too_many_claims_not_dead_no_error_fails);
+    tcase_add_test(tc, test_bounded_failure_dead_too_early_fails);
     tcase_add_test(tc, test_bounded_failure_attempts_left_at_drain_timeout_not_judged);
     tcase_add_test(tc, test_bounded_failure_snapshot_without_error_column_not_judged);
     tcase_add_test(tc, test_bounded_failure_drain_cut_short_while_progressing_not_judged);

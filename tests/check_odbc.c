@@ -309,7 +309,7 @@ START_TEST(test_mariadb_mutant_file_loads_expect_exclusive_claim)
 
     ck_assert_str_eq(p->engine, "mariadb");
     ck_assert_str_eq(p->expect, "exclusive_claim");
-    ck_assert_str_eq(p->scenario, "scenarios/default.ini");
+    ck_assert_str_eq(p->scenario, "scenarios/gate/contention.ini");
     ck_assert_int_eq(p->steps[QC_STEP_CLAIM].nstmts, 3);
     ck_assert_ptr_null(strstr(p->steps[QC_STEP_CLAIM].stmts[0].sql, "FOR UPDATE"));
     ck_assert_ptr_null(strstr(p->steps[QC_STEP_CLAIM].stmts[0].sql, "LOCK"));

@@ -624,6 +624,39 @@ START_TEST(test_replay_lets_a_wait_run_before_its_grant)
 }
 END_TEST
 
+/* qc_sched_replay_next: an actor's next point in the earlier run, which
+ * the worker's own-lease test follows in a replay (decision 1111). */
+START_TEST(test_replay_next_is_the_actors_next_entry)
+{
+    qc_sched_entry e[] = {{1, "claim.after", 6, 0, 1, 0},
+                          {0, "claim.after", 5, 0, 2, 0},
+                          {1, "effect.after", 6, 0, 3, 0},
+                          {0, "claim.before", INT64_MIN, 0, 4, 0}};
+    char point[40];
+    int64_t job = 0;
+    qc_sched *s = qc_sched_new(QC_SCHED_REPLAY, e, 4, 2, 1, 3, 60000, 60000, NULL, "w.jsonl");
+    ck_assert_int_eq(qc_sched_replay_next(s, 0, point, sizeof point, &job), 1);
+    ck_assert_str_eq(point, "claim.after");
+    ck_assert_int_eq(job, 5);
+    ck_assert_int_eq(qc_sched_replay_next(s, QC_SCHED_REAPER, point, sizeof point, &job), 0);
+    /* w1 passes its first point: its next is the effect of job 6 */
+    qc_sched_begin(s, 1);
+    qc_sched_point(s, 1, "claim.after", 6);
+    ck_assert_int_eq(qc_sched_replay_next(s, 1, point, sizeof point, &job), 1);
+    ck_assert_str_eq(point, "effect.after");
+    ck_assert_int_eq(job, 6);
+    /* a replay that ended decides nothing */
+    qc_sched_release(s);
+    ck_assert_int_eq(qc_sched_replay_next(s, 0, point, sizeof point, &job), 0);
+    qc_sched_free(s);
+    /* neither does a script, or no schedule */
+    s = qc_sched_new(QC_SCHED_SCRIPT, e, 4, 2, 1, 3, 60000, 60000, NULL, "x.ini");
+    ck_assert_int_eq(qc_sched_replay_next(s, 0, point, sizeof point, &job), 0);
+    qc_sched_free(s);
+    ck_assert_int_eq(qc_sched_replay_next(NULL, 0, point, sizeof point, &job), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sched");
@@ -643,6 +676,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_pct_order_is_a_function_of_the_seed);
     tcase_add_test(tc, test_replay_entries_from_a_ledger);
     tcase_add_test(tc, test_replay_lets_a_wait_run_before_its_grant);
+    tcase_add_test(tc, test_replay_next_is_the_actors_next_entry);
     suite_add_tcase(s, tc);
     return s;
 }

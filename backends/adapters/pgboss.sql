@@ -40,7 +40,11 @@ SELECT (data->>'qc_id')::bigint AS job_id,
                   ELSE 'ready' END AS state,
        retry_count + CASE WHEN started_on IS NULL THEN 0 ELSE 1 END AS attempt,
        floor(extract(epoch FROM started_on) * 1000)::bigint::text AS token,
-       output->>'message' AS error
+       -- a fail's error object ({"message": ...}), or the expiry's own
+       -- ({"value": {"message": "job failed by timeout in active state"}},
+       -- src/plans.js failJobsByTimeout: a last attempt that ran past its
+       -- expiry on a loaded machine dies so; decision 1112)
+       COALESCE(output->>'message', output->'value'->>'message') AS error
 FROM qchaos_pgboss.job
 WHERE name = 'qchaos'
 ORDER BY 1;
