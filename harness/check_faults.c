@@ -503,6 +503,84 @@ static int rerun_excused(const qc_history *h, const qc__jobref *r, size_t a, siz
     return qc__lapse_excused(h, ca, cb, 0, e1->work_ms, 0, e2->work_ms, renews, res, 1);
 }
 
+/* ---- effects_once (b): an op key shared by several jobs ----------------
+ *
+ * The idempotent sink drops a delivery whose op key it has applied before.
+ * A protocol whose op keys are not unique per job (the enqueue's
+ * timestamp, a batch number) makes it drop other jobs' effects: those jobs
+ * complete and are done, and their work never took effect (decision 1114).
+ * Judged on the ledger alone: each job whose op key another job's
+ * delivery also carried is an opportunity; one none of whose deliveries
+ * was applied is a violation, with its deliveries and the other job's
+ * applied one as evidence.  No time, no order: a correct protocol's op
+ * keys are its own job's, so a starved client or a paused server cannot
+ * make two jobs share one. */
+typedef struct keyed_effect {
+    const char *key;
+    int64_t job;
+    size_t ev;
+} keyed_effect;
+
+static int cmp_keyed(const void *pa, const void *pb)
+{
+    const keyed_effect *a = pa, *b = pb;
+    int c = strcmp(a->key, b->key);
+    if (c != 0)
+        return c;
+    if (a->job != b->job)
+        return a->job < b->job ? -1 : 1;
+    return (a->ev > b->ev) - (a->ev < b->ev);
+}
+
+static int shared_op_keys(const qc_history *h, qc_check *out, long *shared)
+{
+    size_t n = 0;
+    keyed_effect *k = malloc((h->n + 1) * sizeof *k);
+    if (k == NULL)
+        return QC_ENOMEM;
+    for (size_t i = 0; i < h->n; i++) {
+        const qc_event *e = &h->ev[i];
+        if (e->type == QC_EV_EFFECT && e->job != QC_NO_JOB && qc_s(e->op_key) != NULL &&
+            qc_s(e->op_key)[0] != '\0')
+            k[n++] = (keyed_effect){qc_s(e->op_key), e->job, i};
+    }
+    qsort(k, n, sizeof *k, cmp_keyed);
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a; b < n && !strcmp(k[b].key, k[a].key); b++)
+            ;
+        if (k[b - 1].job == k[a].job)
+            continue; /* one job's key: its redeliveries are (a)'s */
+        for (size_t j = a, jb; j < b; j = jb) {
+            int applied = 0;
+            for (jb = j; jb < b && k[jb].job == k[j].job; jb++)
+                applied |= h->ev[k[jb].ev].applied != 0;
+            out->opportunities++;
+            (*shared)++;
+            if (applied)
+                continue;
+            const qc_event *other = NULL;
+            for (size_t x = a; x < b && other == NULL; x++)
+                if (k[x].job != k[j].job && h->ev[k[x].ev].applied)
+                    other = &h->ev[k[x].ev];
+            int64_t seqs[QC_MAX_EVIDENCE];
+            int ns = 0;
+            for (size_t x = j; x < jb && ns < QC_MAX_EVIDENCE - 1; x++)
+                seqs[ns++] = h->ev[k[x].ev].seq;
+            if (other != NULL)
+                seqs[ns++] = other->seq;
+            qc__check_violation(out, k[j].job, seqs, ns,
+                                "job %lld: its effect was never applied: %zu deliveries with op "
+                                "key %.40s, which job %lld's delivery%s also carried, were "
+                                "dropped as duplicates",
+                                (long long)k[j].job, jb - j, k[j].key,
+                                (long long)(other != NULL ? other->job : k[j == a ? b - 1 : a].job),
+                                other != NULL ? " (applied)" : "");
+        }
+    }
+    free(k);
+    return 0;
+}
+
 int qc_check_effects_once(const qc_history *h, qc_check *out)
 {
     qc__jobref *r;
@@ -581,11 +659,18 @@ int qc_check_effects_once(const qc_history *h, qc_check *out)
     free(eff);
     free(r);
     free(risk);
-    snprintf(out->summary, sizeof out->summary,
+    long twice = out->nviolations, shared = 0;
+    if (shared_op_keys(h, out, &shared) != 0)
+        return QC_ENOMEM;
+    int len = snprintf(out->summary, sizeof out->summary,
              "%zu effect deliveries on %zu jobs, %ld re-deliveries, %ld more jobs at risk "
              "(fault or unknown outcome), %ld jobs with more than one applied effect; %ld re-runs "
              "excused (the first worker's lease ran out while its thread was late)",
-             deliveries, jobs, redeliveries, risky, out->nviolations, excused);
+             deliveries, jobs, redeliveries, risky, twice, excused);
+    if (shared > 0 && len > 0 && (size_t)len < sizeof out->summary)
+        snprintf(out->summary + len, sizeof out->summary - (size_t)len,
+                 "; %ld jobs shared an op key with another job, %ld of them never applied",
+                 shared, out->nviolations - twice);
     qc__check_finish(out);
     return 0;
 }

@@ -465,6 +465,36 @@ END_TEST
     "{'seq':7,'t':4100,'type':'invoke','op':'renew','worker':3,'inc':0,'req':3,'job':17,"          \
     "'token':'a'}\n"
 
+/* Decision 1114: jobs 17 and 18 carry one op key (the enqueue's time):
+ * the sink applied 17's effect and dropped 18's, which completed without
+ * its work.  Jobs 20 and 21 share a key too but both were applied (copies
+ * keyed per job): judged, no violation. */
+START_TEST(test_effects_once_shared_op_key_never_applied_fails)
+{
+    qc_check c;
+
+    run(qc_check_effects_once,
+        HEADER "{'seq':3,'type':'effect','job':17,'op_key':'t0','token':'a','worker':3,"
+               "'applied':true}\n"
+               "{'seq':4,'type':'effect','job':18,'op_key':'t0','token':'c','worker':4,"
+               "'applied':false}\n"
+               "{'seq':5,'type':'effect','job':20,'op_key':'m1','token':'d','worker':4,"
+               "'applied':true}\n"
+               "{'seq':6,'type':'effect','job':21,'op_key':'m1','token':'e','worker':3,"
+               "'applied':true}\n"
+               "{'seq':7,'type':'effect','job':22,'op_key':'22','token':'f','worker':3,"
+               "'applied':true}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 4);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 18, 3, 4);
+    ASSERT_MSG_HAS(&c, 0, "job 18: its effect was never applied: 1 deliveries with op key t0, "
+                          "which job 17's delivery (applied) also carried");
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_effects_once_starved_worker_rerun_excused_passes)
 {
     qc_check c;
@@ -2124,6 +2154,7 @@ static Suite *faults_suite(void)
     tc = tcase_create("effects_once");
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_effects_once_two_applied_effects_fail);
+    tcase_add_test(tc, test_effects_once_shared_op_key_never_applied_fails);
     tcase_add_test(tc, test_effects_once_starved_worker_rerun_excused_passes);
     tcase_add_test(tc, test_effects_once_rerun_after_refused_complete_fails);
     tcase_add_test(tc, test_effects_once_no_heartbeat_plan_lapses_fails);
