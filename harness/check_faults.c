@@ -509,8 +509,10 @@ static int rerun_excused(const qc_history *h, const qc__jobref *r, size_t a, siz
  * A protocol whose op keys are not unique per job (the enqueue's
  * timestamp, a batch number) makes it drop other jobs' effects: those jobs
  * complete and are done, and their work never took effect (decision 1114).
- * Judged on the ledger alone: each job whose op key another job's
- * delivery also carried is an opportunity; one none of whose deliveries
+ * Judged on the ledger alone, when some delivery was dropped (else no
+ * job lost its effect and the pass is skipped): each job whose op key
+ * another job's delivery also carried is an opportunity; one none of
+ * whose deliveries
  * was applied is a violation, with its deliveries and the other job's
  * applied one as evidence.  No time, no order: a correct protocol's op
  * keys are its own job's, so a starved client or a paused server cannot
@@ -534,7 +536,11 @@ static int cmp_keyed(const void *pa, const void *pb)
 
 static int shared_op_keys(const qc_history *h, qc_check *out, long *shared)
 {
-    size_t n = 0;
+    size_t n = 0, dropped = 0;
+    for (size_t i = 0; i < h->n; i++)
+        dropped += h->ev[i].type == QC_EV_EFFECT && !h->ev[i].applied;
+    if (dropped == 0)
+        return 0; /* every delivery applied: no job lost its effect, no sort */
     keyed_effect *k = malloc((h->n + 1) * sizeof *k);
     if (k == NULL)
         return QC_ENOMEM;
