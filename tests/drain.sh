@@ -40,7 +40,31 @@ monitor_full_interval_ms = 1500
 judge = no_lost_jobs
 INI
 
-./qchaos run scenarios/default.ini --dsn "$dsn" --jobs 3000 --workers 8 --seed 2 \
+# The normal run lasts at least 3000 x 2 ms / 8 workers = 0.75 s of work
+# (work_ms 1-3), sampled every 50 ms: the first sample is a full one, the
+# ones after it live, on a fast idle machine as on a loaded one (with
+# default.ini's 0 ms of work and 250 ms samples an idle machine drained
+# 3,000 jobs before the second sample: no live sample at all).
+cat >"$out/normal.ini" <<INI
+[scenario]
+name = drain_normal
+protocol = $PWD/backends/postgres/skip_locked.sql
+[workload]
+workers = 8
+jobs = 3000
+work_ms = 1-3
+[lease]
+lease_ms = 5000
+reaper_interval_ms = 500
+[drain]
+timeout_s = 300
+monitor_interval_ms = 50
+monitor_full_interval_ms = 1000
+[checks]
+judge = exclusive_claim, double_complete, no_lost_jobs, acked_durable
+INI
+
+./qchaos run "$out/normal.ini" --dsn "$dsn" --seed 2 \
   --out "$out/normal" --no-progress >"$out/normal.log" 2>&1
 rc=$?
 [ "$rc" -eq 0 ] || bad "normal run: exit $rc, expected 0 (log: $out/normal.log)"
