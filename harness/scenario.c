@@ -43,6 +43,7 @@ void qc_scenario_defaults(qc_scenario *s)
     s->lease_ms = 5000;
     s->max_attempts = 3;
     s->reaper_interval_ms = 500;
+    s->hosts = 1;
     s->retry_delay_ms = 0;
     s->statement_timeout_ms = -1;
     s->idle_base_ms = 5;
@@ -441,7 +442,16 @@ static int handler(void *user, const char *section, const char *name, const char
         CHOICEKEY("after_stall", stall_then_fail, "complete", "fail")
         CHOICEKEY("on_renew_refused", renew_refused_continue, "stop", "continue")
         LONGKEY("policy", "heartbeat_every_ms", heartbeat_every_ms, 0)
-        CHOICEKEY("worker_name", worker_name_kept, "per_incarnation", "kept")
+        if (!strcmp(name, "worker_name")) {
+            static const char *const v[] = {"per_incarnation", "kept", "host"};
+            for (int k = 0; k < 3; k++)
+                if (!strcmp(value, v[k])) {
+                    s->worker_name_kept = k; /* QC_WORKER_NAME_INCARNATION, _KEPT, _HOST */
+                    return 1;
+                }
+            return fail(c, "worker_name must be per_incarnation, kept or host, got '%s'", value);
+        }
+        LONGKEY("policy", "hosts", hosts, 1)
         LONGKEY("policy", "tcp_user_timeout_ms", network.tcp_user_timeout_ms, 0)
         CHOICEKEY("on_listen_lost", listen_lost_ignore, "fallback", "ignore")
         CHOICEKEY("on_renew_lost", renew_lost_continue, "stop", "continue")
@@ -458,7 +468,7 @@ static int handler(void *user, const char *section, const char *name, const char
         return fail(c,
                     "unknown key '%s' in [%s] (expected heartbeat, heartbeat_every_ms, "
                     "on_renew_refused, on_renew_lost, count_zero_row_complete, on_lost_ack, "
-                    "after_stall, worker_name, tcp_user_timeout_ms, on_listen_lost, "
+                    "after_stall, worker_name, hosts, tcp_user_timeout_ms, on_listen_lost, "
                     "lease_deadline, stop_heartbeat_first)",
                     name, section);
     }

@@ -65,6 +65,10 @@
  * and sends no complete unless more than QC_LEASE_MARGIN_MS are left.
  * ANSWER (a policy mutant) measures from when the answer arrived; NONE
  * keeps no deadline of its own (the server's lease alone, as before). */
+/* [policy] worker_name: what :worker is (qc_scenario.worker_name_kept). */
+#define QC_WORKER_NAME_INCARNATION 0
+#define QC_WORKER_NAME_KEPT 1
+#define QC_WORKER_NAME_HOST 2
 #define QC_LEASE_DEADLINE_SENT 0
 #define QC_LEASE_DEADLINE_ANSWER 1
 #define QC_LEASE_DEADLINE_NONE 2
@@ -193,8 +197,13 @@ typedef struct qc_scenario {
                                 COMMIT (sched.h, qc_claim_commit_held) */
     int hold_complete_commit; /* hold_complete_commit = yes: the same for a complete of one
                                 statement, point "complete.commit" (qc_complete_commit_held) */
-    int worker_name_kept;    /* [policy] worker_name = kept: :worker is "w3" in every
-                                incarnation (pod and host names), not "w3.1" */
+    int worker_name_kept;    /* [policy] worker_name: QC_WORKER_NAME_INCARNATION (0) :worker
+                                is "w3.1"; QC_WORKER_NAME_KEPT (1) "w3" in every incarnation
+                                (a pod name); QC_WORKER_NAME_HOST (2) "h1" ... "h<hosts>":
+                                worker threads share their host's name, as a process running
+                                several worker threads stamps locked_by with its host name */
+    long hosts;              /* [policy] hosts (worker_name = host): 1 by default; worker N is
+                                on host (N mod hosts) + 1 */
     /* [adapter] (docs/adapters.md): "" command = thread workers on the protocol file */
     char adapter_command[1024]; /* run by /bin/sh -c in the data folder, one process per worker */
     long adapter_start_timeout_ms;  /* hello must come within this (ms) */

@@ -380,7 +380,10 @@ typedef struct actor_params {
 static void bind_actor(const qc_worker *w, actor_params *b, qc_params *p)
 {
     const qc_scenario *sc = w->sh->sc;
-    if (sc->worker_name_kept) /* a pod or host name: the same after a restart */
+    if (sc->worker_name_kept == QC_WORKER_NAME_HOST) /* threads share their host's name */
+        snprintf(b->worker, sizeof b->worker, "h%ld",
+                 (long)w->id % (sc->hosts > 0 ? sc->hosts : 1) + 1);
+    else if (sc->worker_name_kept) /* a pod name: the same after a restart */
         snprintf(b->worker, sizeof b->worker, "w%d", w->id);
     else
         snprintf(b->worker, sizeof b->worker, "w%d.%d", w->id, w->inc);

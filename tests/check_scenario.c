@@ -90,6 +90,29 @@ START_TEST(test_scenario_bad_value_error_names_line_and_expectation)
 }
 END_TEST
 
+/* decision 1115: [policy] worker_name takes per_incarnation, kept or host
+ * (threads share their host's name, hosts of them); anything else is an
+ * error naming the line and the three choices. */
+START_TEST(test_scenario_worker_name_host)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    ck_assert_int_eq(load("[policy]\nworker_name = host\nhosts = 3\n", &s, &err), 0);
+    ck_assert_int_eq(s.worker_name_kept, QC_WORKER_NAME_HOST);
+    ck_assert_int_eq(s.hosts, 3);
+    ck_assert_int_eq(load("[policy]\nworker_name = kept\n", &s, &err), 0);
+    ck_assert_int_eq(s.worker_name_kept, QC_WORKER_NAME_KEPT);
+    ck_assert_int_eq(s.hosts, 1);
+    ck_assert_int_eq(load("[policy]\nworker_name = per_incarnation\n", &s, &err), 0);
+    ck_assert_int_eq(s.worker_name_kept, QC_WORKER_NAME_INCARNATION);
+    ck_assert_int_eq(load("[policy]\n\nworker_name = pod\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":3: worker_name must be per_incarnation, kept or host, got 'pod'"),
+                  "got '%s'", err.msg);
+    ck_assert_int_eq(load("[policy]\nhosts = 0\n", &s, &err), QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":2: hosts must be an integer >= 1"), "got '%s'", err.msg);
+}
+END_TEST
+
 /* issue 17: the LISTEN keys parse; the listen faults are the nemesis',
  * not per-job counts; the notify faults are decided per enqueued job
  * (never in the per-claim plan), deterministically from the seed. */
@@ -779,6 +802,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_scenario_defaults_are_the_main_job);
     tcase_add_test(tc, test_scenario_valid_file_overrides_keys);
     tcase_add_test(tc, test_scenario_unknown_key_error_names_line);
+    tcase_add_test(tc, test_scenario_worker_name_host);
     tcase_add_test(tc, test_scenario_bad_value_error_names_line_and_expectation);
     tcase_add_test(tc, test_scenario_unknown_section_and_syntax_error_rejected);
     tcase_add_test(tc, test_scenario_nemesis_pause_keys);
