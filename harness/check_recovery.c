@@ -910,7 +910,8 @@ static int drain_timed_out(const qc_history *h)
 /* Judges one poison job: its events r[0..n) (faults and claims, seq order),
  * the first poison fault f and its final snapshot row (NULL: none). */
 static void judge_poison(qc_check *c, const qc_history *h, const qc__jobref *r, size_t n,
-                         const qc_event *f, const qc_event *row, poison_tally *t)
+                         const qc_event *f, const qc_event *row, int snap_taken,
+                         poison_tally *t)
 {
     long max = h->info.max_attempts, claims = 0;
     int64_t seqs[QC_MAX_EVIDENCE];
@@ -943,58 +944,78 @@ static void judge_poison(qc_check *c, const qc_history *h, const qc__jobref *r, 
                             (long long)f->job, claims, max, list, len >= sizeof list ? ", ..." : "",
                             (long long)f->seq);
     }
-    if (row == NULL)
+    /* No row: the job's state is what the protocol's header "missing"
+     * says a deleted job is ("done": finished and deleted, "dead": moved to
+     * a dead-letter table), when a snapshot was taken; its error is not
+     * known.  Without the header (or without a snapshot) no_lost_jobs
+     * judges the missing row, and this checker nothing more. */
+    const char *state = row != NULL ? qc_s(row->state) : NULL;
+    const char *error = row != NULL ? qc_s(row->error) : NULL;
+    int64_t row_seq = row != NULL ? row->seq : f->seq;
+    if (row == NULL && (!snap_taken || !h->info.missing[0]))
         return;
+    char where[160];
+    if (row == NULL) {
+        state = h->info.missing;
+        c->opportunities += max > 0 ? 0 : 1;
+        snprintf(where, sizeof where,
+                 "missing from the final snapshot, which the protocol's header 'missing: %s' "
+                 "reads as %s,",
+                 h->info.missing, h->info.missing);
+    } else {
+        snprintf(where, sizeof where, "%s in the final snapshot (seq %lld)",
+                 state != NULL ? state : "without a state", (long long)row->seq);
+    }
     /* Dead-lettered early: every claim of the run was answered (none lost:
      * a lost answer may have been a claim of this job), the ledger saw the
      * job claimed fewer than max_attempts times, and it is dead: a failure
      * that was to be retried was not (a fail that counts one attempt too
      * many, a reaper that counts the lost lease on top of the claim). */
-    if (max > 0 && claims < max && !t->claim_unknown && qc_s(row->state) != NULL &&
-        !strcmp(qc_s(row->state), "dead")) {
+    if (max > 0 && claims < max && !t->claim_unknown && state != NULL &&
+        !strcmp(state, "dead")) {
         int64_t ev[QC_MAX_EVIDENCE];
         int ne = 0;
         for (int k = 0; k < ns && ne < QC_MAX_EVIDENCE - 1; k++)
             ev[ne++] = seqs[k];
-        ev[ne++] = row->seq;
+        ev[ne++] = row_seq;
         t->early++;
         qc__check_violation(c, f->job, ev, ne,
-                            "poison job %lld is dead in the final snapshot (seq %lld) after %ld "
+                            "poison job %lld is %s after %ld "
                             "claims (seq %s), fewer than max_attempts %ld: its failures were not "
                             "retried as often as the queue allows (poison fault seq %lld)",
-                            (long long)f->job, (long long)row->seq, claims,
+                            (long long)f->job, where, claims,
                             claims > 0 ? list : "none", max, (long long)f->seq);
     }
-    int not_dead = qc_s(row->state) == NULL || strcmp(qc_s(row->state), "dead") != 0;
+    int not_dead = state == NULL || strcmp(state, "dead") != 0;
     if (not_dead && qc__run_interrupted(h)) {
         return; /* stopped before the drain: it may have died later */
-    } else if ((qc_s(row->state) == NULL || strcmp(qc_s(row->state), "dead") != 0) &&
-               (max <= 0 || claims < max || (qc_s(row->state) != NULL && !strcmp(qc_s(row->state), "inflight"))) &&
+    } else if ((state == NULL || strcmp(state, "dead") != 0) &&
+               (max <= 0 || claims < max || (state != NULL && !strcmp(state, "inflight"))) &&
                (qc__drain_cut_short(h) || drain_timed_out(h))) {
         /* the drain timed out (a loaded machine, a library's own backoff)
          * with attempts left: not finished, which no_lost_jobs judges; it
          * may have died later */
         t->unfinished++;
         return;
-    } else if (qc_s(row->state) == NULL || strcmp(qc_s(row->state), "dead") != 0) {
-        int64_t ev[] = {f->seq, last != NULL ? last->seq : f->seq, row->seq};
+    } else if (state == NULL || strcmp(state, "dead") != 0) {
+        int64_t ev[] = {f->seq, last != NULL ? last->seq : f->seq, row_seq};
         t->not_dead++;
         qc__check_violation(c, f->job, ev, 3,
-                            "poison job %lld is %s in the final snapshot (seq %lld), not dead, "
-                            "after %ld claims (poison fault seq %lld)",
-                            (long long)f->job, qc_s(row->state) != NULL ? qc_s(row->state) : "without a state",
-                            (long long)row->seq, claims, (long long)f->seq);
-    } else if ((qc_s(row->error) == NULL || qc_s(row->error)[0] == '\0') &&
-               qc_run_info_returns(&h->info, "snapshot", "error") == 0) {
-        t->unjudged_error++; /* the protocol's snapshot cannot show an error */
-    } else if (qc_s(row->error) == NULL || qc_s(row->error)[0] == '\0') {
-        int64_t ev[] = {f->seq, row->seq};
+                            "poison job %lld is %s not dead, after %ld claims (poison fault "
+                            "seq %lld)",
+                            (long long)f->job, where, claims, (long long)f->seq);
+    } else if ((error == NULL || error[0] == '\0') &&
+               (row == NULL || qc_run_info_returns(&h->info, "snapshot", "error") == 0)) {
+        t->unjudged_error++; /* the protocol's snapshot cannot show an error (or the
+                                row is gone) */
+    } else if (error == NULL || error[0] == '\0') {
+        int64_t ev[] = {f->seq, row_seq};
         t->no_error++;
         qc__check_violation(c, f->job, ev, 2,
                             "poison job %lld is dead in the final snapshot (seq %lld) but its "
                             "error was not kept (%s error)",
-                            (long long)f->job, (long long)row->seq,
-                            qc_s(row->error) == NULL ? "no" : "an empty");
+                            (long long)f->job, (long long)row_seq,
+                            error == NULL ? "no" : "an empty");
     }
 }
 
@@ -1041,7 +1062,8 @@ int qc_check_bounded_failure(const qc_history *h, qc_check *out)
         if (f == NULL)
             continue;
         jobs++;
-        judge_poison(out, h, r + a, b - a, f, qc__snapshot_find(h, &snap, f->job), &t);
+        judge_poison(out, h, r + a, b - a, f, qc__snapshot_find(h, &snap, f->job),
+                     snap.nevents > 0, &t);
     }
     free(r);
     if (h->info.max_attempts > 0)
@@ -1060,7 +1082,7 @@ int qc_check_bounded_failure(const qc_history *h, qc_check *out)
     if (t.unjudged_error > 0 && len > 0 && (size_t)len < sizeof out->summary)
         snprintf(out->summary + len, sizeof out->summary - (size_t)len,
                  "; the error rule NOT JUDGED for %ld dead jobs: the protocol's snapshot returns "
-                 "no 'error' column",
+                 "no 'error' column (or deletes dead jobs: header 'missing: dead')",
                  t.unjudged_error);
     len = (int)strlen(out->summary);
     if (t.unfinished > 0 && (size_t)len < sizeof out->summary)

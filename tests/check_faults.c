@@ -1416,6 +1416,59 @@ START_TEST(test_bounded_failure_snapshot_without_error_column_not_judged)
 }
 END_TEST
 
+/* A protocol that deletes a job's row when it finishes says so in its
+ * header ("missing: done" or "missing: dead"): a poison job absent from a
+ * final snapshot is in that state.  missing dead after max_attempts
+ * claims: PASS (its error cannot be read: not judged); missing dead after
+ * one claim: dead too early; missing done: finished, not dead.  Without
+ * the header a missing row is no_lost_jobs' to judge, not this one's. */
+START_TEST(test_bounded_failure_missing_header)
+{
+    qc_check c;
+    const char *other = "{'seq':90,'type':'snapshot','job':99,'state':'done'}\n";
+    char text[4096];
+
+    snprintf(text, sizeof text,
+             "{'type':'header','seed':7,'max_attempts':3,'missing':'dead'}\n" POISON_17_THRICE
+             "%s",
+             other);
+    run(qc_check_bounded_failure, text, &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_msg(strstr(c.summary, "error rule NOT JUDGED for 1") != NULL, "%s", c.summary);
+    free(c.v);
+
+    snprintf(text, sizeof text,
+             "{'type':'header','seed':7,'max_attempts':3,'missing':'dead'}\n"
+             "{'seq':1,'type':'ok','op':'claim','worker':3,'rows':1,'job':17,'token':'a'}\n"
+             "{'seq':2,'type':'fault','fault':'poison','job':17,'token':'a'}\n%s",
+             other);
+    run(qc_check_bounded_failure, text, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_MSG_HAS(&c, 0, "missing from the final snapshot, which the protocol's header "
+                          "'missing: dead' reads as dead, after 1 claims");
+    free(c.v);
+
+    snprintf(text, sizeof text,
+             "{'type':'header','seed':7,'max_attempts':3,'missing':'done'}\n" POISON_17_THRICE
+             "%s",
+             other);
+    run(qc_check_bounded_failure, text, &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_MSG_HAS(&c, 0, "'missing: done' reads as done, not dead, after 3 claims");
+    free(c.v);
+
+    snprintf(text, sizeof text, "{'type':'header','seed':7,'max_attempts':3}\n" POISON_17_THRICE "%s",
+             other);
+    run(qc_check_bounded_failure, text, &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_bounded_failure_unknown_max_attempts_judges_snapshot_only)
 {
     qc_check c;
@@ -2195,6 +2248,7 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_bounded_failure_dead_too_early_fails);
     tcase_add_test(tc, test_bounded_failure_attempts_left_at_drain_timeout_not_judged);
     tcase_add_test(tc, test_bounded_failure_snapshot_without_error_column_not_judged);
+    tcase_add_test(tc, test_bounded_failure_missing_header);
     tcase_add_test(tc, test_bounded_failure_drain_cut_short_while_progressing_not_judged);
     tcase_add_test(tc, test_bounded_failure_unknown_max_attempts_judges_snapshot_only);
     tcase_add_test(tc, test_bounded_failure_no_poison_jobs_inconclusive);
