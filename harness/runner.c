@@ -1423,6 +1423,7 @@ int qc_run(const qc_run_opts *o, qc_err *err)
     const qc_scenario *s = &o->sc;
     int code = 3;
     int run_locked = 0; /* the run lock (owner.h) is held by ctl's session */
+    int made_out = 0;  /* the results folder did not exist: this run created it */
     qc_protocol *proto = NULL;
     ephemeral eph = {0};
     qc_conn *ctl = NULL;
@@ -1585,7 +1586,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         goto out;
     }
     qc_lint_print(stderr, s, proto); /* what the run will be blind to */
+    struct stat out_st;
+    made_out = stat(o->out_dir, &out_st) != 0; /* ours to remove if nothing is recorded */
     if ((rc = qc_mkdirs(o->out_dir, err)) != 0) {
+        made_out = 0;
         code = 2;
         goto out;
     }
@@ -2368,11 +2372,18 @@ out:
     qc_adapter_hello_free(&hello);
     if (pooler_running)
         pooler_stop(pooler_dir);
+    int recorded = ledger != NULL;
     if (ledger)
         qc_ledger_close(ledger, NULL);
     if (ctl)
         d->close(ctl);
     ephemeral_stop(&eph);
+    /* A run that failed before its ledger was opened (the database
+     * unreachable: exit 3; bad input found late: 2) recorded nothing: the
+     * results folder it created is removed again, so that no empty folder
+     * reads as a run (rmdir: only when it is still empty). */
+    if (made_out && !recorded && code != 0)
+        rmdir(o->out_dir);
     free(workers);
     free(pids);
     free(listen_slots);
