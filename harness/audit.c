@@ -422,6 +422,20 @@ int qc_audit_ex(const char *const *ledgers, int n, const char *out_dir, json_t *
         json_object_set_new(root, "events", json_integer((json_int_t)h.n));
         json_object_set_new(root, "torn_lines", json_integer((json_int_t)h.torn));
         json_object_set_new(root, "cut_short", json_boolean(cut));
+        /* A scripted race that could not be set up on this protocol (the
+         * schedule released, sched.c): the run is judged as it ran, so a
+         * PASS says the race did not happen, not that the protocol
+         * survived it; the gate shows why beside the row. */
+        for (size_t i = 0; i < h.n; i++) {
+            const qc_event *e = &h.ev[i];
+            if (e->type == QC_EV_NOTE && qc_x(e->x)->note != NULL &&
+                !strcmp(qc_x(e->x)->note, "schedule released")) {
+                json_object_set_new(root, "schedule_released",
+                                    json_string(qc_s(e->error) != NULL ? qc_s(e->error)
+                                                                        : "(no reason recorded)"));
+                break;
+            }
+        }
         if (cut)
             json_object_set_new(root, "cut_short_reason", json_string(why));
         json_t *arr = json_array();

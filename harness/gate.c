@@ -498,6 +498,10 @@ static void run_one(gate_ctx *g, size_t idx, const char *dsn)
     printf("%-32s %-6d %5d %6.1f  %s%s%s\n", g->sc[s]->file, seed, r->exit, r->secs,
            r->results == NULL ? "no results" : r->failed, r->failed[0] && r->unjudged[0] ? "; " : "",
            r->unjudged);
+    const char *released = json_string_value(json_object_get(r->results, "schedule_released"));
+    if (released != NULL) /* judged as it ran: the scripted race did not happen */
+        printf("    script released, the race could not be set up on this protocol: %.300s\n",
+               released);
     if (r->exit != 0) /* where to look, and how to run it again */
         printf("    %s/ (%s); repeat: %s run %s --protocol %s "
                "--seed %d%s%s\n",
@@ -839,6 +843,9 @@ int qc_gate_run(const qc_gate_opts *o, qc_gate_result *res, qc_err *err)
             json_object_set_new(x, "seconds", json_real(r->secs));
             json_object_set_new(x, "failed", json_string(r->failed));
             json_object_set_new(x, "inconclusive", json_string(r->unjudged));
+            json_t *rel = json_object_get(r->results, "schedule_released");
+            if (json_is_string(rel))
+                json_object_set(x, "schedule_released", rel);
             json_array_append_new(arr, x);
         }
     }

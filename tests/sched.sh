@@ -108,6 +108,12 @@ if jq -e '[.checkers[] | select((.name == "group_exclusive" or .name == "group_o
 else
   bad "group_exclusive / group_order not PASS with opportunities in $work/ghr-c/results.json"
 fi
+# the gate shows a released script beside its row, from results.json
+if jq -e '.schedule_released | test("empty claim")' "$work/ghr-c/results.json" >/dev/null 2>&1; then
+  ok "results.json says why the schedule was released"
+else
+  bad "no schedule_released in $work/ghr-c/results.json"
+fi
 expect "a step waiting for a row lock is recorded as blocked and the next step goes" 1 \
   "5 of 5 steps carried out, 1 blocked" \
   run scenarios/scripts/lock_wait.ini --protocol $P/mutants/select_then_update.sql --seed 1 \
