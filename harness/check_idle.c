@@ -229,6 +229,9 @@ typedef struct due {
                            the job: its order against file's empty claims is not
                            known (seq orders one ledger only; an empty claim has
                            no server time), so the job is not judged */
+    int64_t reap_sent;  /* invoke seq of the first OK reap that returned the job,
+                           INT64_MAX none: before its first known claim, the job
+                           was held by a claim the ledger cannot name */
 } due;
 
 static int cmp_job(const void *a, const void *b)
@@ -353,7 +356,8 @@ static int check_pickups(const qc_history *h, qc_check *c, const bounds *b, long
         d[nd++] = (due){e->job,      e->t + delay + 1.0 + res + 1e-3 * delay,
                         e->seq,      INT64_MAX,
                         -1,          qc_s(e->group) != NULL,
-                        e->file,     0};
+                        e->file,     0,
+                        INT64_MAX};
     }
     if (nd == 0)
         return 0;
@@ -362,7 +366,12 @@ static int check_pickups(const qc_history *h, qc_check *c, const bounds *b, long
         qsort(d, nd, sizeof *d, cmp_job);
     for (size_t i = 0; nd > 0 && i < h->n; i++) {
         const qc_event *e = &h->ev[i];
-        if (e->type != QC_EV_OK || e->op != QC_OP_CLAIM || e->job == QC_NO_JOB)
+        /* An OK reap that returned the job before its first known claim
+         * was sent: the job was held, from a time the ledger does not
+         * know, by a claim it cannot name (one whose answer was lost, as
+         * at a failover; decision 1119), so it is not judged at all. */
+        int reaped = e->type == QC_EV_OK && e->op == QC_OP_REAP && e->job != QC_NO_JOB;
+        if (!reaped && (e->type != QC_EV_OK || e->op != QC_OP_CLAIM || e->job == QC_NO_JOB))
             continue;
         due key = {.job = e->job};
         due *k = bsearch(&key, d, nd, sizeof *d, cmp_job);
@@ -372,6 +381,11 @@ static int check_pickups(const qc_history *h, qc_check *c, const bounds *b, long
         int64_t sent = inv != NULL ? inv->seq : e->seq;
         if (k && e->file != k->file) {
             k->elsewhere = 1;
+            continue;
+        }
+        if (k && reaped) {
+            if (sent < k->reap_sent)
+                k->reap_sent = sent;
             continue;
         }
         if (k && sent < k->first_sent)
@@ -404,7 +418,7 @@ static int check_pickups(const qc_history *h, qc_check *c, const bounds *b, long
     for (size_t k = 0; k < nd; k++) {
         if (d[k].claimed >= 0 && d[k].claimed - d[k].due > *max_pickup)
             *max_pickup = d[k].claimed - d[k].due;
-        if (d[k].grouped || d[k].elsewhere)
+        if (d[k].grouped || d[k].elsewhere || d[k].reap_sent < d[k].first_sent)
             continue;
         /* the first empty claim answered after the enqueue's answer */
         size_t lo = 0, hi = ne;

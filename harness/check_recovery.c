@@ -960,7 +960,7 @@ static void judge_poison(qc_check *c, const qc_history *h, const qc__jobref *r, 
         c->opportunities += max > 0 ? 0 : 1;
         snprintf(where, sizeof where,
                  "missing from the final snapshot, which the protocol's header 'missing: %s' "
-                 "reads as %s,",
+                 "reads as %s",
                  h->info.missing, h->info.missing);
     } else {
         snprintf(where, sizeof where, "%s in the final snapshot (seq %lld)",
@@ -980,10 +980,10 @@ static void judge_poison(qc_check *c, const qc_history *h, const qc__jobref *r, 
         ev[ne++] = row_seq;
         t->early++;
         qc__check_violation(c, f->job, ev, ne,
-                            "poison job %lld is %s after %ld "
+                            "poison job %lld is %s%s after %ld "
                             "claims (seq %s), fewer than max_attempts %ld: its failures were not "
                             "retried as often as the queue allows (poison fault seq %lld)",
-                            (long long)f->job, where, claims,
+                            (long long)f->job, where, row == NULL ? "," : "", claims,
                             claims > 0 ? list : "none", max, (long long)f->seq);
     }
     int not_dead = state == NULL || strcmp(state, "dead") != 0;
@@ -1001,7 +1001,7 @@ static void judge_poison(qc_check *c, const qc_history *h, const qc__jobref *r, 
         int64_t ev[] = {f->seq, last != NULL ? last->seq : f->seq, row_seq};
         t->not_dead++;
         qc__check_violation(c, f->job, ev, 3,
-                            "poison job %lld is %s not dead, after %ld claims (poison fault "
+                            "poison job %lld is %s, not dead, after %ld claims (poison fault "
                             "seq %lld)",
                             (long long)f->job, where, claims, (long long)f->seq);
     } else if ((error == NULL || error[0] == '\0') &&

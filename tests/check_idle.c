@@ -142,6 +142,38 @@ START_TEST(test_idle_polling_due_job_missed_by_empty_claim_fails)
 }
 END_TEST
 
+/* Decision 1119 (a failover in CI): job 5 was claimed by a claim whose
+ * answer was lost (info, no job: the ledger does not know it took job 5),
+ * so it was in flight under that lease when worker 1's claim found
+ * nothing; the reaper took it back (an OK reap of job 5) and worker 0
+ * claimed it.  The reap proves the job was held: no violation.  The same
+ * ledger without the reap is the missed job above. */
+START_TEST(test_idle_polling_job_held_by_unknown_claim_until_reaped_passes)
+{
+    const char *text =
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':0,'inc':0,'req':1}\n"
+               "{'seq':2,'t':1,'type':'ok','op':'claim','worker':0,'inc':0,'req':1,'rows':0}\n"
+               "{'seq':3,'t':300,'type':'ok','op':'enqueue','worker':-1,'job':5,'delay_ms':700}\n"
+               "{'seq':4,'t':1100,'type':'invoke','op':'claim','worker':2,'inc':0,'req':9}\n"
+               "{'seq':5,'t':1120,'type':'info','op':'claim','worker':2,'inc':0,'req':9,"
+               "'error':'connection lost'}\n"
+               "{'seq':6,'t':1500,'type':'invoke','op':'claim','worker':1,'inc':0,'req':2}\n"
+               "{'seq':7,'t':1501,'type':'ok','op':'claim','worker':1,'inc':0,'req':2,'rows':0}\n"
+               "{'seq':8,'t':1550,'type':'invoke','op':'reap','worker':-1,'inc':0,'req':4}\n"
+               "{'seq':9,'t':1551,'type':'ok','op':'reap','worker':-1,'inc':0,'req':4,'rows':1,"
+               "'job':5,'token':'x','state':'ready'}\n"
+               "{'seq':10,'t':1600,'type':'invoke','op':'claim','worker':0,'inc':0,'req':3,"
+               "'pause_ms':180}\n"
+               "{'seq':11,'t':1601,'type':'ok','op':'claim','worker':0,'inc':0,'req':3,'rows':1,"
+               "'job':5,'token':'a'}\n";
+    qc_check c;
+    check(text, &c);
+    ck_assert_msg(c.verdict != QC_FAIL, "%s", c.nviolations ? c.v[0].msg : c.summary);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+}
+END_TEST
+
 /* A starved client (issue 11): worker 0 planned a 180 ms pause but its
  * thread woke 3 s later; the job that fell due meanwhile was claimed as
  * soon as it asked.  The policy planned the right pause and the queue gave
@@ -463,6 +495,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_idle_polling_busy_loop_fails_with_rate_and_bound);
     tcase_add_test(tc, test_idle_polling_long_pause_fails);
     tcase_add_test(tc, test_idle_polling_due_job_missed_by_empty_claim_fails);
+    tcase_add_test(tc, test_idle_polling_job_held_by_unknown_claim_until_reaped_passes);
     tcase_add_test(tc, test_idle_polling_starved_pause_and_late_pickup_passes);
     tcase_add_test(tc, test_idle_polling_empty_claim_beside_lost_claim_not_judged);
     tcase_add_test(tc, test_idle_polling_quick_pickup_passes);
