@@ -48,6 +48,23 @@ void qc_result_clear(qc_result *r);
 /* Moves src into dst (dst cleared first); src is left zeroed. */
 void qc_result_move(qc_result *dst, qc_result *src);
 
+/* The session time zone of every connection opened from now on ([faults]
+ * session_time_zone, decision 1120): NULL or "" = the server's default,
+ * else a UTC offset "+HH:MM" / "-HH:MM" (ISO 8601: east of UTC positive).
+ * The pg driver runs SET TIME ZONE INTERVAL '+HH:MM' HOUR TO MINUTE right
+ * after connecting; the odbc driver runs SET time_zone = '+HH:MM' on
+ * MariaDB / MySQL (the PostgreSQL form through psqlODBC) and refuses the
+ * open (QC_EINVAL) elsewhere: SQL Server has no session time zone, and the
+ * runner never sets one for an engine "sqlserver" protocol.  A named zone is not taken: MariaDB knows
+ * names only with its time zone tables loaded.  Call it before any thread
+ * that opens connections starts (it is a plain process-wide setting, not
+ * locked); returns QC_EINVAL when tz is not such an offset. */
+int qc_driver_set_session_time_zone(const char *tz, qc_err *err);
+/* The offset set above, or "" (the server's default).  Never NULL. */
+const char *qc_driver_session_time_zone(void);
+/* 1 when s is "+HH:MM" or "-HH:MM" with HH 00-14 and MM 00-59. */
+int qc_valid_utc_offset(const char *s);
+
 /* Where an open connection went, as the client library reports it (never a
  * password).  "" for what the driver cannot tell. */
 typedef struct qc_conn_target {

@@ -952,6 +952,8 @@ static void tidy_version(char *v)
 }
 
 /* Connects; probe = 0 skips the session probe (the KILL helper). */
+static int set_session_time_zone(qc_conn *c, qc_err *err);
+
 static int connect_to(const char *conninfo, int probe, qc_conn **out, qc_err *err)
 {
     char pwd[256] = "", state[6], msg[600], full[1024];
@@ -1014,12 +1016,39 @@ static int connect_to(const char *conninfo, int probe, qc_conn **out, qc_err *er
     tidy_version(c->dbms_ver);
     if (probe && (rc = probe_session(c, server_port, err)) != 0)
         goto fail;
+    if (probe && qc_driver_session_time_zone()[0] != '\0' &&
+        (rc = set_session_time_zone(c, err)) != 0)
+        goto fail;
     *out = c;
     return 0;
 oom:
     rc = qc_err_set(err, QC_ENOMEM, "out of memory opening a connection to %s", c->where);
 fail:
     release(c);
+    return rc;
+}
+
+/* decision 1120: the run's session time zone (driver.h).  SET takes no
+ * placeholder: the value is a checked +HH:MM offset. */
+static int set_session_time_zone(qc_conn *c, qc_err *err)
+{
+    const char *tz = qc_driver_session_time_zone();
+    char sql[80];
+    qc_result r = {0};
+    int rc;
+
+    if (c->dbms == DBMS_MARIADB)
+        snprintf(sql, sizeof sql, "SET time_zone = '%s'", tz);
+    else if (c->dbms == DBMS_POSTGRES)
+        snprintf(sql, sizeof sql, "SET TIME ZONE INTERVAL '%s' HOUR TO MINUTE", tz);
+    else
+        return qc_err_set(err, QC_EINVAL,
+                          "[faults] session_time_zone: %s has no session time zone to set",
+                          c->dbms_name);
+    rc = odbc_exec(c, -1, 0, sql, 0, NULL, &r, err);
+    qc_result_clear(&r);
+    if (rc != 0)
+        qc_err_prefix(err, "setting the session time zone %s", tz);
     return rc;
 }
 

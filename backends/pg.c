@@ -139,6 +139,24 @@ static int pg_open(const char *conninfo, qc_conn **out, qc_err *err)
         rc = qc_err_set(err, QC_ECONN, "%s", msg);
         goto out;
     }
+    if (qc_driver_session_time_zone()[0] != '\0') {
+        /* decision 1120: the interval form takes the offset east-positive
+         * (a POSIX string '+05:30' would mean west) */
+        char cmd[80];
+        PGresult *res;
+
+        snprintf(cmd, sizeof cmd, "SET TIME ZONE INTERVAL '%s' HOUR TO MINUTE",
+                 qc_driver_session_time_zone());
+        res = PQexec(c->pg, cmd);
+        if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+            first_line(PQresultErrorMessage(res), line, sizeof line);
+            PQclear(res);
+            rc = qc_err_set(err, QC_EDB, "setting the session time zone %s: %s",
+                            qc_driver_session_time_zone(), line);
+            goto out;
+        }
+        PQclear(res);
+    }
     /* Made now, while only this thread knows c: cancel reads it from other
      * threads later.  NULL (out of memory) only means cancel does nothing. */
     c->cancel = PQgetCancel(c->pg);

@@ -6,12 +6,15 @@
  * 0) or owns ncols column names and nrows * ncols cells, every one allocated
  * with malloc (a NULL cell is SQL NULL).  Nothing here allocates, so none of
  * these functions can fail; all are thread-safe on distinct results.
+ * Also the drivers' one process-wide setting, the session time zone
+ * (driver.h qc_driver_set_session_time_zone).
  */
 #include "driver.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <stdio.h>
 
 int qc_result_col(const qc_result *r, const char *name)
 {
@@ -62,4 +65,35 @@ void qc_result_move(qc_result *dst, qc_result *src)
         return;
     *dst = *src;
     memset(src, 0, sizeof *src);
+}
+
+static char session_tz[8];
+
+int qc_valid_utc_offset(const char *s)
+{
+    if (s == NULL || strlen(s) != 6 || (s[0] != '+' && s[0] != '-') || s[3] != ':')
+        return 0;
+    for (int i = 1; i < 6; i++)
+        if (i != 3 && (s[i] < '0' || s[i] > '9'))
+            return 0;
+    int hh = (s[1] - '0') * 10 + (s[2] - '0'), mm = (s[4] - '0') * 10 + (s[5] - '0');
+    return hh <= 14 && mm <= 59;
+}
+
+int qc_driver_set_session_time_zone(const char *tz, qc_err *err)
+{
+    if (tz == NULL || *tz == '\0') {
+        session_tz[0] = '\0';
+        return 0;
+    }
+    if (!qc_valid_utc_offset(tz))
+        return qc_err_set(err, QC_EINVAL, "session time zone must be +HH:MM or -HH:MM, got '%s'",
+                          tz);
+    memcpy(session_tz, tz, 7);
+    return 0;
+}
+
+const char *qc_driver_session_time_zone(void)
+{
+    return session_tz;
 }

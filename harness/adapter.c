@@ -487,7 +487,8 @@ int qc_adapter_check(const qc_scenario *sc, qc_err *err)
     static const qc_fault_kind no[] = {QC_FAULT_LOST_REQUEST,  QC_FAULT_STALL_UNTIL_RECLAIMED,
                                        QC_FAULT_STALL_IN_WORK, QC_FAULT_HALF_OPEN,
                                        QC_FAULT_RESET,         QC_FAULT_GRACEFUL_STOP,
-                                       QC_FAULT_LATE_RENEW,    QC_FAULT_NOTIFY_LOST,
+                                       QC_FAULT_LATE_RENEW,    QC_FAULT_LOST_ACK_ON_FAIL,
+                                       QC_FAULT_NOTIFY_LOST,
                                        QC_FAULT_NOTIFY_EARLY};
     for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
         const qc_fault_kind k = no[i];
@@ -512,6 +513,11 @@ int qc_adapter_check(const qc_scenario *sc, qc_err *err)
                           "%s: [faults] %s is not available with [adapter] (the "
                           "library reads its own clock; :client_now_ms reaches no statement)",
                           src, sc->nclock_skew > 0 ? "clock_skew_ms" : "reaper_skew_ms");
+    if (sc->session_time_zone[0] != '\0')
+        return qc_err_set(err, QC_EINVAL,
+                          "%s: [faults] session_time_zone is not available with [adapter] (the "
+                          "library's processes open their own connections)",
+                          src);
     if (sc->listen_close_every_ms > 0 || sc->listen_terminate_every_ms > 0)
         return qc_err_set(err, QC_EINVAL,
                           "%s: [nemesis] %s is not available with [adapter] (qchaos holds no "

@@ -5,8 +5,11 @@
  * Model.  Each OK claim event with a job opens a lease: its token, its
  * owner (worker and incarnation), and lease_until (server epoch ms).  Events
  * of the job are read in seq order; an OK renew with rows > 0 carrying the
- * lease's current (or first) token raises lease_until to the renew's and
- * may rotate the current token ("new_token").  Two ways to lose a lease
+ * lease's current (or first) token sets lease_until to the renew's (the
+ * latest such renew's, even when it is shorter than what the lease had:
+ * a renew that extends by a fixed time shorter than the claim's lease is
+ * what the server holds from then on; decision 1125) and may rotate the
+ * current token ("new_token").  Two ways to lose a lease
  * early are judged:
  *
  *   (a) reap: an OK reap event of the job that provably ran before the
@@ -284,7 +287,8 @@ static void judge_reap(qc_check *c, const qc_history *h, job_scan *js, lease *l,
     for (size_t k = 0; k < js->nrn && inv != NULL; k++) {
         const renewal *r = &js->rn[k];
         /* answered before the reap was sent: provable in one ledger only */
-        if (&js->l[r->lease] == l && qc__before(&h->ev[r->ev], inv) && r->lease_until > until) {
+        /* the latest one sets the lease (decision 1125): rn is in seq order */
+        if (&js->l[r->lease] == l && qc__before(&h->ev[r->ev], inv)) {
             until = r->lease_until;
             until_ev = (long)r->ev;
         }
@@ -455,10 +459,8 @@ static int change_lease(qc_check *c, job_scan *js, const qc_history *h, size_t i
             if (qc__grow((void **)&js->rn, &js->caprn, js->nrn + 1, sizeof *js->rn) != 0)
                 return QC_ENOMEM;
             js->rn[js->nrn++] = (renewal){(size_t)(l - js->l), i, e->lease_until};
-            if (!qc__has_time(l->until) || e->lease_until > l->until) {
-                l->until = e->lease_until;
-                l->until_ev = (long)i;
-            }
+            l->until = e->lease_until; /* the latest renew's (decision 1125) */
+            l->until_ev = (long)i;
         }
         if (qc_s(e->new_token) != NULL)
             l->token = qc_s(e->new_token);

@@ -55,6 +55,21 @@
  *     ledger; no order across ledgers is inferred.
  * The transaction model is judged the same way: its fail commits the
  * claim's transaction with the job back to ready at run_after.
+ *
+ * The enqueue rule (decision 1123).  An enqueue E of job J with a delay D
+ * > 0 (its ok event's "delay_ms": [feed] delay_ms, the delay the enqueue
+ * step was given as :delay_ms) puts J's run_after at the server's clock
+ * while E ran plus D or later, and E ran after its transaction's first
+ * request was sent (the ok event's "sent_t").  So the first OK claim C of
+ * J in the same ledger must have
+ *
+ *     answer(C) - sent_t(E) >= D - margin,
+ *
+ * with the margin above.  The enqueue reports no server time, so this rule
+ * is judged on the client clock alone; every innocent explanation above
+ * that widens the gap (a starved client, a claim held or waiting) holds
+ * for it too.  A protocol that truncates the delay to whole seconds, drops
+ * it, or reads it in the wrong unit lets J be claimed before it fell due.
  */
 #include "checkers.h"
 #include "err.h"
@@ -70,18 +85,26 @@ static int is_retry_fail(const qc_event *e)
            !(qc_s(e->state) != NULL && strcmp(qc_s(e->state), "dead") == 0);
 }
 
+/* An ok enqueue with a delay and the time its transaction was sent. */
+static int is_delayed_enqueue(const qc_event *e)
+{
+    return e->type == QC_EV_OK && e->op == QC_OP_ENQUEUE && e->delay_ms > 0 &&
+           qc__has_time(qc_x(e->x)->sent_t);
+}
+
 int qc_check_retry_delay(const qc_history *h, qc_check *out)
 {
     qc__jobref *r = NULL;
     size_t n = 0, cap = 0;
-    long early = 0, client_only = 0;
-    double worst = 0, worst_delay = 0, short_by = -1;
+    long early = 0, client_only = 0, enq_opps = 0, enq_early = 0;
+    double worst = 0, worst_delay = 0, short_by = -1, enq_worst = 0, enq_worst_delay = 0,
+           enq_short_by = -1;
 
     memset(out, 0, sizeof *out);
     out->name = "retry_delay";
     for (size_t i = 0; i < h->n; i++) {
         const qc_event *e = &h->ev[i];
-        if (!is_retry_fail(e) && !qc__is_claim(e))
+        if (!is_retry_fail(e) && !qc__is_claim(e) && !is_delayed_enqueue(e))
             continue;
         int64_t job = qc__event_job(h, e);
         if (job == QC_NO_JOB)
@@ -99,6 +122,38 @@ int qc_check_retry_delay(const qc_history *h, qc_check *out)
             ;
         for (size_t k = a; k < b; k++) {
             const qc_event *f = &h->ev[r[k].ev];
+            if (is_delayed_enqueue(f)) {
+                double sent = qc_x(f->x)->sent_t;
+                const qc_event *c = NULL;
+                for (size_t j = a; j < b && c == NULL; j++) {
+                    const qc_event *e = &h->ev[r[j].ev];
+                    if (qc__is_claim(e) && e->file == f->file && qc__has_time(e->t))
+                        c = e;
+                }
+                if (c == NULL)
+                    continue;
+                out->opportunities++;
+                enq_opps++;
+                double d = (double)f->delay_ms, margin = 1.0 + res + 1e-3 * d;
+                double gap = c->t - sent;
+                if (!(gap < d - margin))
+                    continue;
+                early++;
+                enq_early++;
+                if (d - gap > enq_short_by) {
+                    enq_short_by = d - gap;
+                    enq_worst = gap;
+                    enq_worst_delay = d;
+                }
+                int64_t seqs[] = {f->seq, c->seq};
+                qc__check_violation(out, r[a].job, seqs, 2,
+                                    "job %lld: claimed by worker %d (seq %lld) %.1f ms after its "
+                                    "enqueue was sent (seq %lld), which scheduled it %ld ms "
+                                    "ahead: claimed before it fell due",
+                                    (long long)r[a].job, c->worker, (long long)c->seq, gap,
+                                    (long long)f->seq, (long)f->delay_ms);
+                continue;
+            }
             if (!is_retry_fail(f))
                 continue;
             const qc_event *fi = qc__invoke_of(h, f);
@@ -147,26 +202,40 @@ int qc_check_retry_delay(const qc_history *h, qc_check *out)
         }
     }
     free(r);
+    long fopps = out->opportunities - enq_opps, fearly = early - enq_early;
+    char enq[200] = "";
+    if (enq_opps > 0 && enq_early == 0)
+        snprintf(enq, sizeof enq, "; %ld delayed enqueues followed by a claim, none claimed "
+                                  "before it fell due", enq_opps);
+    else if (enq_opps > 0)
+        snprintf(enq, sizeof enq, "; %ld delayed enqueues followed by a claim, %ld claimed "
+                                  "before they fell due (the earliest %.1f ms after the enqueue "
+                                  "was sent, delay %.0f ms)",
+                 enq_opps, enq_early, enq_worst, enq_worst_delay);
     if (out->opportunities == 0)
         snprintf(out->summary, sizeof out->summary,
-                 "no fail with a retry delay was followed by a claim of its job");
-    else if (early == 0)
+                 "no fail with a retry delay nor delayed enqueue was followed by a claim of its "
+                 "job");
+    else if (fopps == 0)
+        snprintf(out->summary, sizeof out->summary, "%s", enq + 2);
+    else if (fearly == 0)
         snprintf(out->summary, sizeof out->summary,
                  "%ld fails with a retry delay followed by a claim of the job, none claimed "
-                 "before its delay",
-                 out->opportunities);
+                 "before its delay%s",
+                 fopps, enq);
     else
         snprintf(out->summary, sizeof out->summary,
                  "%ld fails with a retry delay followed by a claim of the job, %ld claimed "
                  "before the delay passed (the earliest %.1f ms after the fail was sent, delay "
-                 "%.0f ms)%s%s",
-                 out->opportunities, early, worst, worst_delay,
+                 "%.0f ms)%s%s%s",
+                 fopps, fearly, worst, worst_delay,
                  client_only > 0 ? "; some judged on the client clock alone (no server times)"
                                  : "",
                  h->info.fail_reads_delay_ms == 0
                      ? "; the protocol's fail never reads :delay_ms (the delay asked for is "
                        "ignored)"
-                     : "");
+                     : "",
+                 enq);
     qc__check_finish(out);
     return 0;
 }

@@ -31,6 +31,7 @@ static const char *const names[QC_FAULT_COUNT] = {
     "none", "kill_after_claim", "kill_after_effect", "stall_beyond_lease",
     "lost_ack", "lost_request", "poison", "stall_until_reclaimed", "stall_in_work",
     "half_open", "reset", "graceful_stop", "late_renew",
+    "lost_ack_on_fail",
     "notify_lost", "notify_early", "listen_close", "listen_terminate"};
 
 int qc_fault_is_per_claim(qc_fault_kind k)

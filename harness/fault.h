@@ -38,6 +38,10 @@ typedef enum {
                                        right after its complete was acknowledged with
                                        rows > 0 the worker sends one renew with the job's
                                        token, which must change nothing (decision 1106) */
+    QC_FAULT_LOST_ACK_ON_FAIL,      /* targeted: this attempt's effect fails, the answer to
+                                       the worker's fail is lost; reconnected, it retries the
+                                       fail with its old token once another worker has
+                                       claimed the job (decision 1124) */
     /* LISTEN/NOTIFY faults (issue 17, C28).  Not per-claim: the two notify
      * kinds are decided per enqueued job by qc_fault_notify_pick when the
      * job is enqueued, the two listen kinds are timed by the nemesis

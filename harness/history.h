@@ -165,7 +165,8 @@ typedef struct qc_event_x {
     double state_ms;    /* session sample: time in its state (now - state_change, ms);
                            QC_NO_TIME unknown */
     double sent_t;      /* session sample: client ms (like t) the sampling query was
-                           sent; QC_NO_TIME absent */
+                           sent; ok enqueue with a delay_ms: when the first request of
+                           its transaction was sent (it ran later); QC_NO_TIME absent */
     const char *wake;   /* invoke claim after a LISTEN wait (issue 17): how the wait
                            ended: "notify", "poll" (its fallback timer ran out),
                            "lost" (the listen connection died), "listen" (right

@@ -257,6 +257,11 @@ static json_t *header_json(const qc_run_opts *o, const qc_protocol *proto, const
     }
     if (s->reaper_skew_ms != 0)
         json_object_set_new(h, "reaper_skew_ms", json_integer(s->reaper_skew_ms));
+    if (s->session_time_zone[0] != '\0') /* every connection's session time zone */
+        json_object_set_new(h, "session_time_zone",
+                            json_string(qc_driver_session_time_zone()[0]
+                                            ? qc_driver_session_time_zone()
+                                            : "not set: the engine has no session time zone"));
     json_object_set_new(h, "poison_mode", json_string(s->poison_crash ? "crash" : "fail"));
     json_object_set_new(h, "sink", json_string(s->sink_idempotent ? "idempotent" : "plain"));
     json_object_set_new(h, "heartbeat", json_boolean(s->heartbeat));
@@ -558,6 +563,11 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
         }
         if (n == 0)
             break;
+        /* when this chunk's first request left (client ms like the
+         * ledger's t): each enqueue ran after it, so a job's run_after is
+         * at least this plus its delay (retry_delay's enqueue rule,
+         * decision 1123) */
+        double chunk_sent = qc_clock_ms() - t0;
         if (wrap && (rc = d->begin(c, err)) != 0)
             break;
         if (wrap && !notify && d->exec_batch != NULL) {
@@ -618,8 +628,11 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
                 json_object_set_new(e, "message", json_string(rows[i].id));
                 json_object_set_new(e, "copy", json_integer(rows[i].copy));
             }
-            if (delay_ms > 0)
+            if (delay_ms > 0) {
                 json_object_set_new(e, "delay_ms", json_integer(delay_ms));
+                json_object_set_new(e, "sent_t",
+                                    json_real((double)(int64_t)(chunk_sent * 1000) / 1000.0));
+            }
             if (rows[i].group[0])
                 json_object_set_new(e, "group", json_string(rows[i].group));
             if (notify) {
@@ -1480,6 +1493,16 @@ int qc_run(const qc_run_opts *o, qc_err *err)
         code = 2;
         goto out;
     }
+    /* decision 1120: before the first connection of the run.  SQL Server
+     * has no session time zone (GETDATE() is the host's): the run goes on
+     * in the server's own, and the ledger header says so. */
+    if (qc_driver_set_session_time_zone(strcmp(probe->engine, "sqlserver") ? s->session_time_zone
+                                                                            : NULL,
+                                        err) != 0) {
+        qc_protocol_destroy(probe);
+        code = 2;
+        goto out;
+    }
     if (d->style == QC_PARAM_DOLLAR) {
         proto = probe;
     } else {
@@ -1532,6 +1555,10 @@ int qc_run(const qc_run_opts *o, qc_err *err)
                              s->faults[QC_FAULT_STALL_UNTIL_RECLAIMED].rate > 0)
                               ? "takes no stall_until_reclaimed (its hold waits for a claim "
                                 "seen in its own process; split the gate with gate --shard)"
+                          : (s->faults[QC_FAULT_LOST_ACK_ON_FAIL].count > 0 ||
+                             s->faults[QC_FAULT_LOST_ACK_ON_FAIL].rate > 0)
+                              ? "takes no lost_ack_on_fail (its hold waits for a claim seen "
+                                "in its own process; split the gate with gate --shard)"
                               : NULL;
         if (why != NULL) {
             qc_err_set(err, QC_EINVAL, "%s: --shard %d/%d %s", s->path[0] ? s->path : "scenario",
@@ -2396,5 +2423,6 @@ out:
     qc_protocol_destroy(proto);
     json_decref(target);
     pthread_mutex_destroy(&sh.fatal_mu);
+    qc_driver_set_session_time_zone(NULL, NULL); /* every thread of the run has ended */
     return code;
 }

@@ -421,6 +421,14 @@ static int handler(void *user, const char *section, const char *name, const char
             s->reaper_skew_ms = x;
             return 1;
         }
+        if (!strcmp(name, "session_time_zone")) {
+            if (!qc_valid_utc_offset(value))
+                return fail(c, "%s must be a UTC offset +HH:MM or -HH:MM (east of UTC "
+                               "positive, hours 00-14, minutes 00-59), e.g. +05:30, got '%s'",
+                            name, value);
+            snprintf(s->session_time_zone, sizeof s->session_time_zone, "%s", value);
+            return 1;
+        }
         if (!strcmp(name, "clock_skew_ms"))
             return parse_skews(value, s)
                        ? fail(c, "%s must be milliseconds or a comma list of them (at most %d, "
@@ -431,8 +439,9 @@ static int handler(void *user, const char *section, const char *name, const char
                     "unknown key '%s' in [%s] (expected kill_after_claim, kill_after_effect, "
                     "stall_beyond_lease, lost_ack, lost_request, poison, "
                     "stall_until_reclaimed, stall_in_work, half_open, reset, graceful_stop, "
+                    "late_renew, lost_ack_on_fail, "
                     "notify_lost, notify_early, stall_factor, restart_delay_ms, poison_mode, "
-                    "clock_skew_ms, reaper_skew_ms)",
+                    "clock_skew_ms, reaper_skew_ms, session_time_zone)",
                     name, section);
     }
     if (!strcmp(section, "policy")) {

@@ -17,7 +17,8 @@
  *   [faults]   kill_after_claim, kill_after_effect, stall_beyond_lease, lost_ack,
  *              lost_request, poison, graceful_stop (each N jobs or R%), stall_factor,
  *              restart_delay_ms, poison_mode (fail|crash), clock_skew_ms (N or a
- *              comma list of ms, per worker id, cycling)
+ *              comma list of ms, per worker id, cycling), session_time_zone (+HH:MM:
+ *              every protocol connection's session time zone)
  *   [policy]   heartbeat (yes|no), heartbeat_every_ms, on_renew_refused (stop|continue:
  *              continue is a mutant), count_zero_row_complete (yes|no: a mutant),
  *              on_lost_ack (retry|fail: delayed_job's reaction, shared/cases.md C06),
@@ -123,6 +124,10 @@ typedef struct qc_scenario {
      * nclock_skew 0 = no skew.  Bound into every step as :client_now_ms. */
     long clock_skew_ms[QC_MAX_CLOCK_SKEWS];
     int nclock_skew;
+    /* [faults] session_time_zone: "" = the server's default; else a UTC
+     * offset "+HH:MM" / "-HH:MM" (east positive, ISO 8601) that every
+     * connection of the run is given at open (qc_driver_set_session_time_zone). */
+    char session_time_zone[8];
     /* [faults] reaper_skew_ms: the reaper's client clock offset (ms; 0 =
      * none): a reaper on an application server whose clock is off the
      * database's (shared/cases.md C24), bound into reap as :client_now_ms. */

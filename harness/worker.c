@@ -1093,6 +1093,54 @@ static void stall_until_reclaimed(qc_worker *w, claimed *c, int seen)
     qc_fault_plan_set_hold(sh->plan, c->job, 0);
 }
 
+/* [faults] lost_ack_on_fail (decision 1124): this attempt's effect fails,
+ * the worker fails the job, and the answer to its fail is lost (thrown
+ * away and the connection dropped, as lost_ack does to a complete).
+ * Reconnected, it waits until another worker has claimed the job, holding
+ * that new owner before its effect, and sends the fail again with its old
+ * token, as a client retrying a request it got no answer to would; then
+ * it lets the new owner go.  The hold is set before the first fail is
+ * sent, so no reclaim can slip past it.  A protocol that writes a fresh
+ * token with every claim refuses the retry (rows 0); one that keeps the
+ * token across a fail and hands it to the next claim lets the old owner
+ * fail the new owner's claim (stale_token_rejected).  The wait ends as
+ * stall_until_reclaimed's does (6 leases, at least 3 s, or the heal) and
+ * is recorded either way.  A protocol without a fail step completes the
+ * job as if no fault was planned. */
+static void lost_ack_on_fail(qc_worker *w, claimed *c, int seen)
+{
+    qc_shared *sh = w->sh;
+    const qc_scenario *sc = sh->sc;
+    double start, limit = (double)sc->lease_ms * 6.0 > 3000.0 ? (double)sc->lease_ms * 6.0 : 3000.0;
+    int met = 1;
+
+    if (!sh->proto->steps[QC_STEP_FAIL].present) {
+        do_effect(w, c);
+        if (may_complete(w, c))
+            complete_with_retry(w, c, 0);
+        return;
+    }
+    qc_fault_plan_set_hold(sh->plan, c->job, 1);
+    record_fault(w, QC_FAULT_LOST_ACK_ON_FAIL, c, 0);
+    (void)do_update(w, QC_STEP_FAIL, c, "lost_ack_on_fail: the effect failed", 1);
+    drop_conn(w, 1);
+    start = qc_clock_ms();
+    while (qc_fault_plan_claims(sh->plan, c->job) <= seen) {
+        if (qc_clock_ms() - start > limit || atomic_load(&sh->stop) || !atomic_load(&sh->chaos)) {
+            met = 0;
+            break;
+        }
+        qc_clock_sleep_ms(2);
+    }
+    record_hold(w, c, "fail_retry", "the job claimed by another worker", met,
+                qc_clock_ms() - start);
+    if (ensure_conn(w) == 0) {
+        publish_pid(w);
+        (void)do_update(w, QC_STEP_FAIL, c, "lost_ack_on_fail: the fail retried", 0);
+    }
+    qc_fault_plan_set_hold(sh->plan, c->job, 0);
+}
+
 /* The truth of a dedup answer's run column: 1 for t, true, 1, y, yes, on
  * (any case), 0 for f, false, 0, n, no, off and SQL NULL; -1 for anything
  * else. */
@@ -1203,6 +1251,10 @@ static int process(qc_worker *w, claimed *c)
         return 0;
     if (sh->txn_model && !w->in_txn)
         return 0; /* the claim's transaction is gone: so is the claim */
+    if (fire && f == QC_FAULT_LOST_ACK_ON_FAIL) {
+        lost_ack_on_fail(w, c, seen);
+        return 0;
+    }
     if (f == QC_FAULT_POISON) {
         record_fault(w, f, c, 0);
         if (sc->poison_crash) {

@@ -146,6 +146,7 @@ static const char *const kinds[] = {
     "failover",              "switchover",        "unfenced_primary",
     "graceful_stop", /* client-side too; after the others: indexes 8-10 are named below */
     "late_renew",
+    "lost_ack_on_fail",
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 

@@ -1577,6 +1577,30 @@ START_TEST(test_no_early_reap_reap_before_renewed_lease_end_fails)
 }
 END_TEST
 
+/* decision 1125: a renew that sets a lease shorter than the claim's (a
+ * fixed extension) is what the server holds: a reap after the renewed
+ * lease ran out is not early, though the claim's lease would still run. */
+START_TEST(test_no_early_reap_reap_after_shortening_renew_passes)
+{
+    qc_check c;
+
+    run(qc_check_no_early_reap,
+        HEADER CLAIM_17_A
+        "{'seq':3,'t':600,'type':'invoke','op':'renew','worker':3,'req':2,'job':17,"
+        "'token':'a'}\n"
+        "{'seq':4,'t':602,'type':'ok','op':'renew','worker':3,'req':2,'job':17,'token':'a',"
+        "'rows':1,'lease_until':2600.25,'now':1600.25}\n"
+        "{'seq':5,'t':2000,'type':'invoke','op':'reap','worker':-1,'req':9}\n"
+        "{'seq':6,'t':2001,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"
+        "'job':17,'token':'a','state':'ready','now':3000.5}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_int_ge(c.opportunities, 1);
+    free(c.v);
+}
+END_TEST
+
 /* Rule (c): a claim that reads :lease_ms (header) and grants less than
  * half of it.  Job 17: asked 800 ms, granted 0 (lease_ms / 1000 in integer
  * seconds); job 18: granted 300 of 800 but 150 ms in flight, so it may
@@ -2258,6 +2282,7 @@ static Suite *faults_suite(void)
     tc = tcase_create("no_early_reap");
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_no_early_reap_reap_before_renewed_lease_end_fails);
+    tcase_add_test(tc, test_no_early_reap_reap_after_shortening_renew_passes);
     tcase_add_test(tc, test_no_early_reap_reap_at_lease_end_passes);
     tcase_add_test(tc, test_no_early_reap_short_lease_grant_fails);
     tcase_add_test(tc, test_no_early_reap_short_lease_not_asked_is_not_judged);

@@ -307,6 +307,65 @@ START_TEST(test_retry_delay_fail_ignoring_delay_claimed_late_passes)
 }
 END_TEST
 
+/* decision 1123: a job enqueued 700 ms ahead (its transaction sent at t
+ * 100), then claimed. */
+#define DELAYED_ENQ(claim_t)                                                                       \
+    HEADER                                                                                         \
+    "{'seq':1,'t':105,'type':'ok','op':'enqueue','worker':-1,'job':7,'delay_ms':700,"            \
+    "'sent_t':100}\n"                                                                              \
+    "{'seq':2,'t':110,'type':'invoke','op':'claim','worker':0,'inc':0,'req':1}\n"                  \
+    "{'seq':3,'t':" claim_t ",'type':'ok','op':'claim','worker':0,'inc':0,'req':1,'rows':1,"      \
+    "'job':7,'token':'a','attempt':1,'now':1000.25,'lease_until':6000.25}\n"
+
+START_TEST(test_retry_delay_delayed_enqueue_claimed_early_fails)
+{
+    qc_check c;
+
+    /* answered 40 ms after the enqueue was sent: 660 ms before it fell due */
+    run(qc_check_retry_delay, DELAYED_ENQ("140"), &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 1);
+    ASSERT_VIOLATION(&c, 0, 7, 1, 3);
+    ck_assert_str_eq(c.v[0].msg, "job 7: claimed by worker 0 (seq 3) 40.0 ms after its enqueue "
+                                 "was sent (seq 1), which scheduled it 700 ms ahead: claimed "
+                                 "before it fell due");
+    ck_assert_msg(strstr(c.summary, "1 claimed before they fell due") != NULL, "%s", c.summary);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_retry_delay_delayed_enqueue_claimed_when_due_passes)
+{
+    qc_check c;
+
+    /* answered 702 ms after the enqueue was sent: due */
+    run(qc_check_retry_delay, DELAYED_ENQ("802"), &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_msg(strstr(c.summary, "none claimed before it fell due") != NULL, "%s", c.summary);
+    free(c.v);
+}
+END_TEST
+
+START_TEST(test_retry_delay_enqueue_without_sent_time_not_judged)
+{
+    qc_check c;
+
+    /* a ledger of an older qchaos: no sent_t, no bound on when it ran */
+    run(qc_check_retry_delay,
+        HEADER "{'seq':1,'t':105,'type':'ok','op':'enqueue','worker':-1,'job':7,'delay_ms':700}\n"
+               "{'seq':2,'t':110,'type':'invoke','op':'claim','worker':0,'inc':0,'req':1}\n"
+               "{'seq':3,'t':140,'type':'ok','op':'claim','worker':0,'inc':0,'req':1,'rows':1,"
+               "'job':7,'token':'a','attempt':1,'now':1000.25,'lease_until':6000.25}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    free(c.v);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("retry_delay");
@@ -324,6 +383,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_retry_delay_no_fail_inconclusive);
     tcase_add_test(tc, test_retry_delay_fail_ignoring_delay_claimed_at_once_fails);
     tcase_add_test(tc, test_retry_delay_fail_ignoring_delay_claimed_late_passes);
+    tcase_add_test(tc, test_retry_delay_delayed_enqueue_claimed_early_fails);
+    tcase_add_test(tc, test_retry_delay_delayed_enqueue_claimed_when_due_passes);
+    tcase_add_test(tc, test_retry_delay_enqueue_without_sent_time_not_judged);
     suite_add_tcase(s, tc);
     return s;
 }

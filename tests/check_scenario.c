@@ -11,6 +11,7 @@
 
 #include "../harness/lint.h"
 #include "../harness/scenario.h"
+#include "../backends/driver.h"
 
 static char path[256];
 
@@ -110,6 +111,34 @@ START_TEST(test_scenario_worker_name_host)
                   "got '%s'", err.msg);
     ck_assert_int_eq(load("[policy]\nhosts = 0\n", &s, &err), QC_EINVAL);
     ck_assert_msg(strstr(err.msg, ":2: hosts must be an integer >= 1"), "got '%s'", err.msg);
+}
+END_TEST
+
+/* decision 1120: [faults] session_time_zone takes an ISO 8601 offset only
+ * (a name like Europe/Berlin needs MariaDB's time zone tables; PostgreSQL
+ * reads '+05:30' as POSIX, west): the driver setting follows it. */
+START_TEST(test_scenario_session_time_zone)
+{
+    qc_scenario s;
+    qc_err err = {0};
+    ck_assert_int_eq(load("[faults]\nsession_time_zone = +05:30\n", &s, &err), 0);
+    ck_assert_str_eq(s.session_time_zone, "+05:30");
+    ck_assert_int_eq(load("[faults]\nsession_time_zone = -07:00\n", &s, &err), 0);
+    ck_assert_str_eq(s.session_time_zone, "-07:00");
+    ck_assert_int_eq(load("[workload]\njobs = 1\n", &s, &err), 0);
+    ck_assert_str_eq(s.session_time_zone, "");
+    ck_assert_int_eq(load("[faults]\n\nsession_time_zone = Europe/Berlin\n", &s, &err),
+                     QC_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":3: session_time_zone must be a UTC offset +HH:MM or -HH:MM"),
+                  "got '%s'", err.msg);
+    ck_assert_int_eq(load("[faults]\nsession_time_zone = +15:00\n", &s, &err), QC_EINVAL);
+    ck_assert_int_eq(load("[faults]\nsession_time_zone = +5:30\n", &s, &err), QC_EINVAL);
+    ck_assert_int_eq(qc_driver_set_session_time_zone("+05:30", &err), 0);
+    ck_assert_str_eq(qc_driver_session_time_zone(), "+05:30");
+    ck_assert_int_eq(qc_driver_set_session_time_zone("05:30", &err), QC_EINVAL);
+    ck_assert_str_eq(qc_driver_session_time_zone(), "+05:30");
+    ck_assert_int_eq(qc_driver_set_session_time_zone(NULL, &err), 0);
+    ck_assert_str_eq(qc_driver_session_time_zone(), "");
 }
 END_TEST
 
@@ -803,6 +832,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_scenario_valid_file_overrides_keys);
     tcase_add_test(tc, test_scenario_unknown_key_error_names_line);
     tcase_add_test(tc, test_scenario_worker_name_host);
+    tcase_add_test(tc, test_scenario_session_time_zone);
     tcase_add_test(tc, test_scenario_bad_value_error_names_line_and_expectation);
     tcase_add_test(tc, test_scenario_unknown_section_and_syntax_error_rejected);
     tcase_add_test(tc, test_scenario_nemesis_pause_keys);

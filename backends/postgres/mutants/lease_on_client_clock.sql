@@ -1,5 +1,5 @@
 -- qchaos MUTANT: the lease is stamped on the application's clock, judged on the database's (C24)
--- Must be caught by: effects_once.  Exposed by: scenarios/clock_skew.ini (in the gate battery).
+-- Must be caught by: no_early_reap or effects_once.  Exposed by: scenarios/clock_skew.ini (in the gate battery).
 -- shared/cases.md C24 (db-scheduler #433): the owner stamps its lease
 -- (heartbeat) with its own host clock, and expiry is judged with another
 -- clock.  Here claim and renew compute lease_until from :client_now_ms (the
@@ -9,12 +9,14 @@
 -- the server clock: the reaper takes the job back while the owner works on
 -- it, another worker runs it too, and the effect is applied twice (a plain
 -- sink).  Every lease the ledger shows is honoured as it was written (no
--- reap before its lease_until, no two live leases by server time), so the
--- lease rules see nothing: the duplicate run is what proves the bug.
+-- reap before its lease_until, no two live leases by server time), but the
+-- claim's own answer shows a lease that ran out before it was granted:
+-- no_early_reap's short-lease rule (decision 962) proves it, and the
+-- duplicate run when a worker finishes before its first refused renew.
 -- engine: postgres
 -- model: lease
 -- description: MUTANT claim and renew compute lease_until on the worker's (skewed) clock, reap on now()
--- expect: effects_once
+-- expect: no_early_reap, effects_once
 -- scenario: scenarios/clock_skew.ini
 -- base: ../skip_locked.sql
 
