@@ -8,7 +8,9 @@
 #     protocol: exit 0, worker_progress PASS with opportunities;
 #   - scenarios/clock_skew.ini: the header records every worker's clock
 #     offset; the mutant that stamps leases with :client_now_ms: exit 1,
-#     effects_once FAIL (skip_locked under the same skew: the gate battery).
+#     no_early_reap FAIL (decision 1121); the one that renews with it:
+#     exit 1, effects_once FAIL (skip_locked under the same skew: the gate
+#     battery).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 dsn=${1:-${QC_TEST_DSN:?QC_TEST_DSN or a DSN argument is needed}}
@@ -40,7 +42,11 @@ run c20_correct scenarios/cases/c20_wedged.ini "" 0
 [ "$(verdict c20_correct worker_progress)" = PASS ] || bad "c20 correct: worker_progress is not PASS"
 
 run skew_mutant scenarios/clock_skew.ini backends/postgres/mutants/lease_on_client_clock.sql 1
-[ "$(verdict skew_mutant effects_once)" = FAIL ] || bad "skew mutant: effects_once is not FAIL"
+# since decision 1121 (work that renews) the claim's own lease already past
+# is what shows it: no_early_reap's short-lease rule
+[ "$(verdict skew_mutant no_early_reap)" = FAIL ] || bad "skew mutant: no_early_reap is not FAIL"
+run skew_renew scenarios/clock_skew.ini backends/postgres/mutants/renew_on_client_clock.sql 1
+[ "$(verdict skew_renew effects_once)" = FAIL ] || bad "skew renew mutant: effects_once is not FAIL"
 skews=$(head -n1 "$out/skew_mutant/ledger.jsonl" | jq -c '.clock_skew_ms')
 [ "$skews" = "[0,-3000,0,-3000]" ] || bad "skew: header clock_skew_ms is $skews"
 # skip_locked under the same skew: the gate battery runs it (clock_skew.ini
