@@ -14,7 +14,10 @@
  *
  *   (a) reap: an OK reap event of the job that provably ran before the
  *       lease's lease_until (counting only renews answered before the reap
- *       was sent: a renew answered later may have run after the reap).  The
+ *       was sent: a renew answered later may have run after the reap;
+ *       except that a renew sent before the reap's answer and acknowledged
+ *       with rows > 0 may set a lower lease_until: it may have run first,
+ *       decision 1127).  The
  *       reaped lease is the one whose token the reap returned; a reap
  *       without a token took the job's latest lease answered before the
  *       reap was sent, unless another claim of the job was in flight while
@@ -271,9 +274,10 @@ typedef struct reap_tally {
     long judged, no_time, ambiguous, no_until;
 } reap_tally;
 
-/* (a): an OK reap of lease l at event i. */
+/* (a): an OK reap of lease l at event i; refs[from..to) are the job's relevant
+ * events after it (seq order), for the renews in flight while it ran. */
 static void judge_reap(qc_check *c, const qc_history *h, job_scan *js, lease *l, size_t i,
-                       double res, reap_tally *rt)
+                       const qc__jobref *refs, size_t from, size_t to, double res, reap_tally *rt)
 {
     const qc_event *e = &h->ev[i], *inv = qc__invoke_of(h, e), *cl = &h->ev[l->claim];
     double until = l->claim_until, ub = -1;
@@ -291,6 +295,24 @@ static void judge_reap(qc_check *c, const qc_history *h, job_scan *js, lease *l,
         if (&js->l[r->lease] == l && qc__before(&h->ev[r->ev], inv)) {
             until = r->lease_until;
             until_ev = (long)r->ev;
+        }
+    }
+    /* A renew of this lease sent before the reap was answered and
+     * acknowledged with rows > 0 after it (decision 1127): it matched the
+     * token, so in a protocol whose reap clears it, it ran first and its
+     * lease (a fixed extension may be shorter than the claim's) may be the
+     * one the reap saw.  Lowering the lease only removes violations. */
+    for (size_t k = from; k < to && inv != NULL; k++) {
+        const qc_event *f = &h->ev[refs[k].ev], *finv;
+        const char *ft;
+        if (f->op != QC_OP_RENEW || f->type != QC_EV_OK || f->rows <= 0 ||
+            !qc__has_time(f->lease_until) || f->file != e->file ||
+            (ft = qc__event_token(h, f)) == NULL || !token_is(l, ft) ||
+            (finv = qc__invoke_of(h, f)) == NULL || !qc__before(finv, e))
+            continue;
+        if (!qc__has_time(until) || f->lease_until < until) {
+            until = f->lease_until;
+            until_ev = (long)refs[k].ev;
         }
     }
     if (!qc__has_time(until)) {
@@ -558,7 +580,7 @@ int qc_check_no_early_reap(const qc_history *h, qc_check *out)
                 lease *l = qc_s(e->token) != NULL ? find_lease(&js, qc_s(e->token), e)
                                             : reaped_lease(&js, h, e, r, b + 1, end);
                 if (l != NULL)
-                    judge_reap(out, h, &js, l, r[b].ev, res, &rt);
+                    judge_reap(out, h, &js, l, r[b].ev, r, b + 1, end, res, &rt);
                 else if (qc_s(e->token) == NULL && js.nl > 0)
                     rt.ambiguous++;
             } else {

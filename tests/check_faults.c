@@ -1601,6 +1601,38 @@ START_TEST(test_no_early_reap_reap_after_shortening_renew_passes)
 }
 END_TEST
 
+/* decision 1127: the shortening renew was sent before the reap was
+ * answered and acknowledged (rows 1) after it: it matched the token, so it
+ * ran before the reap, and the lease the reap saw ended at +1600; a reap at
+ * +1800 is not early.  The same renew refused (rows 0) ran after the reap:
+ * the claim's lease (+5000) held, and the reap is early. */
+#define SHORT_RENEW_IN_FLIGHT(rows)                                                                \
+    HEADER CLAIM_17_A                                                                              \
+    "{'seq':3,'t':600,'type':'invoke','op':'renew','worker':3,'req':2,'job':17,"                   \
+    "'token':'a'}\n"                                                                               \
+    "{'seq':4,'t':1790,'type':'invoke','op':'reap','worker':-1,'req':9}\n"                         \
+    "{'seq':5,'t':1801,'type':'ok','op':'reap','worker':-1,'req':9,'rows':1,"                      \
+    "'job':17,'token':'a','state':'ready','now':2800.5}\n"                                         \
+    "{'seq':6,'t':1802,'type':'ok','op':'renew','worker':3,'req':2,'job':17,'token':'a',"          \
+    "'rows':" rows ",'lease_until':2600.25,'now':1600.25}\n"
+
+START_TEST(test_no_early_reap_renew_in_flight_during_reap)
+{
+    qc_check c;
+
+    run(qc_check_no_early_reap, SHORT_RENEW_IN_FLIGHT("1"), &c);
+    ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_int_ge(c.opportunities, 1);
+    free(c.v);
+    run(qc_check_no_early_reap, SHORT_RENEW_IN_FLIGHT("0"), &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.nviolations, 1);
+    ck_assert_msg(strstr(c.v[0].msg, "claim seq 2") != NULL, "%s", c.v[0].msg);
+    free(c.v);
+}
+END_TEST
+
 /* Rule (c): a claim that reads :lease_ms (header) and grants less than
  * half of it.  Job 17: asked 800 ms, granted 0 (lease_ms / 1000 in integer
  * seconds); job 18: granted 300 of 800 but 150 ms in flight, so it may
@@ -2283,6 +2315,7 @@ static Suite *faults_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_no_early_reap_reap_before_renewed_lease_end_fails);
     tcase_add_test(tc, test_no_early_reap_reap_after_shortening_renew_passes);
+    tcase_add_test(tc, test_no_early_reap_renew_in_flight_during_reap);
     tcase_add_test(tc, test_no_early_reap_reap_at_lease_end_passes);
     tcase_add_test(tc, test_no_early_reap_short_lease_grant_fails);
     tcase_add_test(tc, test_no_early_reap_short_lease_not_asked_is_not_judged);
