@@ -466,6 +466,30 @@ static int end_statement(parser *ps)
     return 0;
 }
 
+/* Whether sql is a "SET ..." statement (session or transaction settings),
+ * after leading blanks and SQL comments. */
+static int is_setting(const char *sql)
+{
+    const char *q = sql;
+    for (;;) {
+        while (isspace((unsigned char)*q))
+            q++;
+        if (q[0] == '-' && q[1] == '-') {
+            q += strcspn(q, "\n");
+            continue;
+        }
+        if (q[0] == '/' && q[1] == '*') {
+            const char *e = strstr(q + 2, "*/");
+            if (e == NULL)
+                return 0;
+            q = e + 2;
+            continue;
+        }
+        break;
+    }
+    return strncasecmp(q, "set", 3) == 0 && isspace((unsigned char)q[3]);
+}
+
 /* Ends the current step: its last statement must mention the required
  * result columns. */
 static int end_step(parser *ps)
@@ -484,6 +508,12 @@ static int end_step(parser *ps)
     if (st->nstmts == 0)
         return fail(ps, st->line, "step '%s' has no statement", step_names[ps->cur]);
     last = &st->stmts[st->nstmts - 1];
+    {
+        qc_step *w = &ps->p->steps[ps->cur];
+        w->nsettings = 0;
+        while (w->nsettings < w->nstmts - 1 && is_setting(w->stmts[w->nsettings].sql))
+            w->nsettings++;
+    }
     cols = required_cols[ps->cur] ? required_cols[ps->cur] : "";
     for (c = cols; *c; c += strspn(c, " ")) {
         size_t w = strcspn(c, " ");
@@ -1303,9 +1333,11 @@ static int run_step(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_ste
         last = i;
         if (i + 1 < st->nstmts && res[i].ncols > 0 && res[i].nrows == 0)
             break; /* nothing to work on: the step ends here */
-        if (i + 1 < st->nstmts) {
+        if (i + 1 < st->nstmts && i >= st->nsettings) {
+            /* points count the statements after the leading settings
+             * (decision 1128) */
             char n[12];
-            snprintf(n, sizeof n, "%d", i + 1);
+            snprintf(n, sizeof n, "%d", i + 1 - st->nsettings);
             hook_point(h, step, n);
         }
     }

@@ -117,6 +117,12 @@ typedef struct qc_step {
                         step is one statement, sent as one batch (T-SQL
                         variables live for one batch) */
     int nstmts;
+    int nsettings;   /* leading statements that only change session or
+                        transaction settings ("SET ...", as MariaDB's SET
+                        TRANSACTION ISOLATION LEVEL): no named point follows
+                        them, so "claim.1" is after the first statement that
+                        reads or writes whatever the engine (decision 1128);
+                        at most nstmts - 1 */
     qc_stmt *stmts;
 } qc_step;
 

@@ -159,7 +159,7 @@ int qc_point_in_protocol(const char *point, const qc_protocol *p, int txn_model,
                (id == QC_STEP_COMPLETE &&
                 qc_complete_commit_held(p, txn_model, (hold & QC_HOLD_COMPLETE_COMMIT) != 0)) ||
                (txn_model && (id == QC_STEP_COMPLETE || id == QC_STEP_FAIL));
-    return atoi(dot) >= 1 && atoi(dot) < st->nstmts;
+    return atoi(dot) >= 1 && atoi(dot) < st->nstmts - st->nsettings;
 }
 
 int qc_actor_parse(const char *name, int *actor)
@@ -472,15 +472,13 @@ static void watch(qc_sched *s)
             for (int j = 0; s->mode == QC_SCHED_SCRIPT && i != NONE && j < s->nact; j++)
                 if (j != i && s->a[j].waiting && !s->a[j].exited && mid_step(s->a[j].at))
                     held = j;
-            /* the actor is polling: at the step's point (an empty answer)
-             * or at the same step's .before (its next poll) */
-            char before[48] = "";
+            /* the actor is polling: at any point of the same step (its
+             * empty answer at .after, its next poll's .before, or between:
+             * a reap that found nothing passes reap.commit, decision 1128) */
             const char *dot = strchr(s->e[k].point, '.');
-            if (dot != NULL)
-                snprintf(before, sizeof before, "%.*s.before", (int)(dot - s->e[k].point),
-                         s->e[k].point);
-            if (held != NONE && s->e[k].job == QC_SCHED_ANY_JOB &&
-                (!strcmp(s->a[i].at, s->e[k].point) || !strcmp(s->a[i].at, before)) &&
+            size_t plen = dot != NULL ? (size_t)(dot - s->e[k].point) + 1 : 0;
+            if (held != NONE && s->e[k].job == QC_SCHED_ANY_JOB && plen > 0 &&
+                !strncmp(s->a[i].at, s->e[k].point, plen) &&
                 (!strcmp(s->e[k].point, "claim.after") || !strcmp(s->e[k].point, "reap.after"))) {
                 char hn[16];
                 entry_text(s, k, what, sizeof what);

@@ -89,6 +89,47 @@ START_TEST(test_points_a_protocol_has)
 }
 END_TEST
 
+/* Decision 1128: leading SET statements (MariaDB's claim and reap start
+ * with SET TRANSACTION ISOLATION LEVEL) are not counted: claim.1 is after
+ * the SELECT, claim.2 after the UPDATE, and there is no claim.3; a SET
+ * after a data statement counts; a step of SETs then one statement has no
+ * numbered point. */
+static const char *set_first_claim =
+    "-- engine: mariadb\n"
+    "-- name: setup\nSELECT 1;\n"
+    "-- name: teardown\nSELECT 1;\n"
+    "-- name: enqueue\nSELECT 1 AS job_id;\n"
+    "-- name: claim\n"
+    "SET TRANSACTION ISOLATION LEVEL READ COMMITTED;\n"
+    "  /* a comment */ set @t = UUID();\n"
+    "SELECT id AS job_id FROM t LIMIT 1 FOR UPDATE SKIP LOCKED;\n"
+    "UPDATE t SET x = 1 WHERE id = :job_id;\n"
+    "SELECT id AS job_id, 't' AS token, 1 AS lease_until_ms, 1 AS now_ms, 1 AS attempt, "
+    "'k' AS op_key, '' AS payload FROM t WHERE id = :job_id;\n"
+    "-- name: complete\nSET @x = 1;\nUPDATE t SET x = 2 WHERE id = :job_id;\n"
+    "-- name: renew\nUPDATE t SET x = 3 WHERE id = :job_id;\nSET @y = 1;\n"
+    "SELECT 1 AS rows;\n"
+    "-- name: snapshot\nSELECT 1 AS job_id, 'done' AS state, 1 AS attempt, 't' AS token;\n";
+
+START_TEST(test_points_skip_leading_settings)
+{
+    qc_protocol *p = NULL;
+    qc_err err = {0};
+    ck_assert_msg(qc_protocol_parse("set.sql", set_first_claim, QC_PARAM_QMARK, &p, &err) == 0,
+                  "%s", err.msg);
+    ck_assert_int_eq(p->steps[QC_STEP_CLAIM].nsettings, 2);
+    ck_assert_int_eq(qc_point_in_protocol("claim.1", p, 0, 0), 1);
+    ck_assert_int_eq(qc_point_in_protocol("claim.2", p, 0, 0), 1);
+    ck_assert_int_eq(qc_point_in_protocol("claim.3", p, 0, 0), 0);
+    ck_assert_int_eq(p->steps[QC_STEP_COMPLETE].nsettings, 1);
+    ck_assert_int_eq(qc_point_in_protocol("complete.1", p, 0, 0), 0);
+    ck_assert_int_eq(p->steps[QC_STEP_RENEW].nsettings, 0);
+    ck_assert_int_eq(qc_point_in_protocol("renew.1", p, 0, 0), 1);
+    ck_assert_int_eq(qc_point_in_protocol("renew.2", p, 0, 0), 1);
+    qc_protocol_destroy(p);
+}
+END_TEST
+
 static const char *one_step_claim =
     "-- engine: postgres\n"
     "-- name: setup\nSELECT 1;\n"
@@ -349,17 +390,21 @@ END_TEST
 typedef struct empty_claimer {
     qc_sched *s;
     int actor, polls;
+    const char *const *cycle; /* the points of one empty poll; NULL: before, after */
 } empty_claimer;
+
+static const char *s_reap_before_after[] = {"reap.before", "reap.after", NULL};
 
 static void *empty_claims(void *arg)
 {
     empty_claimer *r = arg;
+    const char *const *cycle = r->cycle != NULL ? r->cycle : s_reap_before_after;
     qc_sched_begin(r->s, r->actor);
-    for (int i = 0; i < r->polls; i++) {
-        qc_sched_point(r->s, r->actor, "reap.before", INT64_MIN);
-        usleep(20000);
-        qc_sched_point(r->s, r->actor, "reap.after", INT64_MIN);
-    }
+    for (int i = 0; i < r->polls; i++)
+        for (int k = 0; cycle[k] != NULL; k++) {
+            qc_sched_point(r->s, r->actor, cycle[k], INT64_MIN);
+            usleep(10000);
+        }
     qc_sched_exit(r->s, r->actor);
     return NULL;
 }
@@ -369,12 +414,13 @@ static const char *s_after_then_renew[] = {"claim.after", "renew.before", "renew
 static const char *s_claim_only[] = {"claim.before", "claim.after", "complete.before",
                                      "complete.after", NULL};
 
-static void held_and_empty(const char *const *w0_points, qc_sched_entry *e, int n,
-                           const char **abandoned, const char **released, qc_sched **out)
+static void held_and_empty_cycle(const char *const *w0_points, const char *const *cycle,
+                                 qc_sched_entry *e, int n, const char **abandoned,
+                                 const char **released, qc_sched **out)
 {
     qc_sched *s = qc_sched_new(QC_SCHED_SCRIPT, e, n, 1, 1, 3, 100, 300, NULL, "toctou.ini");
     actor_run a = {s, 0, w0_points, 0, 0, 0};
-    empty_claimer b = {s, QC_SCHED_REAPER, 40};
+    empty_claimer b = {s, QC_SCHED_REAPER, 40, cycle};
     pthread_t ta, tb;
     norder = 0;
     ck_assert_int_eq(pthread_create(&ta, NULL, actor_main, &a), 0);
@@ -385,6 +431,41 @@ static void held_and_empty(const char *const *w0_points, qc_sched_entry *e, int 
     *released = qc_sched_released(s);
     *out = s;
 }
+
+static void held_and_empty(const char *const *w0_points, qc_sched_entry *e, int n,
+                           const char **abandoned, const char **released, qc_sched **out)
+{
+    held_and_empty_cycle(w0_points, NULL, e, n, abandoned, released, out);
+}
+
+/* Decision 1128: MariaDB's empty reap passes reap.1 and reap.commit and
+ * not reap.after: the reaper's last point is most often reap.commit when
+ * the hold runs out.  Still polling, still empty-handed: released. */
+static const char *s_reap_mid_step[] = {"reap.1", "reap.commit", NULL};
+
+START_TEST(test_empty_handed_reap_between_its_statements_releases)
+{
+    const char *ab, *rel;
+    qc_sched *s;
+    qc_sched_entry e[] = {{0, "renew.1", INT64_MIN, 0, 4, 0},
+                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0},
+                          {0, "renew.after", INT64_MIN, 0, 6, 0}};
+    held_and_empty_cycle(s_after_then_renew, s_reap_mid_step, e, 3, &ab, &rel, &s);
+    ck_assert_msg(ab == NULL, "%s", ab);
+    ck_assert_ptr_nonnull(rel);
+    ck_assert_msg(strstr(rel, "toctou.ini:5") && strstr(rel, "w0 was held at renew.1"), "%s",
+                  rel);
+    qc_sched_free(s);
+    /* the same reaper with nobody held mid-step: abandoned, as before */
+    qc_sched_entry f[] = {{0, "claim.after", INT64_MIN, 0, 4, 0},
+                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0},
+                          {0, "complete.after", INT64_MIN, 0, 6, 0}};
+    held_and_empty_cycle(s_claim_only, s_reap_mid_step, f, 3, &ab, &rel, &s);
+    ck_assert_ptr_null(rel);
+    ck_assert_ptr_nonnull(ab);
+    qc_sched_free(s);
+}
+END_TEST
 
 START_TEST(test_empty_handed_step_while_another_is_held_mid_step_releases)
 {
@@ -665,6 +746,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_point_grammar);
     tcase_add_test(tc, test_point_of_event_names_what_the_worker_passes);
     tcase_add_test(tc, test_points_a_protocol_has);
+    tcase_add_test(tc, test_points_skip_leading_settings);
     tcase_add_test(tc, test_hold_claim_commit_point);
     tcase_add_test(tc, test_schedule_section_errors_name_the_line);
     tcase_add_test(tc, test_script_order_is_enforced);
@@ -672,6 +754,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_hold_that_never_comes_is_abandoned);
     tcase_add_test(tc, test_claim_that_ends_before_its_scripted_statement_releases);
     tcase_add_test(tc, test_empty_handed_step_while_another_is_held_mid_step_releases);
+    tcase_add_test(tc, test_empty_handed_reap_between_its_statements_releases);
     tcase_add_test(tc, test_empty_handed_step_with_nobody_held_mid_step_is_abandoned);
     tcase_add_test(tc, test_pct_order_is_a_function_of_the_seed);
     tcase_add_test(tc, test_replay_entries_from_a_ledger);

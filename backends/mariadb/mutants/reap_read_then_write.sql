@@ -2,13 +2,15 @@
 -- then resets those ids with state = 'inflight' only, on MariaDB / MySQL:
 -- a lease renewed, or a job reclaimed, between the read and the write is
 -- taken back from its live owner (shared/cases.md C09's kind).
--- Must be caught by: exclusive_claim.  Exposed by: scenarios/scripts/renew_toctou.ini (in the MariaDB gate battery).
+-- Must be caught by: exclusive_claim or no_early_reap.  Exposed by:
+-- scenarios/scripts/reap_renew_race.ini (in the MariaDB gate battery; its
+-- reap.1 is after the SELECT since decision 1128).
 -- Everything else is backends/mariadb/skip_locked.sql.
 -- engine: mariadb
 -- model: lease
 -- description: MUTANT the reaper reads expired leases without a lock, then writes by id
--- expect: exclusive_claim
--- scenario: scenarios/scripts/renew_toctou.ini
+-- expect: exclusive_claim, no_early_reap
+-- scenario: scenarios/scripts/reap_renew_race.ini
 -- base: ../skip_locked.sql
 
 -- name: reap
