@@ -10,6 +10,8 @@
 #include "rng.h"
 
 #include <stdatomic.h>
+#include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,16 +85,21 @@ int qc_fault_spec_parse(const char *v, qc_fault_spec *spec)
     size_t len = strlen(v);
     if (len == 0)
         return -1;
+    /* digits first: strtod and strtol also take blanks, a sign, "nan",
+     * "inf" and hex, none of which is a count or a rate here */
+    if (!isdigit((unsigned char)v[0]) && !(v[0] == '.' && isdigit((unsigned char)v[1])))
+        return -1;
     if (v[len - 1] == '%') {
         double r = strtod(v, &end);
-        if (end != v + len - 1 || r < 0 || r > 100)
+        if (end != v + len - 1 || !(r >= 0 && r <= 100))
             return -1;
         spec->count = -1;
         spec->rate = r / 100.0;
         return 0;
     }
+    errno = 0;
     long c = strtol(v, &end, 10);
-    if (*end || end == v || c < 0)
+    if (*end || end == v || c < 0 || errno == ERANGE || c > QC_FAULT_COUNT_MAX)
         return -1;
     spec->count = c;
     spec->rate = 0;

@@ -80,7 +80,13 @@ int qc_fault_is_per_claim(qc_fault_kind k);
 qc_fault_kind qc_fault_notify_pick(uint64_t seed, const qc_fault_spec spec[QC_FAULT_COUNT],
                                    long index, long total);
 
-/* Parses "20" (count) or "1.5%" (rate) into spec; -1 on bad input. */
+/* The largest fault count a scenario may give (a count above the jobs
+ * injects into every job: this only refuses numbers no run can mean). */
+#define QC_FAULT_COUNT_MAX 1000000000L
+
+/* Parses "20" (count: decimal digits, 0..QC_FAULT_COUNT_MAX) or "1.5%"
+ * (rate: a decimal number of percent, 0..100) into spec; -1 on bad input
+ * (a sign, blanks, nan, inf, hex, an out-of-range number: decision 1129). */
 int qc_fault_spec_parse(const char *v, qc_fault_spec *spec);
 
 /* Builds the plan over job ids (borrowed, copied).  NULL on OOM. */

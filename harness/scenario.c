@@ -150,6 +150,14 @@ typedef struct parse_ctx {
     int failed;
 } parse_ctx;
 
+int qc_scenario_line_of(const qc_scenario *s, const char *section_key)
+{
+    for (int i = 0; i < s->nset; i++)
+        if (strcmp(s->set[i].key, section_key) == 0)
+            return s->set[i].line;
+    return 0;
+}
+
 /* Remembers that the file set section.key at line (the latest line wins). */
 static void note_set(qc_scenario *s, const char *section, const char *key, int line)
 {

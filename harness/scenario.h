@@ -270,6 +270,11 @@ void qc_scenario_defaults(qc_scenario *s);
  * Errors: QC_EINVAL "path:line: ...", QC_EIO when the file cannot be read. */
 int qc_scenario_load(qc_scenario *s, const char *path, qc_err *err);
 
+/* The line of s->path that last set "section.key" (e.g. "faults.session_time_zone"),
+ * or 0 when the file did not set it (or past the 96 keys remembered): for
+ * errors found after loading that must name file:line.  Pure; thread-safe. */
+int qc_scenario_line_of(const qc_scenario *s, const char *section_key);
+
 /* The line of the scenario file that set key in [section] (the latest
  * such line), or 0 when the file did not set it (a default, or a CLI
  * option).  Thread-safe on a scenario nobody writes. */

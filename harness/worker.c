@@ -1008,7 +1008,8 @@ static int may_complete(qc_worker *w, const claimed *c)
  * batch is abandoned), else 0. */
 /* Records a hold (issue 12): an actor kept at a point of its protocol
  * until a condition on other actors held, or until its time ran out (the
- * condition never came: recorded, never silently skipped). */
+ * condition never came: recorded, never silently skipped), or until the
+ * run stopped. */
 static void record_hold(qc_worker *w, const claimed *c, const char *point, const char *until,
                         int met, double waited_ms)
 {
@@ -1017,7 +1018,11 @@ static void record_hold(qc_worker *w, const claimed *c, const char *point, const
     set_job(e, c->job, c->token);
     json_object_set_new(e, "point", json_string(point));
     json_object_set_new(e, "until", json_string(until));
-    json_object_set_new(e, "outcome", json_string(met ? "met" : "timed out"));
+    /* a hold cut short by the end of the run (SIGINT, a fatal error) did
+     * not run out of time: "interrupted" (decision 1129) */
+    json_object_set_new(e, "outcome", json_string(met                         ? "met"
+                                                  : atomic_load(&w->sh->stop) ? "interrupted"
+                                                                              : "timed out"));
     json_object_set_new(e, "waited_ms", json_real((double)(int64_t)(waited_ms * 100) / 100.0));
     qc_ledger_append(w->lb, e);
 }

@@ -88,6 +88,24 @@ START_TEST(test_scenario_bad_value_error_names_line_and_expectation)
     ck_assert_msg(strstr(err.msg, ":2: jitter must be a number from 0 to 1"), "got '%s'", err.msg);
     ck_assert_int_eq(load("[workload]\nwork_ms = 9-2\n", &s, &err), QC_EINVAL);
     ck_assert_msg(strstr(err.msg, ":2: work_ms must be N or MIN-MAX"), "got '%s'", err.msg);
+    /* decision 1129: a fault count or rate is digits, nothing strtod or
+     * strtol would also take (nan, inf, a sign, hex, out of range; the INI
+     * reader strips blanks) */
+    const char *bad[] = {"nan%", "inf%", "-nan%", "+3", "99999999999999999999",
+                         "1000000001", "0x10", "-0", "101%", "3 jobs"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[96];
+        snprintf(text, sizeof text, "[faults]\nlost_ack_on_fail = %s\n", bad[i]);
+        ck_assert_msg(load(text, &s, &err) == QC_EINVAL, "accepted '%s'", bad[i]);
+        ck_assert_msg(strstr(err.msg, ":2: lost_ack_on_fail must be a count of jobs"),
+                      "'%s': got '%s'", bad[i], err.msg);
+    }
+    const char *good[] = {"0", "3", "100%", "1.5%", "0%", ".5%", "1000000000"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char text[96];
+        snprintf(text, sizeof text, "[faults]\nkill_after_claim = %s\n", good[i]);
+        ck_assert_msg(load(text, &s, &err) == 0, "refused '%s': %s", good[i], err.msg);
+    }
 }
 END_TEST
 
