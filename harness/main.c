@@ -601,6 +601,17 @@ static int replay_compare(const char *orig_dir, const char *new_dir, int quiet, 
     return same > 0 && differ == 0;
 }
 
+/* After "cannot connect to ..." (exit 3): what a newcomer can do about it.
+ * Prints one line on stderr; nothing for other errors. */
+static void connect_hint(int code, const qc_err *err)
+{
+    if (code != 3 || strstr(err->msg, "cannot connect to") == NULL)
+        return;
+    fprintf(stderr, "qchaos: is that server up?  Without --dsn (and without PG* variables) "
+                    "qchaos starts a throwaway server of its own; scripts/pg-ephemeral.sh "
+                    "start DIR (or mariadb-ephemeral.sh) starts one and prints its DSN\n");
+}
+
 static int cmd_run(int argc, char **argv)
 {
     enum { O_DSN = 256, O_WORKER_DSN, O_PROTOCOL, O_WORKERS, O_JOBS, O_DURATION, O_SEED, O_OUT, O_KEEP,
@@ -881,8 +892,10 @@ static int cmd_run(int argc, char **argv)
             qc_replay_attempt_dir(replay_out, attempt, o.out_dir, sizeof o.out_dir);
         }
         code = qc_run(&o, &err);
-        if ((code == 2 || code == 3 || code == 5) && err.msg[0])
+        if ((code == 2 || code == 3 || code == 5) && err.msg[0]) {
             fprintf(stderr, "qchaos: %s\n", err.msg);
+            connect_hint(code, &err);
+        }
         if (search != NULL && (code == 0 || code == 1 || code == 4) && !qc_interrupted) {
             /* the replay search (replay.h): another order of the actions
              * that overlapped, while the run is not reproduced */
@@ -1069,8 +1082,10 @@ static int cmd_gate(int argc, char **argv)
     }
     catch_signals(); /* SIGINT / SIGTERM: the running child is stopped, no further run */
     int code = qc_gate_run(&o, NULL, &err);
-    if ((code == 2 || code == 3) && err.msg[0])
+    if ((code == 2 || code == 3) && err.msg[0]) {
         fprintf(stderr, "qchaos: %s\n", err.msg);
+        connect_hint(code, &err);
+    }
     return code;
 }
 

@@ -60,6 +60,7 @@ for d in 'host=x bogus' 'postgres://[bad' 'postgresql://u:s3cret@[bad'; do
   if grep -q s3cret "$tmp/out"; then bad "the password is printed: $(cat "$tmp/out")"; fi
 done
 run 3 "unreachable server stays exit 3" ./qchaos run scenarios/default.ini --dsn 'host=127.0.0.1 port=1 connect_timeout=5' --jobs 10 --out "$tmp/unreach"
+has "and says what to do about it" "Without --dsn .* qchaos starts a throwaway server"
 [ ! -e "$tmp/unreach" ] && ok "and leaves no empty results folder behind" ||
   bad "the unreachable run left $tmp/unreach: $(ls -A "$tmp/unreach" | head -3)"
 run 2 "--worker-dsn 'a=b c' is an input error" ./qchaos run scenarios/default.ini --dsn "$dsn" --worker-dsn 'a=b c' --jobs 10 --out "$tmp/badw"

@@ -4,14 +4,14 @@
 -- session time_zone is UTC.  East of UTC NOW(6) is hours ahead of UTC:
 -- the retry is due hours late (never retried within the run:
 -- no_lost_jobs); west of it hours early (retry_delay).  Found by a breaker
--- (decision 1129).  Exposed by scenarios/clock_skew.ini (session_time_zone
--- = +13:00) and scenarios/poison.ini (-09:30).  Everything else is
+-- (decision 1129).  Exposed by scenarios/poison.ini (session_time_zone
+-- = -09:30, fast) and scenarios/clock_skew.ini (+13:00).  Everything else is
 -- backends/mariadb/skip_locked.sql.
 -- engine: mariadb
 -- model: lease
 -- description: MUTANT fail's run_after from NOW(6), the session's local time
--- expect: no_lost_jobs, retry_delay
--- scenario: scenarios/clock_skew.ini
+-- expect: retry_delay, no_lost_jobs
+-- scenario: scenarios/poison.ini
 -- base: ../skip_locked.sql
 
 -- name: fail
