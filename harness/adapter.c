@@ -475,9 +475,23 @@ void qc_adapter_hello_free(qc_adapter_hello *h)
     h->exposes = h->message = NULL;
 }
 
-int qc_adapter_check(const qc_scenario *sc, qc_err *err)
+/* "FILE:LINE" of the line that set section_key ("faults.notify_lost"), or
+ * FILE when the file did not set it (a default, an overlay): for the
+ * refusals below (decision 1130). */
+static const char *key_at(const qc_scenario *sc, const char *section_key, char *buf, size_t n)
 {
     const char *src = sc->path[0] ? sc->path : "scenario";
+    int line = qc_scenario_line_of(sc, section_key);
+    if (line > 0)
+        snprintf(buf, n, "%s:%d", src, line);
+    else
+        snprintf(buf, n, "%s", src);
+    return buf;
+}
+
+int qc_adapter_check(const qc_scenario *sc, qc_err *err)
+{
+    char at[1100], key[64];
     /* The library sends its own requests (no lost_request or targeted
      * stall); its enqueue is the library's, so qchaos has no notify step to
      * lose or send early; its processes connect to the server directly, so
@@ -497,7 +511,9 @@ int qc_adapter_check(const qc_scenario *sc, qc_err *err)
                 err, QC_EINVAL,
                 "%s: [faults] %s is not available with [adapter] (%s; docs/adapters.md lists "
                 "the faults)",
-                src, qc_fault_name(k),
+                (snprintf(key, sizeof key, "faults.%s", qc_fault_name(k)),
+                 key_at(sc, key, at, sizeof at)),
+                qc_fault_name(k),
                 k == QC_FAULT_NOTIFY_LOST || k == QC_FAULT_NOTIFY_EARLY
                     ? "the library enqueues and notifies by itself: qchaos runs no notify step"
                 : k == QC_FAULT_HALF_OPEN || k == QC_FAULT_RESET
@@ -512,30 +528,44 @@ int qc_adapter_check(const qc_scenario *sc, qc_err *err)
         return qc_err_set(err, QC_EINVAL,
                           "%s: [faults] %s is not available with [adapter] (the "
                           "library reads its own clock; :client_now_ms reaches no statement)",
-                          src, sc->nclock_skew > 0 ? "clock_skew_ms" : "reaper_skew_ms");
+                          key_at(sc, sc->nclock_skew > 0 ? "faults.clock_skew_ms"
+                                                         : "faults.reaper_skew_ms",
+                                 at, sizeof at),
+                          sc->nclock_skew > 0 ? "clock_skew_ms" : "reaper_skew_ms");
     if (sc->session_time_zone[0] != '\0')
         return qc_err_set(err, QC_EINVAL,
                           "%s: [faults] session_time_zone is not available with [adapter] (the "
                           "library's processes open their own connections)",
-                          src);
+                          key_at(sc, "faults.session_time_zone", at, sizeof at));
     if (sc->listen_close_every_ms > 0 || sc->listen_terminate_every_ms > 0)
         return qc_err_set(err, QC_EINVAL,
                           "%s: [nemesis] %s is not available with [adapter] (qchaos holds no "
                           "listen connection of the library's)",
-                          src, sc->listen_close_every_ms > 0 ? "listen_close_every_ms"
-                                                             : "listen_terminate_every_ms");
+                          key_at(sc, sc->listen_close_every_ms > 0
+                                         ? "nemesis.listen_close_every_ms"
+                                         : "nemesis.listen_terminate_every_ms",
+                                 at, sizeof at),
+                          sc->listen_close_every_ms > 0 ? "listen_close_every_ms"
+                                                        : "listen_terminate_every_ms");
     if (sc->listen_lost_ignore || sc->listen_poll_ms != QC_LISTEN_POLL_MS_DEFAULT)
         return qc_err_set(err, QC_EINVAL,
                           "%s: %s is not available with [adapter] (the library waits for its "
                           "jobs its own way; [adapter] poll_ms is its poll interval)",
-                          src, sc->listen_lost_ignore ? "[policy] on_listen_lost"
-                                                      : "[idle] listen_poll_ms");
+                          key_at(sc, sc->listen_lost_ignore ? "policy.on_listen_lost"
+                                                            : "idle.listen_poll_ms",
+                                 at, sizeof at),
+                          sc->listen_lost_ignore ? "[policy] on_listen_lost"
+                                                 : "[idle] listen_poll_ms");
     if (sc->renew_lost_continue || sc->lease_deadline == QC_LEASE_DEADLINE_ANSWER ||
         sc->stop_heartbeat_first)
         return qc_err_set(err, QC_EINVAL,
                           "%s: [policy] %s is not available with [adapter] (the library keeps "
                           "its own lease and renews by itself)",
-                          src,
+                          key_at(sc,
+                                 sc->renew_lost_continue    ? "policy.on_renew_lost"
+                                 : sc->stop_heartbeat_first ? "policy.stop_heartbeat_first"
+                                                            : "policy.lease_deadline",
+                                 at, sizeof at),
                           sc->renew_lost_continue    ? "on_renew_lost"
                           : sc->stop_heartbeat_first ? "stop_heartbeat_first"
                                                      : "lease_deadline");
@@ -545,21 +575,24 @@ int qc_adapter_check(const qc_scenario *sc, qc_err *err)
 int qc_adapter_prepare(const qc_scenario *sc, const char *out_dir, const char *dsn, qc_err *err)
 {
     const char *src = sc->path[0] ? sc->path : "scenario";
+    char at[1100];
     int rc = qc_adapter_check(sc, err);
     if (rc != 0)
         return rc;
     if (sc->batch != 1)
         return qc_err_set(err, QC_EINVAL,
                           "%s: [workload] batch must be 1 with [adapter] (the library decides "
-                          "its fetch size; got %ld)", src, sc->batch);
+                          "its fetch size; got %ld)", key_at(sc, "workload.batch", at, sizeof at),
+                          sc->batch);
     if (sc->groups > 0)
         return qc_err_set(err, QC_EINVAL, "%s: [workload] groups are not available with [adapter]",
-                          src);
+                          key_at(sc, "workload.groups", at, sizeof at));
     if (sc->feed_bursts > 0 && sc->feed_jobs > 0)
         return qc_err_set(err, QC_EINVAL, "%s: [feed] is not available with [adapter]", src);
     if (sc->poison_crash)
         return qc_err_set(err, QC_EINVAL,
-                          "%s: [faults] poison_mode = crash is not available with [adapter]", src);
+                          "%s: [faults] poison_mode = crash is not available with [adapter]",
+                          key_at(sc, "faults.poison_mode", at, sizeof at));
     cfg.sc = sc;
     snprintf(cfg.out_dir, sizeof cfg.out_dir, "%s", out_dir);
     snprintf(cfg.dsn, sizeof cfg.dsn, "%s", dsn ? dsn : "");
