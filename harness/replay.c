@@ -16,9 +16,13 @@
 #include <unistd.h>
 
 /* A move: the entry at `from` is taken out and put back at `to` (an index
- * into the order without it). */
+ * into the order without it).  A taker move (taker = 1, to < from): every
+ * entry of from's actor at to..from goes, in its order, to just before the
+ * entry at `to` (the action that took, in the earlier run, the job the
+ * actor at `to` got in the replay, with its request's earlier points). */
 typedef struct move {
     int from, to;
+    int taker;
 } move;
 
 #define MAX_CANDS 12
@@ -30,6 +34,9 @@ typedef struct state {
                               entry as its parent's, moved, is ranked below the parent) */
     long seq;              /* the diverging entry's seq; -1: not diverged */
     int place;
+    char got_point[40];    /* the point its actor passed there instead ("" unknown) */
+    int64_t got_job;       /* and the job it passed it for (INT64_MIN none) */
+    int by_taker;          /* it was made by a taker move */
     move cand[MAX_CANDS];
     int ncand, next, expanded;
 } state;
@@ -40,6 +47,7 @@ struct qc_replay_search {
     state *st;             /* every attempt's order, max_attempts at most */
     int nst;
     int parent;            /* the state cur was made from, -1: the ledger's order */
+    int taker;             /* cur was made by a taker move */
     int attempts, max_attempts;
     int *place;            /* per attempt: the entry it diverged at (0-based), n: it did
                               not diverge, -1: not known */
@@ -103,7 +111,8 @@ int qc_replay_search_kept(const qc_replay_search *rs, int *reproduced, int *plac
     return rs->attempts > 0 ? best + 1 : 0;
 }
 
-int qc_replay_divergence(const char *ledger, long *seq, long *consumed)
+int qc_replay_divergence(const char *ledger, long *seq, long *consumed, char *point,
+                         size_t pointn, int64_t *job)
 {
     FILE *f = fopen(ledger, "r");
     char *line = NULL;
@@ -113,6 +122,10 @@ int qc_replay_divergence(const char *ledger, long *seq, long *consumed)
 
     *seq = -1;
     *consumed = -1;
+    if (point != NULL && pointn > 0)
+        point[0] = '\0';
+    if (job != NULL)
+        *job = INT64_MIN;
     if (f == NULL)
         return 0;
     while (!found && (len = getline(&line, &cap, f)) > 0) {
@@ -122,8 +135,14 @@ int qc_replay_divergence(const char *ledger, long *seq, long *consumed)
         json_t *s = json_object_get(e, "replay_seq");
         json_t *c = json_object_get(e, "replay_consumed");
         if (json_is_integer(s)) {
+            const char *pt = json_string_value(json_object_get(e, "replay_point"));
+            json_t *jb = json_object_get(e, "replay_job");
             *seq = (long)json_integer_value(s);
             *consumed = json_is_integer(c) ? (long)json_integer_value(c) : 0;
+            if (point != NULL && pointn > 0 && pt != NULL)
+                snprintf(point, pointn, "%s", pt);
+            if (job != NULL && json_is_integer(jb))
+                *job = (int64_t)json_integer_value(jb);
             found = 1;
         }
         json_decref(e);
@@ -135,7 +154,21 @@ int qc_replay_divergence(const char *ledger, long *seq, long *consumed)
 
 static void apply(qc_sched_entry *dst, const qc_sched_entry *src, int n, move m)
 {
-    int o = 0, w = 0; /* w: index in the order without the moved entry */
+    int o = 0, w = 0;
+    if (m.taker) {
+        int actor = src[m.from].actor;
+        for (int i = 0; i < m.to; i++)
+            dst[o++] = src[i];
+        for (int i = m.to; i <= m.from; i++)
+            if (src[i].actor == actor)
+                dst[o++] = src[i];
+        for (int i = m.to; i <= m.from; i++)
+            if (src[i].actor != actor)
+                dst[o++] = src[i];
+        for (int i = m.from + 1; i < n; i++)
+            dst[o++] = src[i];
+        return;
+    } /* w: index in the order without the moved entry */
     for (int i = 0; i < n; i++) {
         if (i == m.from)
             continue;
@@ -153,6 +186,15 @@ static void describe(const qc_sched_entry *b, int n, move m, char *buf, size_t l
     const qc_sched_entry *x = &b[m.from];
     char who[16], other[16];
     qc_actor_name(x->actor, who, sizeof who);
+    if (m.taker) {
+        const qc_sched_entry *y = &b[m.to];
+        qc_actor_name(y->actor, other, sizeof other);
+        snprintf(buf, len,
+                 "%s %s (seq %ld), with its earlier points after %s's, now before %s %s (seq "
+                 "%ld): the earlier run's taker of the job %s got",
+                 who, x->point, x->where, other, other, y->point, y->where, other);
+        return;
+    }
     /* the entry it now comes before (to is an index without it) */
     int before = m.to < m.from ? m.to : m.to + 1;
     if (before < n) {
@@ -174,6 +216,25 @@ static void candidates(state *t, int n, int d)
 
     t->ncand = t->next = 0;
     t->expanded = 1;
+    /* the taker first: the actor passed its point for another job than
+     * the earlier run's (a claim answered job B, not A); the action that
+     * took B in that run, later in this order, goes ahead of it, with its
+     * request's earlier points after d (a claim's invoke, its first
+     * statements): what took a job first there takes it first here.  A
+     * claim answered on the server in one order and at the client in
+     * another (answers queued behind a slow link, decision 1131) is put
+     * back in the server's order one taker at a time. */
+    if (t->got_job != INT64_MIN && !strcmp(t->got_point, b[d].point) && b[d].job != t->got_job)
+        for (int k = d + 1; k < n; k++) {
+            if (b[k].actor == actor || b[k].job != t->got_job || strcmp(b[k].point, b[d].point))
+                continue;
+            int own = 0;
+            for (int i = d; i < k; i++)
+                own += b[i].actor == b[k].actor;
+            if (own <= 3)
+                t->cand[t->ncand++] = (move){k, d, 1};
+            break;
+        }
     pos[np++] = d;
     for (int k = d - 1; k >= 0 && np < 5; k--)
         if (b[k].actor == actor)
@@ -186,12 +247,12 @@ static void candidates(state *t, int n, int d)
         if (j + 1 >= np && np == 5)
             break; /* four actions back is far enough */
         if (start < from)
-            t->cand[t->ncand++] = (move){from, start};
+            t->cand[t->ncand++] = (move){from, start, 0};
     }
     /* the diverging action one place later: behind the next entry of
      * another actor */
     if (d + 1 < n && b[d + 1].actor != actor && t->ncand < MAX_CANDS)
-        t->cand[t->ncand++] = (move){d, d + 1};
+        t->cand[t->ncand++] = (move){d, d + 1, 0};
     /* one of its earlier actions as late as it goes (right before the
      * actor's next entry), then one place later: a claim's SELECT (claim.1)
      * that ran beside another's and ended first, although the other held
@@ -200,10 +261,10 @@ static void candidates(state *t, int n, int d)
      * the row taken and answers as it did (decision 68) */
     for (int j = 1; j < np && j < 4 && t->ncand < MAX_CANDS; j++)
         if (pos[j] + 2 < pos[j - 1])
-            t->cand[t->ncand++] = (move){pos[j], pos[j - 1] - 1};
+            t->cand[t->ncand++] = (move){pos[j], pos[j - 1] - 1, 0};
     for (int j = 1; j < np && j < 4 && t->ncand < MAX_CANDS; j++)
         if (pos[j] + 1 < n && b[pos[j] + 1].actor != actor)
-            t->cand[t->ncand++] = (move){pos[j], pos[j] + 1};
+            t->cand[t->ncand++] = (move){pos[j], pos[j] + 1, 0};
 }
 
 /* Whether order o is one an attempt already ran. */
@@ -223,11 +284,13 @@ int qc_replay_search_next(qc_replay_search *rs, const char *ledger, int reproduc
                           size_t msgn)
 {
     long seq, consumed;
-    char what[400];
+    char what[400], got_point[40];
+    int64_t got_job;
 
     msg[0] = '\0';
     int a = rs->attempts++;
-    int diverged = qc_replay_divergence(ledger, &seq, &consumed);
+    int diverged =
+        qc_replay_divergence(ledger, &seq, &consumed, got_point, sizeof got_point, &got_job);
     if (a < rs->max_attempts) {
         rs->place[a] = diverged ? -1 : rs->n;
         for (int i = 0; diverged && i < rs->n; i++)
@@ -269,8 +332,19 @@ int qc_replay_search_next(qc_replay_search *rs, const char *ledger, int reproduc
         t->seq = seq;
         t->place = d;
         t->rank = d;
-        if (rs->parent >= 0 && rs->st[rs->parent].seq == seq)
-            t->rank = rs->st[rs->parent].rank - 0.5; /* the same entry moved: not further */
+        snprintf(t->got_point, sizeof t->got_point, "%s", got_point);
+        t->got_job = got_job;
+        t->by_taker = rs->taker;
+        if (rs->parent >= 0 && rs->st[rs->parent].seq == seq) {
+            const state *p = &rs->st[rs->parent];
+            if (rs->taker && got_job != p->got_job)
+                /* a taker moved ahead and the same entry now gets
+                 * another job: one overlapping claim put in its place,
+                 * a little further (less than one entry) */
+                t->rank = p->rank + 0.001;
+            else
+                t->rank = p->rank - 0.5; /* the same entry moved: not further */
+        }
         rs->nst++;
     }
     if (rs->attempts >= rs->max_attempts) {
@@ -302,6 +376,7 @@ int qc_replay_search_next(qc_replay_search *rs, const char *ledger, int reproduc
         if (tried(rs, rs->cur))
             continue;
         rs->parent = best;
+        rs->taker = m.taker;
         describe(t->order, rs->n, m, what, sizeof what);
         char from[48] = "";
         if (best != rs->nst - 1)

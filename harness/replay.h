@@ -12,7 +12,17 @@
  * point for another job than the ledger says).
  *
  * The search tries the other orders those overlaps allow, one attempt (a
- * whole replay run) at a time: at the entry where an attempt
+ * whole replay run) at a time.  Where the actor X of the diverging entry
+ * passed its point for another job (its claim answered B where the
+ * earlier run's answered A), the first move is the taker's: the later
+ * entry at which another actor Y passed that point for B in the earlier
+ * run goes just ahead of X's, with Y's earlier points of that request
+ * (at most three) after X's: what took B first there takes it first
+ * here (claims answered at the client in another order than the server
+ * ran them: a slow link queues their answers).  An attempt after a taker
+ * move whose X diverges again at the same entry, for yet another job, is
+ * counted a little further (one overlapping action put in its place).
+ * Else, and next, at the entry where an attempt
  * diverged (actor X), it moves X's diverging action, or one of X's up to
  * three actions before it in the same request, to just after X's previous
  * point (ahead of every action that ended while it was in flight), or the
@@ -40,6 +50,7 @@
 #define QC_REPLAY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "err.h"
 #include "sched.h"
@@ -79,9 +90,13 @@ int qc_replay_search_attempts(const qc_replay_search *rs);
 int qc_replay_search_kept(const qc_replay_search *rs, int *reproduced, int *place);
 
 /* Where a replay's ledger says it diverged: *seq the earlier ledger's seq
- * of the entry, *consumed the entries carried out before.  Returns 1 when
- * it diverged, 0 when not (or the file cannot be read). */
-int qc_replay_divergence(const char *ledger, long *seq, long *consumed);
+ * of the entry, *consumed the entries carried out before; point (size
+ * pointn, "" when not known) and *job (INT64_MIN: none or not known) what
+ * the actor passed there instead: the point and its job.  point and job
+ * may be NULL.  Returns 1 when it diverged, 0 when not (or the file cannot
+ * be read). */
+int qc_replay_divergence(const char *ledger, long *seq, long *consumed, char *point,
+                         size_t pointn, int64_t *job);
 
 /* The replay's folder (out: the --out of `qchaos run --replay`, or
  * RUNDIR/replay-N).  Attempt 1 of the search runs in out itself, attempt

@@ -67,6 +67,8 @@ struct qc_sched {
     char why[1024];
     char released[1024];     /* why the script's race could not be set up; "" */
     int div_entry;           /* replay: the entry at which it diverged, -1: none */
+    char div_point[40];      /* replay: the point the actor passed there instead, "" */
+    int64_t div_job;         /* replay: the job it passed it for, INT64_MIN: none */
     double anchor;           /* replay: ms (qc_clock_ms) the first entry was carried out, 0 */
 };
 
@@ -256,6 +258,7 @@ qc_sched *qc_sched_new(qc_sched_mode mode, const qc_sched_entry *entries, int n,
     s->lb = lb;
     s->granted = NONE;
     s->div_entry = -1;
+    s->div_job = INT64_MIN;
     s->moved = s->created = qc_clock_ms();
     snprintf(s->source, sizeof s->source, "%s", source ? source : "");
     for (int i = 0; i < n; i++) {
@@ -337,6 +340,13 @@ static void abandon(qc_sched *s, const char *why)
         json_object_set_new(e, "replay_entry", json_integer(s->div_entry));
         json_object_set_new(e, "replay_seq", json_integer(s->e[s->div_entry].where));
         json_object_set_new(e, "replay_consumed", json_integer(s->consumed));
+        if (s->div_point[0] != '\0') {
+            /* what the actor did instead: the search moves the action
+             * that took this job in the earlier run ahead (replay.h) */
+            json_object_set_new(e, "replay_point", json_string(s->div_point));
+            if (s->div_job != INT64_MIN)
+                json_object_set_new(e, "replay_job", json_integer(s->div_job));
+        }
     }
     record(s, e);
     pthread_cond_broadcast(&s->cv);
@@ -762,6 +772,8 @@ void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
                 snprintf(why, sizeof why, "replay diverged: %s expected, the worker passed %s%s",
                          what, point, jb);
             s->div_entry = hit;
+            snprintf(s->div_point, sizeof s->div_point, "%s", point);
+            s->div_job = job;
             abandon(s, why);
             pthread_mutex_unlock(&s->mu);
             return;

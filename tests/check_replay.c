@@ -179,6 +179,95 @@ START_TEST(test_moves_an_earlier_action_as_late_as_it_goes)
 }
 END_TEST
 
+/* A ledger of an attempt that diverged at seq where its actor passed
+ * point for job (the replay_point / replay_job of the abandon note). */
+static void ledger_got(const char *p, long seq, const char *point, long long job)
+{
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "{\"type\":\"header\",\"seed\":1}\n");
+    fprintf(f,
+            "{\"type\":\"note\",\"note\":\"schedule abandoned\",\"worker\":-3,\"error\":"
+            "\"replay diverged\",\"replay_entry\":2,\"replay_seq\":%ld,\"replay_consumed\":1,"
+            "\"replay_point\":\"%s\",\"replay_job\":%lld,\"seq\":9}\n",
+            seq, point, job);
+    fclose(f);
+}
+
+START_TEST(test_the_taker_of_the_job_goes_first)
+{
+    /* Three claims in flight at once behind a slow link, answered at the
+     * client in another order than the server ran them: w0 claim.before
+     * (1), w1 claim.before (2), w2 claim.before (3), w0 claim.after job 3
+     * (4), w3 effect.after job 9 (5), w2 claim.after job 1 (6), w1
+     * claim.after job 2 (7).  Serially w0's claim gets job 1: the first
+     * move is w2's claim.after (job 1's taker) right ahead of w0's; that
+     * attempt's w0 gets job 2, and the move from there is w1's, ahead of
+     * both; no other move is tried in between. */
+    static const int actor[7] = {0, 1, 2, 0, 3, 2, 1};
+    static const char *point[7] = {"claim.before", "claim.before", "claim.before", "claim.after",
+                                   "effect.after", "claim.after", "claim.after"};
+    static const long long job[7] = {INT64_MIN, INT64_MIN, INT64_MIN, 3, 9, 1, 2};
+    qc_sched_entry e[7];
+    char msg[600], got[40];
+    long seq, consumed;
+    int64_t gj;
+    memset(e, 0, sizeof e);
+    for (int i = 0; i < 7; i++) {
+        e[i].actor = actor[i];
+        snprintf(e[i].point, sizeof e[i].point, "%s", point[i]);
+        e[i].job = job[i];
+        e[i].where = i + 1;
+    }
+    mkpath();
+    ledger_got(path, 4, "claim.after", 1);
+    ck_assert_int_eq(qc_replay_divergence(path, &seq, &consumed, got, sizeof got, &gj), 1);
+    ck_assert_str_eq(got, "claim.after");
+    ck_assert_int_eq(gj, 1);
+    qc_replay_search *rs = qc_replay_search_new(e, 7, 10);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_str_eq(seqs(rs), "1 2 3 6 4 5 7");
+    ck_assert_msg(strstr(msg, "w2 claim.after (seq 6)") != NULL && strstr(msg, "taker") != NULL,
+                  "%s", msg);
+    ledger_got(path, 4, "claim.after", 2);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_str_eq(seqs(rs), "1 2 3 6 7 4 5");
+    /* the same job again is no progress: the taker's order is not the
+     * base of the next move, the first order's other moves come next */
+    ledger_got(path, 4, "claim.after", 2);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_str_ne(seqs(rs), "1 2 3 6 7 4 5");
+    qc_replay_search_free(rs);
+
+    /* a taker whose claim began after the diverging entry moves with its
+     * invoke: w0 claim.before (1), w0 claim.after job 2 (2), w1
+     * claim.before (3), w2 x (4), w1 claim.after job 1 (5) */
+    static const int actor2[5] = {0, 0, 1, 2, 1};
+    static const char *point2[5] = {"claim.before", "claim.after", "claim.before",
+                                    "effect.after", "claim.after"};
+    static const long long job2[5] = {INT64_MIN, 2, INT64_MIN, 9, 1};
+    for (int i = 0; i < 5; i++) {
+        e[i].actor = actor2[i];
+        snprintf(e[i].point, sizeof e[i].point, "%s", point2[i]);
+        e[i].job = job2[i];
+        e[i].where = i + 1;
+    }
+    rs = qc_replay_search_new(e, 5, 10);
+    ledger_got(path, 2, "claim.after", 1);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_str_eq(seqs(rs), "1 3 5 2 4");
+    qc_replay_search_free(rs);
+
+    /* no taker move when the actor passed another point, or no job */
+    rs = qc_replay_search_new(e, 5, 10);
+    ledger_got(path, 2, "complete.before", 1);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_ptr_null(strstr(msg, "taker"));
+    qc_replay_search_free(rs);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(test_stops_when_reproduced)
 {
     char msg[600];
@@ -244,12 +333,12 @@ START_TEST(test_divergence_of_a_missing_or_clean_ledger)
     long seq, consumed;
     mkpath();
     unlink(path);
-    ck_assert_int_eq(qc_replay_divergence(path, &seq, &consumed), 0);
+    ck_assert_int_eq(qc_replay_divergence(path, &seq, &consumed, NULL, 0, NULL), 0);
     ck_assert_int_eq(seq, -1);
     ledger(path, -1, 0);
-    ck_assert_int_eq(qc_replay_divergence(path, &seq, &consumed), 0);
+    ck_assert_int_eq(qc_replay_divergence(path, &seq, &consumed, NULL, 0, NULL), 0);
     ledger(path, 4, 3);
-    ck_assert_int_eq(qc_replay_divergence(path, &seq, &consumed), 1);
+    ck_assert_int_eq(qc_replay_divergence(path, &seq, &consumed, NULL, 0, NULL), 1);
     ck_assert_int_eq(seq, 4);
     ck_assert_int_eq(consumed, 3);
     unlink(path);
@@ -479,6 +568,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_moves_an_earlier_action_of_the_same_request);
     tcase_add_test(t, test_moves_an_earlier_action_one_place_later);
     tcase_add_test(t, test_moves_an_earlier_action_as_late_as_it_goes);
+    tcase_add_test(t, test_the_taker_of_the_job_goes_first);
     tcase_add_test(t, test_stops_when_reproduced);
     tcase_add_test(t, test_stops_without_divergence);
     tcase_add_test(t, test_stops_at_max_attempts_and_when_no_move_is_left);
