@@ -160,12 +160,12 @@ typedef struct line_buf {
     int oom;
 } line_buf;
 
-static int lb_reserve(line_buf *lb, size_t n)
+static inline int lb_reserve(line_buf *lb, size_t n)
 {
-    if (lb->oom)
-        return -1;
     if (lb->len + n <= lb->cap)
         return 0;
+    if (lb->oom)
+        return -1;
     size_t cap = lb->cap ? lb->cap : 512;
     while (cap < lb->len + n)
         cap *= 2;
@@ -179,7 +179,7 @@ static int lb_reserve(line_buf *lb, size_t n)
     return 0;
 }
 
-static void lb_put(line_buf *lb, const char *s, size_t n)
+static inline void lb_put(line_buf *lb, const char *s, size_t n)
 {
     if (lb_reserve(lb, n) == 0) {
         memcpy(lb->p + lb->len, s, n);
@@ -187,28 +187,35 @@ static void lb_put(line_buf *lb, const char *s, size_t n)
     }
 }
 
-static void lb_putc(line_buf *lb, char c)
-{
-    if (lb_reserve(lb, 1) == 0)
-        lb->p[lb->len++] = c;
-}
-
-/* Decimal text of v into buf (at least 21 bytes); returns its length. */
+/* Decimal text of v into buf (at least 21 bytes); returns its length.
+ * Two digits a division (the ledger writes many small integers). */
 static size_t fmt_int(char *buf, int64_t v)
 {
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                   "25262728293031323334353637383940414243444546474849"
+                                   "50515253545556575859606162636465666768697071727374"
+                                   "75767778798081828384858687888990919293949596979899";
     char tmp[24];
-    size_t n = 0, k = 0;
+    size_t n = sizeof tmp, k = 0;
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
 
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u != 0);
+    while (u >= 100) {
+        unsigned d = (unsigned)(u % 100) * 2;
+        u /= 100;
+        tmp[--n] = pairs[d + 1];
+        tmp[--n] = pairs[d];
+    }
+    if (u >= 10) {
+        unsigned d = (unsigned)u * 2;
+        tmp[--n] = pairs[d + 1];
+        tmp[--n] = pairs[d];
+    } else {
+        tmp[--n] = (char)('0' + u);
+    }
     if (v < 0)
         buf[k++] = '-';
-    while (n > 0)
-        buf[k++] = tmp[--n];
-    return k;
+    memcpy(buf + k, tmp + n, sizeof tmp - n);
+    return k + sizeof tmp - n;
 }
 
 /* A real as JSON text into buf (at least 32 bytes); returns its length.
@@ -260,63 +267,96 @@ static size_t fmt_real(char *buf, double v)
  * jansson escapes it: quote, backslash, and the control characters below
  * U+0020 (\b \f \n \r \t, else \u00XX in upper case; an embedded NUL is
  * \u0000, which the reader refuses, as it refused jansson's: no writer makes
- * one, every string comes from a C string). */
+ * one, every string comes from a C string).  Room for the worst case is
+ * made once, then bytes go straight in. */
 static void put_string(line_buf *lb, const char *s, size_t n)
 {
     static const char hex[] = "0123456789ABCDEF";
-    size_t run = 0;
 
-    lb_putc(lb, '"');
-    for (size_t i = 0; i < n; i++) {
+    if (lb_reserve(lb, 6 * n + 2) != 0)
+        return;
+    char *o = lb->p + lb->len;
+    *o++ = '"';
+    size_t i = 0;
+    /* eight bytes at a time while none of them is a quote, a backslash or
+     * a control character (SWAR: a byte's high bit after the subtractions
+     * says it is below 0x20 or equal to one of the two) */
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+        uint64_t q = x ^ (ones * '"'), bs = x ^ (ones * '\\');
+        uint64_t hit =
+            (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((bs - ones) & ~bs)) & high;
+        if (hit != 0)
+            break;
+        memcpy(o, s + i, 8);
+        o += 8;
+    }
+    for (; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            *o++ = (char)c;
             continue;
-        lb_put(lb, s + run, i - run);
-        run = i + 1;
-        switch (c) {
-        case '"': lb_put(lb, "\\\"", 2); break;
-        case '\\': lb_put(lb, "\\\\", 2); break;
-        case '\b': lb_put(lb, "\\b", 2); break;
-        case '\f': lb_put(lb, "\\f", 2); break;
-        case '\n': lb_put(lb, "\\n", 2); break;
-        case '\r': lb_put(lb, "\\r", 2); break;
-        case '\t': lb_put(lb, "\\t", 2); break;
-        default: {
-            char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            lb_put(lb, u, 6);
         }
+        *o++ = '\\';
+        switch (c) {
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '\b': *o++ = 'b'; break;
+        case '\f': *o++ = 'f'; break;
+        case '\n': *o++ = 'n'; break;
+        case '\r': *o++ = 'r'; break;
+        case '\t': *o++ = 't'; break;
+        default:
+            *o++ = 'u';
+            *o++ = '0';
+            *o++ = '0';
+            *o++ = hex[c >> 4];
+            *o++ = hex[c & 15];
         }
     }
-    lb_put(lb, s + run, n - run);
-    lb_putc(lb, '"');
+    *o++ = '"';
+    lb->len = (size_t)(o - lb->p);
 }
 
-static void put_value(line_buf *lb, json_t *v)
+/* The kinds of a member's value (qc_ev_member.kind). */
+enum { QC_EVK_STR = 1, QC_EVK_INT, QC_EVK_REAL, QC_EVK_TRUE, QC_EVK_FALSE, QC_EVK_NULL, QC_EVK_JSON };
+
+/* One member, "key":value, with a comma before it unless first.  s / n: a
+ * string's text; i: an integer; d: a real; j: a nested value (notes, not
+ * the hot path: jansson writes it). */
+static void put_member(line_buf *lb, int first, const char *key, int kind, const char *s,
+                       size_t n, int64_t i, double d, json_t *j)
 {
     char num[40];
 
-    switch (json_typeof(v)) {
-    case JSON_STRING:
-        put_string(lb, json_string_value(v), json_string_length(v));
+    if (!first && lb_reserve(lb, 1) == 0)
+        lb->p[lb->len++] = ',';
+    put_string(lb, key, strlen(key));
+    if (lb_reserve(lb, 1) == 0)
+        lb->p[lb->len++] = ':';
+    switch (kind) {
+    case QC_EVK_STR:
+        put_string(lb, s, n);
         break;
-    case JSON_INTEGER:
-        lb_put(lb, num, fmt_int(num, (int64_t)json_integer_value(v)));
+    case QC_EVK_INT:
+        lb_put(lb, num, fmt_int(num, i));
         break;
-    case JSON_REAL:
-        lb_put(lb, num, fmt_real(num, json_real_value(v)));
+    case QC_EVK_REAL:
+        lb_put(lb, num, fmt_real(num, d));
         break;
-    case JSON_TRUE:
+    case QC_EVK_TRUE:
         lb_put(lb, "true", 4);
         break;
-    case JSON_FALSE:
+    case QC_EVK_FALSE:
         lb_put(lb, "false", 5);
         break;
-    case JSON_NULL:
+    case QC_EVK_NULL:
         lb_put(lb, "null", 4);
         break;
     default: {
-        /* A nested object or array (notes, not the hot path): jansson. */
-        char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
+        char *text = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
         if (text == NULL) {
             lb->oom = 1;
             return;
@@ -327,27 +367,16 @@ static void put_value(line_buf *lb, json_t *v)
     }
 }
 
-/* The line of ev (not consumed) with "seq" and "t" (ms, 3 decimals) last,
- * as json_object_set_new put them, and a final '\n'. */
-static void serialize(line_buf *lb, json_t *ev, int64_t seq, int64_t t_us)
+/* Whether key is one the append writes itself ("seq", "t"). */
+static inline int is_own_key(const char *key)
 {
-    const char *key;
-    json_t *v;
-    char num[40];
-    int first = 1;
+    return (key[0] == 's' && strcmp(key, "seq") == 0) || (key[0] == 't' && key[1] == '\0');
+}
 
-    lb_putc(lb, '{');
-    json_object_foreach(ev, key, v)
-    {
-        if ((key[0] == 's' && strcmp(key, "seq") == 0) || (key[0] == 't' && key[1] == '\0'))
-            continue;
-        if (!first)
-            lb_putc(lb, ',');
-        first = 0;
-        put_string(lb, key, strlen(key));
-        lb_putc(lb, ':');
-        put_value(lb, v);
-    }
+/* '{' to open a line, and "seq", "t" and "}\n" to close it. */
+static void put_close(line_buf *lb, int first, int64_t seq, int64_t t_us)
+{
+    char num[40];
     lb_put(lb, first ? "\"seq\":" : ",\"seq\":", first ? 6 : 7);
     lb_put(lb, num, fmt_int(num, seq));
     lb_put(lb, ",\"t\":", 5);
@@ -355,24 +384,70 @@ static void serialize(line_buf *lb, json_t *ev, int64_t seq, int64_t t_us)
     lb_put(lb, "}\n", 2);
 }
 
-int64_t qc_ledger_append(qc_lbuf *b, json_t *ev)
+/* The line of ev (not consumed) with "seq" and "t" (ms, 3 decimals) last,
+ * as json_object_set_new put them, and a final '\n'. */
+static void serialize(line_buf *lb, json_t *ev, int64_t seq, int64_t t_us)
 {
-    qc_ledger *l = b->l;
-    /* seq and t are taken together, before formatting, so that seq order
-     * matches the order in which things happened.  t is kept to the
-     * microsecond, as before. */
+    const char *key;
+    json_t *v;
+    int first = 1;
+
+    lb_put(lb, "{", 1);
+    json_object_foreach(ev, key, v)
+    {
+        if (is_own_key(key))
+            continue;
+        switch (json_typeof(v)) {
+        case JSON_STRING:
+            put_member(lb, first, key, QC_EVK_STR, json_string_value(v), json_string_length(v), 0,
+                       0, NULL);
+            break;
+        case JSON_INTEGER:
+            put_member(lb, first, key, QC_EVK_INT, NULL, 0, (int64_t)json_integer_value(v), 0,
+                       NULL);
+            break;
+        case JSON_REAL:
+            put_member(lb, first, key, QC_EVK_REAL, NULL, 0, 0, json_real_value(v), NULL);
+            break;
+        case JSON_TRUE:
+            put_member(lb, first, key, QC_EVK_TRUE, NULL, 0, 0, 0, NULL);
+            break;
+        case JSON_FALSE:
+            put_member(lb, first, key, QC_EVK_FALSE, NULL, 0, 0, 0, NULL);
+            break;
+        case JSON_NULL:
+            put_member(lb, first, key, QC_EVK_NULL, NULL, 0, 0, 0, NULL);
+            break;
+        default:
+            put_member(lb, first, key, QC_EVK_JSON, NULL, 0, 0, 0, v);
+        }
+        first = 0;
+    }
+    put_close(lb, first, seq, t_us);
+}
+
+/* Takes the next seq and t together, before formatting, so that seq order
+ * matches the order in which things happened (t to the microsecond). */
+static int64_t next_seq(qc_ledger *l, int64_t *t_us)
+{
     int64_t seq = atomic_fetch_add(&l->seq, 1) + 1;
     double t = qc_clock_ms() - l->t0;
-    line_buf lb = {b->line, 0, b->line_cap, 0};
-    serialize(&lb, ev, seq, (int64_t)(t * 1000.0));
-    json_decref(ev);
-    b->line = lb.p;
-    b->line_cap = lb.cap;
-    if (lb.oom) {
+    *t_us = (int64_t)(t * 1000.0);
+    return seq;
+}
+
+/* Copies the formatted line lb into b's shared bytes (lb's scratch goes
+ * back to b). */
+static void put_line(qc_lbuf *b, line_buf *lb)
+{
+    qc_ledger *l = b->l;
+    b->line = lb->p;
+    b->line_cap = lb->cap;
+    if (lb->oom) {
         atomic_store(&l->io_error, ENOMEM);
-        return seq;
+        return;
     }
-    size_t n = lb.len;
+    size_t n = lb->len;
     pthread_mutex_lock(&b->mu);
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 65536;
@@ -382,14 +457,231 @@ int64_t qc_ledger_append(qc_lbuf *b, json_t *ev)
         if (!d) {
             pthread_mutex_unlock(&b->mu);
             atomic_store(&l->io_error, ENOMEM);
-            return seq;
+            return;
         }
         b->data = d;
         b->cap = cap;
     }
-    memcpy(b->data + b->len, lb.p, n);
+    memcpy(b->data + b->len, lb->p, n);
     b->len += n;
     pthread_mutex_unlock(&b->mu);
+}
+
+int64_t qc_ledger_append(qc_lbuf *b, json_t *ev)
+{
+    int64_t t_us, seq = next_seq(b->l, &t_us);
+    line_buf lb = {b->line, 0, b->line_cap, 0};
+    serialize(&lb, ev, seq, t_us);
+    json_decref(ev);
+    put_line(b, &lb);
+    return seq;
+}
+
+/* ---- the event builder (qc_ev) ----------------------------------------- */
+
+void qc_ev_init(qc_ev *e)
+{
+    e->n = 0;
+    e->oom = 0;
+    e->heap = NULL;
+    e->used = 0;
+    e->cap = sizeof e->arena;
+}
+
+static inline const char *ev_text(const qc_ev *e, uint32_t off)
+{
+    return (e->heap != NULL ? e->heap : e->arena) + off;
+}
+
+/* The member of key (set again: its value is replaced in place), or a new
+ * one at the end; NULL when full (the event is then dropped at append). */
+static qc_ev_member *ev_slot(qc_ev *e, const char *key)
+{
+    for (int k = 0; k < e->n; k++)
+        if (e->m[k].key == key || (e->m[k].key[0] == key[0] && strcmp(e->m[k].key, key) == 0)) {
+            qc_ev_member *m = &e->m[k];
+            if (m->kind == QC_EVK_JSON)
+                json_decref(m->j);
+            m->j = NULL;
+            return m;
+        }
+    if (e->n >= QC_EV_MEMBERS) {
+        e->oom = 1;
+        return NULL;
+    }
+    qc_ev_member *m = &e->m[e->n++];
+    m->key = key;
+    m->j = NULL;
+    return m;
+}
+
+/* Whether s[0..n) is UTF-8 as jansson's json_stringn takes it (utf.c:
+ * no overlong form, no surrogate, nothing above U+10FFFF; NUL is a
+ * character).  ASCII, the ledger's usual text, is one pass of compares. */
+static int utf8_ok(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        uint64_t x;
+        if (i + 8 <= n && (memcpy(&x, s + i, 8), (x & 0x8080808080808080ULL) == 0)) {
+            i += 8;
+            continue;
+        }
+        unsigned c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len;
+        uint32_t v;
+        if (c >= 0xC2 && c <= 0xDF) {
+            len = 2;
+            v = c & 0x1F;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            len = 3;
+            v = c & 0x0F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            len = 4;
+            v = c & 0x07;
+        } else {
+            return 0;
+        }
+        if (i + len > n)
+            return 0;
+        for (size_t k = 1; k < len; k++) {
+            unsigned d = s[i + k];
+            if (d < 0x80 || d > 0xBF)
+                return 0;
+            v = (v << 6) | (d & 0x3F);
+        }
+        if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF) || (len == 3 && v < 0x800) ||
+            (len == 4 && v < 0x10000))
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
+void qc_ev_strn(qc_ev *e, const char *key, const char *s, size_t n)
+{
+    /* as json_object_set_new(o, key, json_stringn(s, n)): no string (NULL,
+     * or not UTF-8) sets nothing and leaves an earlier value of key */
+    if (s == NULL || n > UINT32_MAX || !utf8_ok((const unsigned char *)s, n))
+        return;
+    if (e->used + n + 1 > e->cap) {
+        /* past the arena: one heap block holds every string from now on */
+        size_t cap = e->cap * 2;
+        while (cap < e->used + n + 1)
+            cap *= 2;
+        char *h = e->heap != NULL ? realloc(e->heap, cap) : malloc(cap);
+        if (h == NULL) {
+            e->oom = 1;
+            return;
+        }
+        if (e->heap == NULL)
+            memcpy(h, e->arena, e->used);
+        e->heap = h;
+        e->cap = cap;
+    }
+    qc_ev_member *m = ev_slot(e, key);
+    if (m == NULL)
+        return;
+    char *dst = (e->heap != NULL ? e->heap : e->arena) + e->used;
+    memcpy(dst, s, n);
+    dst[n] = '\0';
+    m->kind = QC_EVK_STR;
+    m->off = (uint32_t)e->used;
+    m->n = (uint32_t)n;
+    e->used += n + 1;
+}
+
+void qc_ev_str(qc_ev *e, const char *key, const char *s)
+{
+    qc_ev_strn(e, key, s, s != NULL ? strlen(s) : 0);
+}
+
+void qc_ev_int(qc_ev *e, const char *key, int64_t v)
+{
+    qc_ev_member *m = ev_slot(e, key);
+    if (m != NULL) {
+        m->kind = QC_EVK_INT;
+        m->i = v;
+    }
+}
+
+void qc_ev_real(qc_ev *e, const char *key, double v)
+{
+    qc_ev_member *m = ev_slot(e, key);
+    if (m != NULL) {
+        m->kind = QC_EVK_REAL;
+        m->d = v;
+    }
+}
+
+void qc_ev_bool(qc_ev *e, const char *key, int v)
+{
+    qc_ev_member *m = ev_slot(e, key);
+    if (m != NULL)
+        m->kind = v ? QC_EVK_TRUE : QC_EVK_FALSE;
+}
+
+void qc_ev_null(qc_ev *e, const char *key)
+{
+    qc_ev_member *m = ev_slot(e, key);
+    if (m != NULL)
+        m->kind = QC_EVK_NULL;
+}
+
+void qc_ev_json(qc_ev *e, const char *key, json_t *v)
+{
+    if (v == NULL) {
+        e->oom = 1; /* as json_object_set_new given a failed allocation */
+        return;
+    }
+    qc_ev_member *m = ev_slot(e, key);
+    if (m == NULL) {
+        json_decref(v);
+        return;
+    }
+    m->kind = QC_EVK_JSON;
+    m->j = v;
+}
+
+const char *qc_ev_get_str(const qc_ev *e, const char *key)
+{
+    for (int k = 0; k < e->n; k++)
+        if (strcmp(e->m[k].key, key) == 0)
+            return e->m[k].kind == QC_EVK_STR ? ev_text(e, e->m[k].off) : NULL;
+    return NULL;
+}
+
+void qc_ev_reset(qc_ev *e)
+{
+    for (int k = 0; k < e->n; k++)
+        if (e->m[k].kind == QC_EVK_JSON)
+            json_decref(e->m[k].j);
+    free(e->heap);
+    qc_ev_init(e);
+}
+
+int64_t qc_ev_append(qc_lbuf *b, qc_ev *e)
+{
+    int64_t t_us, seq = next_seq(b->l, &t_us);
+    line_buf lb = {b->line, 0, b->line_cap, e->oom};
+    int first = 1;
+
+    lb_put(&lb, "{", 1);
+    for (int k = 0; k < e->n; k++) {
+        const qc_ev_member *m = &e->m[k];
+        if (is_own_key(m->key))
+            continue;
+        put_member(&lb, first, m->key, m->kind, m->kind == QC_EVK_STR ? ev_text(e, m->off) : NULL,
+                   m->n, m->i, m->d, m->j);
+        first = 0;
+    }
+    put_close(&lb, first, seq, t_us);
+    put_line(b, &lb); /* an event e could not hold (lb.oom from e->oom) is dropped */
+    qc_ev_reset(e);
     return seq;
 }
 

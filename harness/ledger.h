@@ -42,6 +42,68 @@ qc_lbuf *qc_ledger_buf(qc_ledger *l);
  * memory: the event is dropped and qc_ledger_close reports QC_EIO. */
 int64_t qc_ledger_append(qc_lbuf *b, json_t *ev);
 
+/* An event built on the caller's stack without allocating (issue 16: the
+ * workers' hot path built a jansson object per event, a malloc per member
+ * and a free per member after it, about half of the append's cost).  The
+ * members keep the order they were first set in, and setting a key again
+ * replaces its value in place, as json_object_set_new does; strings are
+ * copied in (an inline arena, the heap past it), so the caller's buffers
+ * may go before the append.  Keys are borrowed: string literals, or alive
+ * until the append.  qc_ev_append writes the same line qc_ledger_append
+ * writes for the jansson object with the same members in the same order
+ * (one serializer: tests/check_ledger.c).  Not thread-safe: one builder
+ * per thread, as a qc_lbuf.  Out of memory or more than QC_EV_MEMBERS
+ * members: the event is dropped at append and qc_ledger_close reports
+ * QC_EIO, as for qc_ledger_append. */
+#define QC_EV_MEMBERS 32
+#define QC_EV_ARENA 768
+
+typedef struct qc_ev_member {
+    const char *key;
+    int kind;          /* QC_EVK_* (ledger.c) */
+    int64_t i;         /* integer, boolean */
+    double d;          /* real */
+    uint32_t off, n;   /* string: text at arena (or heap) offset off, n bytes */
+    json_t *j;         /* nested value (owned until append) */
+} qc_ev_member;
+
+typedef struct qc_ev {
+    int n, oom;
+    qc_ev_member m[QC_EV_MEMBERS];
+    char *heap;        /* strings past the arena (malloc'ed, freed by append / reset) */
+    size_t used, cap;  /* bytes of the string store in use, its size */
+    char arena[QC_EV_ARENA];
+} qc_ev;
+
+/* Starts an empty event in e (caller-allocated; no fini needed after
+ * qc_ev_append, qc_ev_reset frees one that is never appended). */
+void qc_ev_init(qc_ev *e);
+
+/* Members: a string (copied; as json_object_set_new given json_string(s),
+ * a NULL or a text that is not UTF-8 sets nothing and leaves an earlier
+ * value of key), an integer, a real (JSON real: 3 decimals when a whole
+ * number of thousandths), a boolean, null, a nested value (reference
+ * stolen: notes' arrays and objects). */
+void qc_ev_str(qc_ev *e, const char *key, const char *s);
+void qc_ev_strn(qc_ev *e, const char *key, const char *s, size_t n);
+void qc_ev_int(qc_ev *e, const char *key, int64_t v);
+void qc_ev_real(qc_ev *e, const char *key, double v);
+void qc_ev_bool(qc_ev *e, const char *key, int v);
+void qc_ev_null(qc_ev *e, const char *key);
+void qc_ev_json(qc_ev *e, const char *key, json_t *v);
+
+/* The string value of key in e (NUL-terminated, valid until the next
+ * change of e), NULL when e has no such string member. */
+const char *qc_ev_get_str(const qc_ev *e, const char *key);
+
+/* Drops e's members and frees what it holds (nested values, heap). */
+void qc_ev_reset(qc_ev *e);
+
+/* Appends e as qc_ledger_append appends a jansson object ("seq" and "t"
+ * last) and resets it; returns the seq.  Called only by the thread owning
+ * b. */
+int64_t qc_ev_append(qc_lbuf *b, qc_ev *e);
+
 /* Number of events appended so far (all buffers).  Thread-safe. */
 int64_t qc_ledger_count(qc_ledger *l);
 

@@ -31,48 +31,49 @@ void qc_shared_fatal(qc_shared *sh, int code, const char *msg)
     qc_clock_stop(&sh->stop);
 }
 
-static json_t *event(qc_worker *w, const char *type, const char *op, int64_t req)
+/* Starts event e (the caller's, on its stack: ledger.h qc_ev, no
+ * allocation on the hot path) with the members every worker event has. */
+static qc_ev *event(qc_worker *w, qc_ev *e, const char *type, const char *op, int64_t req)
 {
-    json_t *e = json_object();
-    json_object_set_new(e, "type", json_string(type));
+    qc_ev_init(e);
+    qc_ev_str(e, "type", type);
     if (op)
-        json_object_set_new(e, "op", json_string(op));
-    json_object_set_new(e, "worker", json_integer(w->id));
-    json_object_set_new(e, "inc", json_integer(w->inc));
+        qc_ev_str(e, "op", op);
+    qc_ev_int(e, "worker", w->id);
+    qc_ev_int(e, "inc", w->inc);
     if (req >= 0)
-        json_object_set_new(e, "req", json_integer(req));
+        qc_ev_int(e, "req", req);
     return e;
 }
 
 static void listen_drop(qc_worker *w, const char *state, const char *error);
 
-static void set_job(json_t *e, int64_t job, const char *token)
+static void set_job(qc_ev *e, int64_t job, const char *token)
 {
     if (job != INT64_MIN)
-        json_object_set_new(e, "job", json_integer(job));
+        qc_ev_int(e, "job", job);
     if (token)
-        json_object_set_new(e, "token", json_string(token));
+        qc_ev_str(e, "token", token);
 }
 
 /* Appends e and passes the named point it marks (sched.h): the schedule may
  * hold the actor here until its next action is granted.  job: the job the
  * point is passed for (INT64_MIN: none). */
-static void emit(qc_worker *w, json_t *e, int64_t job)
+static void emit(qc_worker *w, qc_ev *e, int64_t job)
 {
     char buf[64];
     const char *pt = NULL;
     if (w->sh->sched != NULL)
-        pt = qc_point_of_event(json_string_value(json_object_get(e, "type")),
-                               json_string_value(json_object_get(e, "op")),
-                               json_string_value(json_object_get(e, "point")),
-                               json_string_value(json_object_get(e, "fault")), buf, sizeof buf);
+        pt = qc_point_of_event(qc_ev_get_str(e, "type"), qc_ev_get_str(e, "op"),
+                               qc_ev_get_str(e, "point"), qc_ev_get_str(e, "fault"), buf,
+                               sizeof buf);
     if (pt != NULL && pt != buf) {
         snprintf(buf, sizeof buf, "%s", pt); /* e's own string goes with e */
         pt = buf;
     }
     if (pt != NULL)
         qc_sched_turn(w->sh->sched, w->id); /* a replay: the event in its turn */
-    qc_ledger_append(w->lb, e);
+    qc_ev_append(w->lb, e);
     if (pt != NULL)
         qc_sched_point(w->sh->sched, w->id, pt, job);
 }
@@ -88,14 +89,15 @@ static void hook_wire(void *ctx, int in)
 static void hook_point(void *ctx, const char *name)
 {
     qc_worker *w = ctx;
-    json_t *e = json_object();
-    json_object_set_new(e, "type", json_string("point"));
-    json_object_set_new(e, "point", json_string(name));
-    json_object_set_new(e, "worker", json_integer(w->id));
-    json_object_set_new(e, "inc", json_integer(w->inc));
-    json_object_set_new(e, "req", json_integer(w->cur_req));
+    qc_ev ev, *e = &ev;
+    qc_ev_init(e);
+    qc_ev_str(e, "type", "point");
+    qc_ev_str(e, "point", name);
+    qc_ev_int(e, "worker", w->id);
+    qc_ev_int(e, "inc", w->inc);
+    qc_ev_int(e, "req", w->cur_req);
     if (w->cur_job != INT64_MIN)
-        json_object_set_new(e, "job", json_integer(w->cur_job));
+        qc_ev_int(e, "job", w->cur_job);
     emit(w, e, w->cur_job);
 }
 
@@ -243,10 +245,10 @@ static int ensure_conn(qc_worker *w)
         if (w->conn != NULL) /* connected, but its session could not be named */
             sh->drv->close(w->conn);
         w->conn = NULL;
-        json_t *e = event(w, "note", NULL, -1);
-        json_object_set_new(e, "note", json_string("connect failed"));
-        json_object_set_new(e, "error", json_string(err.msg));
-        qc_ledger_append(w->lb, e);
+        qc_ev e_ev, *e = event(w, &e_ev, "note", NULL, -1);
+        qc_ev_str(e, "note", ("connect failed"));
+        qc_ev_str(e, "error", (err.msg));
+        qc_ev_append(w->lb, e);
         qc_clock_sleep_until_stop(backoff, &sh->stop);
         backoff = backoff * 2 > 1000 ? 1000 : backoff * 2;
     }
@@ -268,23 +270,23 @@ static int request(qc_worker *w, qc_step_id step, const qc_params *in, int64_t j
         return QC_ECONN;
     }
     *req = atomic_fetch_add(&sh->next_req, 1);
-    json_t *e = event(w, "invoke", op, *req);
+    qc_ev e_ev, *e = event(w, &e_ev, "invoke", op, *req);
     set_job(e, job, token);
     if (step == QC_STEP_CLAIM && w->planned_pause_ms >= 0) {
         /* The idle policy's own pause: the pause rule of
          * bounded_idle_polling judges it, not the measured gap, which a
          * starved thread stretches. */
-        json_object_set_new(e, "pause_ms", json_real(w->planned_pause_ms));
+        qc_ev_real(e, "pause_ms", (w->planned_pause_ms));
         w->planned_pause_ms = -1;
     }
     if (step == QC_STEP_CLAIM && w->wake != NULL) {
         /* how the LISTEN wait before this claim ended (issue 17): the
          * pickup rule of bounded_idle_polling reads it */
-        json_object_set_new(e, "wake", json_string(w->wake));
+        qc_ev_str(e, "wake", (w->wake));
         if (w->wait_t >= 0)
-            json_object_set_new(e, "wait_t", json_real((double)(int64_t)(w->wait_t * 1000) / 1000.0));
+            qc_ev_real(e, "wait_t", ((double)(int64_t)(w->wait_t * 1000) / 1000.0));
         if (w->wait_ms >= 0)
-            json_object_set_new(e, "wait_ms", json_real(w->wait_ms));
+            qc_ev_real(e, "wait_ms", (w->wait_ms));
         w->wake = NULL;
     }
     /* the send, by the worker's clock: read before the invoke's "t" is
@@ -324,17 +326,17 @@ static int request(qc_worker *w, qc_step_id step, const qc_params *in, int64_t j
     }
     /* A statement error is a definite failure (the transaction rolled back);
      * a lost connection leaves the outcome unknown. */
-    e = event(w, rc == QC_EDB ? "fail" : "info", op, *req);
+    event(w, e, rc == QC_EDB ? "fail" : "info", op, *req);
     set_job(e, job, token);
-    json_object_set_new(e, "error", json_string(err.msg));
+    qc_ev_str(e, "error", (err.msg));
     /* 25006 read_only_sql_transaction: this session is on a node that
      * takes no writes (a replica, a demoted primary): said as such in the
      * ledger, and the session is dropped so that the next one goes where
      * the conninfo's target_session_attrs sends it (README "Failover"). */
     int read_only = rc == QC_EDB && !strcmp(err.sqlstate, "25006");
     if (read_only) {
-        json_object_set_new(e, "sqlstate", json_string(err.sqlstate));
-        json_object_set_new(e, "read_only", json_true());
+        qc_ev_str(e, "sqlstate", (err.sqlstate));
+        qc_ev_bool(e, "read_only", 1);
     }
     emit(w, e, job);
     if (is_protocol_error(&err)) {
@@ -360,11 +362,11 @@ static long changed_rows(const qc_result *r)
     return r->nrows;
 }
 
-static void set_time(json_t *e, const char *key, const char *v)
+static void set_time(qc_ev *e, const char *key, const char *v)
 {
     double t = parse_time(v);
     if (t >= 0)
-        json_object_set_new(e, key, json_real(t));
+        qc_ev_real(e, key, t);
 }
 
 /* Text of the parameters every step of an actor gets, whatever the step:
@@ -489,8 +491,8 @@ static int do_claim(qc_worker *w, claimed *out, int max)
         if (crc != 0) {
             /* the claim did not take effect (QC_EDB: rolled back) or may
              * have (a lost connection: unknown) */
-            json_t *f = event(w, crc == QC_EDB ? "fail" : "info", "claim", req);
-            json_object_set_new(f, "error", json_string(cerr.msg));
+            qc_ev f_ev, *f = event(w, &f_ev, crc == QC_EDB ? "fail" : "info", "claim", req);
+            qc_ev_str(f, "error", (cerr.msg));
             emit(w, f, INT64_MIN);
             atomic_fetch_add(&sh->errors, 1);
             if (crc != QC_EDB)
@@ -513,12 +515,12 @@ static int do_claim(qc_worker *w, claimed *out, int max)
         qc_shared_fatal(sh, QC_EINVAL, msg);
     }
     for (int i = 0; i < r.nrows; i++) {
-        json_t *e = event(w, "ok", "claim", req);
-        json_object_set_new(e, "rows", json_integer(r.nrows));
+        qc_ev e_ev, *e = event(w, &e_ev, "ok", "claim", req);
+        qc_ev_int(e, "rows", (r.nrows));
         int64_t job;
         if (parse_i64(qc_result_get(&r, i, "job_id"), &job) != 0) {
-            json_object_set_new(e, "error", json_string("claim row without a job_id"));
-            qc_ledger_append(w->lb, e);
+            qc_ev_str(e, "error", ("claim row without a job_id"));
+            qc_ev_append(w->lb, e);
             continue;
         }
         const char *tok = qc_result_get(&r, i, "token");
@@ -528,13 +530,13 @@ static int do_claim(qc_worker *w, claimed *out, int max)
         set_time(e, "now", qc_result_get(&r, i, "now_ms"));
         const char *att = qc_result_get(&r, i, "attempt");
         if (att)
-            json_object_set_new(e, "attempt", json_integer(strtol(att, NULL, 10)));
+            qc_ev_int(e, "attempt", (strtol(att, NULL, 10)));
         if (key)
-            json_object_set_new(e, "op_key", json_string(key));
+            qc_ev_str(e, "op_key", (key));
         const char *grp = qc_result_get(&r, i, "group_key");
         if (grp)
-            json_object_set_new(e, "group", json_string(grp));
-        qc_ledger_append(w->lb, e);
+            qc_ev_str(e, "group", (grp));
+        qc_ev_append(w->lb, e);
         /* after the answer is in the ledger: a targeted stall waiting for
          * this claim sends its stale requests only once it can be proven
          * to follow it */
@@ -552,8 +554,8 @@ static int do_claim(qc_worker *w, claimed *out, int max)
         }
     }
     if (r.nrows == 0) {
-        json_t *e = event(w, "ok", "claim", req);
-        json_object_set_new(e, "rows", json_integer(0));
+        qc_ev e_ev, *e = event(w, &e_ev, "ok", "claim", req);
+        qc_ev_int(e, "rows", (0));
         emit(w, e, INT64_MIN);
         atomic_fetch_add(&sh->empty_claims, 1);
     } else {
@@ -570,15 +572,15 @@ static void do_effect(qc_worker *w, const claimed *c)
 {
     qc_sched_turn(w->sh->sched, w->id); /* a replay: the delivery in its turn */
     int applied = qc_sink_deliver(w->sh->sink, c->op_key[0] ? c->op_key : NULL, c->job);
-    json_t *e = event(w, "effect", NULL, -1);
+    qc_ev e_ev, *e = event(w, &e_ev, "effect", NULL, -1);
     set_job(e, c->job, c->token);
     if (c->op_key[0])
-        json_object_set_new(e, "op_key", json_string(c->op_key));
-    json_object_set_new(e, "applied", json_boolean(applied));
+        qc_ev_str(e, "op_key", (c->op_key));
+    qc_ev_bool(e, "applied", (applied));
     /* What the worker meant to spend before the effect: a delivery that
      * came after its lease ran out although the plan fitted the lease was
      * late because the thread was starved (effects_once). */
-    json_object_set_new(e, "work_ms", json_real(w->planned_work_ms));
+    qc_ev_real(e, "work_ms", (w->planned_work_ms));
     emit(w, e, c->job);
 }
 
@@ -608,9 +610,9 @@ static void publish_pid(qc_worker *w)
         /* Which session this incarnation now talks on: worker_progress
          * maps the monitor's session samples to worker and incarnation by
          * it (check_wedged.c). */
-        json_t *e = event(w, "note", NULL, -1);
-        json_object_set_new(e, "note", json_string("session"));
-        json_object_set_new(e, "pid", json_integer(pid));
+        qc_ev e_ev, *e = event(w, &e_ev, "note", NULL, -1);
+        qc_ev_str(e, "note", ("session"));
+        qc_ev_int(e, "pid", (pid));
         emit(w, e, INT64_MIN);
     }
 }
@@ -619,12 +621,12 @@ static void publish_pid(qc_worker *w)
  * end of its window (client ms since the run started). */
 static void record_fault(qc_worker *w, qc_fault_kind k, const claimed *c, double until_ms)
 {
-    json_t *e = event(w, "fault", NULL, -1);
-    json_object_set_new(e, "fault", json_string(qc_fault_name(k)));
+    qc_ev e_ev, *e = event(w, &e_ev, "fault", NULL, -1);
+    qc_ev_str(e, "fault", (qc_fault_name(k)));
     if (c)
         set_job(e, c->job, c->token);
     if (until_ms > 0)
-        json_object_set_new(e, "until_t", json_real(until_ms));
+        qc_ev_real(e, "until_t", (until_ms));
     emit(w, e, c ? c->job : INT64_MIN);
     atomic_fetch_add(&w->sh->faults, 1);
 }
@@ -653,11 +655,10 @@ static void die_and_restart(qc_worker *w)
 static void graceful_restart(qc_worker *w)
 {
     qc_shared *sh = w->sh;
-    json_t *e = event(w, "note", NULL, -1);
-    json_object_set_new(e, "note", json_string("graceful stop"));
-    json_object_set_new(e, "heartbeat",
-                        json_string(sh->sc->stop_heartbeat_first ? "stopped first" : "kept"));
-    qc_ledger_append(w->lb, e);
+    qc_ev e_ev, *e = event(w, &e_ev, "note", NULL, -1);
+    qc_ev_str(e, "note", ("graceful stop"));
+    qc_ev_str(e, "heartbeat", (sh->sc->stop_heartbeat_first ? "stopped first" : "kept"));
+    qc_ev_append(w->lb, e);
     w->stop_requested = 0;
     drop_conn(w, 0);
     listen_drop(w, "closed", "the worker stopped");
@@ -718,9 +719,9 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
         qc_sched_request(sh->sched, w->id, 0);
         w->in_txn = 0;
         if (crc != 0) {
-            json_t *f = event(w, crc == QC_EDB ? "fail" : "info", op, req);
+            qc_ev f_ev, *f = event(w, &f_ev, crc == QC_EDB ? "fail" : "info", op, req);
             set_job(f, c->job, c->token);
-            json_object_set_new(f, "error", json_string(cerr.msg));
+            qc_ev_str(f, "error", (cerr.msg));
             emit(w, f, c->job);
             atomic_fetch_add(&sh->errors, 1);
             if (crc != QC_EDB)
@@ -730,24 +731,24 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
         }
     }
     long rows = changed_rows(&r);
-    json_t *e = event(w, discard ? "info" : "ok", op, req);
+    qc_ev e_ev, *e = event(w, &e_ev, discard ? "info" : "ok", op, req);
     set_job(e, c->job, c->token);
     if (discard) {
         /* What the server said: the step committed; double_complete counts
          * a discarded rows > 0 as a completion (decision 1101). */
-        json_object_set_new(e, "discarded_rows", json_integer(rows));
-        json_object_set_new(e, "error", json_string("lost_ack: answer thrown away"));
+        qc_ev_int(e, "discarded_rows", (rows));
+        qc_ev_str(e, "error", ("lost_ack: answer thrown away"));
         emit(w, e, c->job);
         qc_result_clear(&r);
         return -1;
     }
-    json_object_set_new(e, "rows", json_integer(rows));
+    qc_ev_int(e, "rows", (rows));
     set_time(e, "now", qc_result_get(&r, 0, "now_ms"));
     if (step == QC_STEP_RENEW) {
         set_time(e, "lease_until", qc_result_get(&r, 0, "lease_until_ms"));
         const char *tok = qc_result_get(&r, 0, "token");
         if (rows > 0 && tok && strcmp(tok, c->token)) {
-            json_object_set_new(e, "new_token", json_string(tok));
+            qc_ev_str(e, "new_token", (tok));
             snprintf(c->token, sizeof c->token, "%s", tok);
         }
     }
@@ -759,15 +760,15 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
          * delay asked for, retrying at once, is judged like one that
          * honours it; the header's fail_reads_delay_ms says which) */
         if (sh->sc->retry_delay_ms > 0)
-            json_object_set_new(e, "delay_ms", json_integer(sh->sc->retry_delay_ms));
+            qc_ev_int(e, "delay_ms", (sh->sc->retry_delay_ms));
         const char *st = qc_result_get(&r, 0, "state");
         if (st)
-            json_object_set_new(e, "state", json_string(st));
+            qc_ev_str(e, "state", (st));
     }
     if (step == QC_STEP_COMPLETE) {
         /* The worker's own bookkeeping: a 0-row complete is NOT a success
          * (the job changed owner or state; see the READPAST seed). */
-        json_object_set_new(e, "counted", json_boolean(rows > 0 || sh->sc->count_zero_rows));
+        qc_ev_bool(e, "counted", (rows > 0 || sh->sc->count_zero_rows));
         atomic_fetch_add(rows > 0 ? &sh->completes_ok : &sh->completes_zero, 1);
     }
     emit(w, e, c->job);
@@ -789,21 +790,21 @@ static long complete_with_retry(qc_worker *w, claimed *c, int lose_ack)
     if (via_proxy) {
         char tag[32];
         if (qc_proxy_take_fired(w->sh->proxy, w->id, tag, sizeof tag)) {
-            json_t *e = event(w, "fault", NULL, -1);
-            json_object_set_new(e, "fault", json_string(qc_fault_name(QC_FAULT_LOST_ACK)));
+            qc_ev e_ev, *e = event(w, &e_ev, "fault", NULL, -1);
+            qc_ev_str(e, "fault", (qc_fault_name(QC_FAULT_LOST_ACK)));
             set_job(e, c->job, c->token);
-            json_object_set_new(e, "via", json_string("proxy"));
-            json_object_set_new(e, "answer", json_string(tag));
+            qc_ev_str(e, "via", ("proxy"));
+            qc_ev_str(e, "answer", (tag));
             emit(w, e, c->job);
             atomic_fetch_add(&w->sh->faults, 1);
         } else {
             /* the complete failed before its answer (or its connection
              * broke first): no answer was lost, so no fault is recorded */
-            json_t *e = event(w, "note", NULL, -1);
+            qc_ev e_ev, *e = event(w, &e_ev, "note", NULL, -1);
             set_job(e, c->job, c->token);
-            json_object_set_new(e, "note", json_string("lost_ack via the proxy did not fire: "
+            qc_ev_str(e, "note", ("lost_ack via the proxy did not fire: "
                                                        "the complete had no answer to lose"));
-            qc_ledger_append(w->lb, e);
+            qc_ev_append(w->lb, e);
             lose_ack = 0;
         }
     }
@@ -843,11 +844,11 @@ static long do_heartbeat(qc_worker *w)
     if (request(w, QC_STEP_HEARTBEAT, &p, INT64_MIN, NULL, &r, &req) != 0)
         return -1;
     long rows = changed_rows(&r);
-    json_t *e = event(w, "ok", qc_step_name(QC_STEP_HEARTBEAT), req);
-    json_object_set_new(e, "rows", json_integer(rows));
+    qc_ev e_ev, *e = event(w, &e_ev, "ok", qc_step_name(QC_STEP_HEARTBEAT), req);
+    qc_ev_int(e, "rows", (rows));
     set_time(e, "now", qc_result_get(&r, 0, "now_ms"));
     set_time(e, "lease_until", qc_result_get(&r, 0, "lease_until_ms"));
-    qc_ledger_append(w->lb, e);
+    qc_ev_append(w->lb, e);
     qc_result_clear(&r);
     return rows;
 }
@@ -984,12 +985,12 @@ static int own_lease_left(qc_worker *w, const claimed *c, const char *what)
              what, deadline - now, sc->lease_ms,
              sc->lease_deadline == QC_LEASE_DEADLINE_ANSWER ? "answer read" : "request sent",
              now - c->lease_from, replayed ? "; as the replayed run did" : "");
-    json_t *e = event(w, "note", NULL, -1);
-    json_object_set_new(e, "note", json_string("own lease ran out"));
+    qc_ev e_ev, *e = event(w, &e_ev, "note", NULL, -1);
+    qc_ev_str(e, "note", ("own lease ran out"));
     set_job(e, c->job, c->token);
-    json_object_set_new(e, "point", json_string(what));
-    json_object_set_new(e, "error", json_string(msg));
-    qc_ledger_append(w->lb, e);
+    qc_ev_str(e, "point", (what));
+    qc_ev_str(e, "error", (msg));
+    qc_ev_append(w->lb, e);
     atomic_fetch_add(&w->sh->own_lease_gave_up, 1);
     return 0;
 }
@@ -1013,18 +1014,18 @@ static int may_complete(qc_worker *w, const claimed *c)
 static void record_hold(qc_worker *w, const claimed *c, const char *point, const char *until,
                         int met, double waited_ms)
 {
-    json_t *e = event(w, "note", NULL, -1);
-    json_object_set_new(e, "note", json_string("hold"));
+    qc_ev e_ev, *e = event(w, &e_ev, "note", NULL, -1);
+    qc_ev_str(e, "note", ("hold"));
     set_job(e, c->job, c->token);
-    json_object_set_new(e, "point", json_string(point));
-    json_object_set_new(e, "until", json_string(until));
+    qc_ev_str(e, "point", (point));
+    qc_ev_str(e, "until", (until));
     /* a hold cut short by the end of the run (SIGINT, a fatal error) did
      * not run out of time: "interrupted" (decision 1129) */
-    json_object_set_new(e, "outcome", json_string(met                         ? "met"
+    qc_ev_str(e, "outcome", (met                         ? "met"
                                                   : atomic_load(&w->sh->stop) ? "interrupted"
                                                                               : "timed out"));
-    json_object_set_new(e, "waited_ms", json_real((double)(int64_t)(waited_ms * 100) / 100.0));
-    qc_ledger_append(w->lb, e);
+    qc_ev_real(e, "waited_ms", ((double)(int64_t)(waited_ms * 100) / 100.0));
+    qc_ev_append(w->lb, e);
 }
 
 /* The new owner of a job whose old owner is stalled on purpose waits before
@@ -1193,13 +1194,13 @@ static int do_dedup(qc_worker *w, const claimed *c)
         return -1;
     const char *v = r.nrows > 0 ? qc_result_get(&r, 0, "run") : NULL;
     int run = run_value(v);
-    json_t *e = event(w, "ok", qc_step_name(QC_STEP_DEDUP), req);
+    qc_ev e_ev, *e = event(w, &e_ev, "ok", qc_step_name(QC_STEP_DEDUP), req);
     set_job(e, c->job, c->token);
-    json_object_set_new(e, "rows", json_integer(r.nrows));
+    qc_ev_int(e, "rows", (r.nrows));
     if (run >= 0)
-        json_object_set_new(e, "run", json_boolean(run));
+        qc_ev_bool(e, "run", (run));
     else
-        json_object_set_new(e, "error", json_string("run is neither true nor false"));
+        qc_ev_str(e, "error", ("run is neither true nor false"));
     emit(w, e, c->job);
     if (run < 0) {
         char msg[1100];
@@ -1322,18 +1323,18 @@ static int process(qc_worker *w, claimed *c)
         qc_proxy_arm(sh->proxy, w->id, QC_PROXY_ARM_RESET);
         long rows = do_update(w, QC_STEP_COMPLETE, c, NULL, 0);
         if (qc_proxy_take_fired(sh->proxy, w->id, NULL, 0)) {
-            json_t *e = event(w, "fault", NULL, -1);
-            json_object_set_new(e, "fault", json_string(qc_fault_name(f)));
+            qc_ev e_ev, *e = event(w, &e_ev, "fault", NULL, -1);
+            qc_ev_str(e, "fault", (qc_fault_name(f)));
             set_job(e, c->job, c->token);
-            json_object_set_new(e, "dropped", json_string("complete"));
+            qc_ev_str(e, "dropped", ("complete"));
             emit(w, e, c->job);
             atomic_fetch_add(&sh->faults, 1);
         } else {
-            json_t *e = event(w, "note", NULL, -1);
+            qc_ev e_ev, *e = event(w, &e_ev, "note", NULL, -1);
             set_job(e, c->job, c->token);
-            json_object_set_new(e, "note", json_string("reset via the proxy did not fire: the "
+            qc_ev_str(e, "note", ("reset via the proxy did not fire: the "
                                                        "complete went through"));
-            qc_ledger_append(w->lb, e);
+            qc_ev_append(w->lb, e);
         }
         if (rows >= 0 || (w->conn && sh->drv->is_ok(w->conn)))
             return 0; /* answered, or a definite failure: no retry */
@@ -1398,12 +1399,12 @@ static void idle_pause(qc_worker *w)
  * policy mutant on_listen_lost = ignore keeps waiting on the dead one. */
 static void listen_note(qc_worker *w, const char *state, const char *error)
 {
-    json_t *e = event(w, "note", NULL, -1);
-    json_object_set_new(e, "note", json_string("listen"));
-    json_object_set_new(e, "state", json_string(state));
+    qc_ev e_ev, *e = event(w, &e_ev, "note", NULL, -1);
+    qc_ev_str(e, "note", ("listen"));
+    qc_ev_str(e, "state", (state));
     if (error != NULL && *error)
-        json_object_set_new(e, "error", json_string(error));
-    qc_ledger_append(w->lb, e);
+        qc_ev_str(e, "error", (error));
+    qc_ev_append(w->lb, e);
 }
 
 static void listen_drop(qc_worker *w, const char *state, const char *error)
@@ -1454,13 +1455,13 @@ static int listen_open(qc_worker *w)
     w->listens++;
     w->listen_lost_seen = 0;
     int pid = sh->drv->backend_pid ? sh->drv->backend_pid(c) : 0;
-    json_t *e = event(w, "note", NULL, -1);
-    json_object_set_new(e, "note", json_string("listen"));
-    json_object_set_new(e, "state", json_string("open"));
-    json_object_set_new(e, "pid", json_integer(pid));
+    qc_ev e_ev, *e = event(w, &e_ev, "note", NULL, -1);
+    qc_ev_str(e, "note", ("listen"));
+    qc_ev_str(e, "state", ("open"));
+    qc_ev_int(e, "pid", (pid));
     if (w->listens > 1)
-        json_object_set_new(e, "reopen", json_true());
-    qc_ledger_append(w->lb, e);
+        qc_ev_bool(e, "reopen", 1);
+    qc_ev_append(w->lb, e);
     if (sh->listen_pids != NULL && w->id >= 0)
         atomic_store(&sh->listen_pids[w->id], pid);
     return 0;
@@ -1496,14 +1497,13 @@ static void listen_wait(qc_worker *w)
             qc_err err = {0};
             if (w->lconn != NULL && sh->drv->wait_notify(w->lconn, 0, &count, &err) == 0 &&
                 count == 0) {
-                json_t *e = event(w, "note", NULL, -1);
-                json_object_set_new(e, "note", json_string("listen wait"));
-                json_object_set_new(e, "wake", json_string("stop"));
-                json_object_set_new(e, "wait_t",
-                                    json_real((double)(int64_t)(w->wait_t * 1000) / 1000.0));
+                qc_ev e_ev, *e = event(w, &e_ev, "note", NULL, -1);
+                qc_ev_str(e, "note", ("listen wait"));
+                qc_ev_str(e, "wake", ("stop"));
+                qc_ev_real(e, "wait_t", ((double)(int64_t)(w->wait_t * 1000) / 1000.0));
                 if (T >= 0)
-                    json_object_set_new(e, "wait_ms", json_real(T));
-                qc_ledger_append(w->lb, e);
+                    qc_ev_real(e, "wait_ms", (T));
+                qc_ev_append(w->lb, e);
             }
             w->wake = NULL;
             return;
@@ -1511,8 +1511,8 @@ static void listen_wait(qc_worker *w)
         if (sh->listen_close != NULL && w->id >= 0 &&
             atomic_exchange(&sh->listen_close[w->id], 0) == 1 && w->lconn != NULL) {
             /* the nemesis asked: qchaos drops the listen connection */
-            json_t *e = event(w, "fault", NULL, -1);
-            json_object_set_new(e, "fault", json_string(qc_fault_name(QC_FAULT_LISTEN_CLOSE)));
+            qc_ev e_ev, *e = event(w, &e_ev, "fault", NULL, -1);
+            qc_ev_str(e, "fault", (qc_fault_name(QC_FAULT_LISTEN_CLOSE)));
             emit(w, e, INT64_MIN);
             atomic_fetch_add(&sh->faults, 1);
             listen_drop(w, "closed", "listen_close: dropped by qchaos");
@@ -1645,8 +1645,8 @@ static void *reaper_main(void *arg)
             continue;
         int64_t job, first = INT64_MIN;
         for (int i = 0; i < r.nrows; i++) {
-            json_t *e = event(w, "ok", "reap", req);
-            json_object_set_new(e, "rows", json_integer(r.nrows));
+            qc_ev e_ev, *e = event(w, &e_ev, "ok", "reap", req);
+            qc_ev_int(e, "rows", (r.nrows));
             if (parse_i64(qc_result_get(&r, i, "job_id"), &job) == 0) {
                 set_job(e, job, qc_result_get(&r, i, "token"));
                 if (i == 0)
@@ -1654,13 +1654,13 @@ static void *reaper_main(void *arg)
             }
             const char *st = qc_result_get(&r, i, "state");
             if (st)
-                json_object_set_new(e, "state", json_string(st));
+                qc_ev_str(e, "state", (st));
             set_time(e, "now", qc_result_get(&r, i, "now_ms"));
-            qc_ledger_append(w->lb, e);
+            qc_ev_append(w->lb, e);
         }
         if (r.nrows == 0) {
-            json_t *e = event(w, "ok", "reap", req);
-            json_object_set_new(e, "rows", json_integer(r.affected > 0 ? r.affected : 0));
+            qc_ev e_ev, *e = event(w, &e_ev, "ok", "reap", req);
+            qc_ev_int(e, "rows", (r.affected > 0 ? r.affected : 0));
             emit(w, e, INT64_MIN);
         } else {
             qc_sched_point(sh->sched, w->id, "reap.after", first);

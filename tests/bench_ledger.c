@@ -1,8 +1,11 @@
 /*
- * bench_ledger.c - a benchmark, not a test: the cost of qc_ledger_append on
- * the events a worker writes per job (invoke and ok claim, effect, invoke
- * and ok complete, built as harness/worker.c builds them), one thread.
- * Prints ns and CPU ns per event and the bytes per line.
+ * bench_ledger.c - a benchmark, not a test: the cost of appending the
+ * events a worker writes per job (invoke and ok claim, effect, invoke and
+ * ok complete), one thread: built with the event builder as harness/
+ * worker.c builds them (qc_ev_append), and the same events as jansson
+ * objects (qc_ledger_append, as the rarer events of runner.c are built).
+ * Prints ns and CPU ns per event and the bytes per line of each;
+ * QC_BENCH_APPEND=ev or =json runs only one.
  *
  *   tests/bench_ledger [EVENTS] [LEDGER]     (default 500000, /tmp file)
  *
@@ -281,60 +284,127 @@ static int bench_audit(long base)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* A worker's events of one job, built with the event builder as
+ * harness/worker.c builds them (ledger.h qc_ev: no allocation). */
+static void append_job_ev(qc_lbuf *b, long job, const char *tok, double now)
 {
-    if (argc > 1 && strcmp(argv[1], "--audit") == 0)
-        return bench_audit(argc > 2 ? atol(argv[2]) : 125000);
-    long n = argc > 1 ? atol(argv[1]) : 500000;
-    char path[256];
-    snprintf(path, sizeof path, "%s", argc > 2 ? argv[2] : "/tmp/qc-bench-ledger.jsonl");
+    qc_ev e;
+    qc_ev_init(&e);
+    qc_ev_str(&e, "type", "invoke");
+    qc_ev_str(&e, "op", "claim");
+    qc_ev_int(&e, "worker", job % 16);
+    qc_ev_int(&e, "inc", 0);
+    qc_ev_int(&e, "req", 2 * job);
+    qc_ev_real(&e, "pause_ms", 5.25);
+    qc_ev_append(b, &e);
+    qc_ev_init(&e);
+    qc_ev_str(&e, "type", "ok");
+    qc_ev_str(&e, "op", "claim");
+    qc_ev_int(&e, "worker", job % 16);
+    qc_ev_int(&e, "inc", 0);
+    qc_ev_int(&e, "req", 2 * job);
+    qc_ev_int(&e, "rows", 1);
+    qc_ev_int(&e, "job", job);
+    qc_ev_str(&e, "token", tok);
+    qc_ev_real(&e, "lease_until", now + 5000.0);
+    qc_ev_real(&e, "now", now);
+    qc_ev_int(&e, "attempt", 1);
+    qc_ev_str(&e, "op_key", "17");
+    qc_ev_append(b, &e);
+    qc_ev_init(&e);
+    qc_ev_str(&e, "type", "effect");
+    qc_ev_int(&e, "worker", job % 16);
+    qc_ev_int(&e, "inc", 0);
+    qc_ev_int(&e, "job", job);
+    qc_ev_str(&e, "token", tok);
+    qc_ev_str(&e, "op_key", "17");
+    qc_ev_bool(&e, "applied", 1);
+    qc_ev_real(&e, "work_ms", 0.0);
+    qc_ev_append(b, &e);
+    qc_ev_init(&e);
+    qc_ev_str(&e, "type", "invoke");
+    qc_ev_str(&e, "op", "complete");
+    qc_ev_int(&e, "worker", job % 16);
+    qc_ev_int(&e, "inc", 0);
+    qc_ev_int(&e, "req", 2 * job + 1);
+    qc_ev_int(&e, "job", job);
+    qc_ev_str(&e, "token", tok);
+    qc_ev_append(b, &e);
+    qc_ev_init(&e);
+    qc_ev_str(&e, "type", "ok");
+    qc_ev_str(&e, "op", "complete");
+    qc_ev_int(&e, "worker", job % 16);
+    qc_ev_int(&e, "inc", 0);
+    qc_ev_int(&e, "req", 2 * job + 1);
+    qc_ev_int(&e, "job", job);
+    qc_ev_str(&e, "token", tok);
+    qc_ev_int(&e, "rows", 1);
+    qc_ev_real(&e, "now", now + 0.125);
+    qc_ev_bool(&e, "counted", 1);
+    qc_ev_append(b, &e);
+}
+
+/* The same five events as jansson objects (qc_ledger_append: the notes,
+ * faults and server-side events of runner.c and nemesis.c are built so). */
+static void append_job_json(qc_lbuf *b, long job, const char *tok, double now)
+{
+    json_t *e = ev("invoke", "claim", job, 2 * job);
+    json_object_set_new(e, "pause_ms", json_real(5.25));
+    qc_ledger_append(b, e);
+    e = ev("ok", "claim", job, 2 * job);
+    json_object_set_new(e, "rows", json_integer(1));
+    json_object_set_new(e, "job", json_integer(job));
+    json_object_set_new(e, "token", json_string(tok));
+    json_object_set_new(e, "lease_until", json_real(now + 5000.0));
+    json_object_set_new(e, "now", json_real(now));
+    json_object_set_new(e, "attempt", json_integer(1));
+    json_object_set_new(e, "op_key", json_string("17"));
+    qc_ledger_append(b, e);
+    e = ev("effect", NULL, job, -1);
+    json_object_set_new(e, "job", json_integer(job));
+    json_object_set_new(e, "token", json_string(tok));
+    json_object_set_new(e, "op_key", json_string("17"));
+    json_object_set_new(e, "applied", json_true());
+    json_object_set_new(e, "work_ms", json_real(0.0));
+    qc_ledger_append(b, e);
+    e = ev("invoke", "complete", job, 2 * job + 1);
+    json_object_set_new(e, "job", json_integer(job));
+    json_object_set_new(e, "token", json_string(tok));
+    qc_ledger_append(b, e);
+    e = ev("ok", "complete", job, 2 * job + 1);
+    json_object_set_new(e, "job", json_integer(job));
+    json_object_set_new(e, "token", json_string(tok));
+    json_object_set_new(e, "rows", json_integer(1));
+    json_object_set_new(e, "now", json_real(now + 0.125));
+    json_object_set_new(e, "counted", json_true());
+    qc_ledger_append(b, e);
+}
+
+/* n events (5 a job) appended to a new ledger at path, built with the
+ * event builder (use_ev) or as jansson objects; prints the cost. */
+static int bench_append(const char *path, long n, int use_ev, int keep)
+{
     json_t *hdr = json_pack("{s:i}", "seed", 1);
     qc_ledger *l = NULL;
     qc_err err = {0};
     if (qc_ledger_open(path, hdr, qc_clock_ms(), &l, &err) != 0) {
         fprintf(stderr, "bench_ledger: %s\n", err.msg);
+        json_decref(hdr);
         return 2;
     }
     json_decref(hdr);
     qc_lbuf *b = qc_ledger_buf(l);
     char tok[64];
-    double now = 0, w0 = qc_clock_ms(), c0 = cpu_ms();
+    double w0 = qc_clock_ms(), c0 = cpu_ms();
     long events = 0;
     for (long job = 1; events < n; job++) {
         snprintf(tok, sizeof tok, "4c2fcc48-e683-45bd-9cb3-%012lx", job);
         /* server epoch ms as the database returns them: to the microsecond */
-        now = (double)(1796156990428974LL + job * 251) / 1000.0;
-        json_t *e = ev("invoke", "claim", job, 2 * job);
-        json_object_set_new(e, "pause_ms", json_real(5.25));
-        qc_ledger_append(b, e);
-        e = ev("ok", "claim", job, 2 * job);
-        json_object_set_new(e, "rows", json_integer(1));
-        json_object_set_new(e, "job", json_integer(job));
-        json_object_set_new(e, "token", json_string(tok));
-        json_object_set_new(e, "lease_until", json_real(now + 5000.0));
-        json_object_set_new(e, "now", json_real(now));
-        json_object_set_new(e, "attempt", json_integer(1));
-        json_object_set_new(e, "op_key", json_string("17"));
-        qc_ledger_append(b, e);
-        e = ev("effect", NULL, job, -1);
-        json_object_set_new(e, "job", json_integer(job));
-        json_object_set_new(e, "token", json_string(tok));
-        json_object_set_new(e, "op_key", json_string("17"));
-        json_object_set_new(e, "applied", json_true());
-        json_object_set_new(e, "work_ms", json_real(0.0));
-        qc_ledger_append(b, e);
-        e = ev("invoke", "complete", job, 2 * job + 1);
-        json_object_set_new(e, "job", json_integer(job));
-        json_object_set_new(e, "token", json_string(tok));
-        qc_ledger_append(b, e);
-        now += 0.125;
-        e = ev("ok", "complete", job, 2 * job + 1);
-        json_object_set_new(e, "job", json_integer(job));
-        json_object_set_new(e, "token", json_string(tok));
-        json_object_set_new(e, "rows", json_integer(1));
-        json_object_set_new(e, "now", json_real(now));
-        json_object_set_new(e, "counted", json_true());
-        qc_ledger_append(b, e);
+        double now = (double)(1796156990428974LL + job * 251) / 1000.0;
+        if (use_ev)
+            append_job_ev(b, job, tok, now);
+        else
+            append_job_json(b, job, tok, now);
         events += 5;
     }
     double wall = qc_clock_ms() - w0, cpu = cpu_ms() - c0;
@@ -344,10 +414,29 @@ int main(int argc, char **argv)
     }
     struct stat st;
     stat(path, &st);
-    printf("bench_ledger: %ld events, %.0f ns/event wall, %.0f ns/event CPU (building the "
-           "objects included), %.1f bytes/line\n",
-           events, wall * 1e6 / events, cpu * 1e6 / events, (double)st.st_size / events);
-    if (argc <= 2)
+    printf("bench_ledger: %ld events, %.0f ns/event wall, %.0f ns/event CPU (%s), %.1f "
+           "bytes/line\n",
+           events, wall * 1e6 / events, cpu * 1e6 / events,
+           use_ev ? "built with qc_ev, as the workers do" : "built as jansson objects",
+           (double)st.st_size / events);
+    if (!keep)
         unlink(path);
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--audit") == 0)
+        return bench_audit(argc > 2 ? atol(argv[2]) : 125000);
+    long n = argc > 1 ? atol(argv[1]) : 500000;
+    char path[256];
+    snprintf(path, sizeof path, "%s", argc > 2 ? argv[2] : "/tmp/qc-bench-ledger.jsonl");
+    /* QC_BENCH_APPEND=ev|json: only one of the two (a callgrind count) */
+    const char *only = getenv("QC_BENCH_APPEND");
+    int rc = 0;
+    if (only == NULL || strcmp(only, "json") == 0)
+        rc = bench_append(path, n, 0, argc > 2);
+    if (rc == 0 && (only == NULL || strcmp(only, "ev") == 0))
+        rc = bench_append(path, n, 1, argc > 2);
+    return rc;
 }

@@ -288,6 +288,132 @@ START_TEST(test_ledger_history_reads_fields_back_exactly)
 }
 END_TEST
 
+/* The same members through the event builder (qc_ev), in the same order;
+ * nested values are copied in (qc_ev_json steals a reference). */
+static void ev_from_json(qc_ev *ev, json_t *o)
+{
+    const char *key;
+    json_t *v;
+    qc_ev_init(ev);
+    json_object_foreach(o, key, v)
+    {
+        switch (json_typeof(v)) {
+        case JSON_STRING: qc_ev_strn(ev, key, json_string_value(v), json_string_length(v)); break;
+        case JSON_INTEGER: qc_ev_int(ev, key, (int64_t)json_integer_value(v)); break;
+        case JSON_REAL: qc_ev_real(ev, key, json_real_value(v)); break;
+        case JSON_TRUE: qc_ev_bool(ev, key, 1); break;
+        case JSON_FALSE: qc_ev_bool(ev, key, 0); break;
+        case JSON_NULL: qc_ev_null(ev, key); break;
+        default: qc_ev_json(ev, key, json_deep_copy(v));
+        }
+    }
+}
+
+/* A line without its "seq" and "t" (the part both writers choose alike). */
+static void cut_seq(char *line)
+{
+    char *p = strstr(line, "\"seq\":");
+    ck_assert_ptr_nonnull(p);
+    *p = '\0';
+}
+
+START_TEST(test_ev_builder_writes_the_lines_of_jansson_objects)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/qc-ledger-XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    json_t *hdr = json_pack("{s:i}", "seed", 7);
+    qc_ledger *l = NULL;
+    qc_err err = {0};
+    ck_assert_msg(qc_ledger_open(path, hdr, qc_clock_ms(), &l, &err) == 0, "%s", err.msg);
+    json_decref(hdr);
+    qc_lbuf *b = qc_ledger_buf(l);
+    qc_ev ev;
+    /* each event twice: the jansson object, then the builder */
+    for (int i = 0; i < NEVENTS; i++) {
+        json_t *o = make_event(i);
+        ev_from_json(&ev, o);
+        qc_ledger_append(b, o);
+        qc_ev_append(b, &ev);
+    }
+    /* set again: replaced in place, as json_object_set_new does; strings
+     * past the inline arena; a string freed before the append */
+    json_t *o = json_object();
+    json_object_set_new(o, "type", json_string("invoke"));
+    json_object_set_new(o, "op", json_string("claim"));
+    json_object_set_new(o, "job", json_integer(1));
+    json_object_set_new(o, "type", json_string("ok"));
+    json_object_set_new(o, "job", json_string("now a string"));
+    qc_ev_init(&ev);
+    qc_ev_str(&ev, "type", "invoke");
+    qc_ev_str(&ev, "op", "claim");
+    qc_ev_int(&ev, "job", 1);
+    qc_ev_str(&ev, "type", "ok");
+    char *tmp = strdup("now a string");
+    qc_ev_str(&ev, "job", tmp);
+    free(tmp);
+    ck_assert_str_eq(qc_ev_get_str(&ev, "type"), "ok");
+    ck_assert_ptr_null(qc_ev_get_str(&ev, "missing"));
+    char big[3000];
+    for (int k = 0; k < 4; k++) {
+        char key[16];
+        memset(big, 'a' + k, sizeof big - 1);
+        big[sizeof big - 1] = '\0';
+        big[k] = '"';
+        snprintf(key, sizeof key, "long%d", k);
+        json_object_set_new(o, key, json_string(big));
+        qc_ev_str(&ev, strdup(key), big); /* a key alive until the append */
+    }
+    json_object_set_new(o, "error", json_null());
+    qc_ev_null(&ev, "error");
+    /* no string: nothing set, an earlier value kept (json_string gives NULL
+     * for NULL and for text that is not UTF-8, and set_new then sets
+     * nothing) */
+    static const char *bad_utf8[] = {"\xc3", "a\xc0\xaf" "b", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                                     "\xe0\x80\xaf", "\xff", "\x80"};
+    for (size_t k = 0; k < sizeof bad_utf8 / sizeof *bad_utf8; k++) {
+        ck_assert_ptr_null(json_string(bad_utf8[k]));
+        json_object_set_new(o, "op", json_string(bad_utf8[k]));
+        qc_ev_str(&ev, "op", bad_utf8[k]);
+        json_object_set_new(o, "nothing", json_string(bad_utf8[k]));
+        qc_ev_str(&ev, "nothing", bad_utf8[k]);
+    }
+    json_object_set_new(o, "nothing", json_string(NULL));
+    qc_ev_str(&ev, "nothing", NULL);
+    json_object_set_new(o, "ok_utf8", json_string("\xf4\x8f\xbf\xbf \xed\x9f\xbf \xc2\x80"));
+    qc_ev_str(&ev, "ok_utf8", "\xf4\x8f\xbf\xbf \xed\x9f\xbf \xc2\x80");
+    ck_assert_str_eq(qc_ev_get_str(&ev, "op"), "claim");
+    const char *keys[4] = {ev.m[3].key, ev.m[4].key, ev.m[5].key, ev.m[6].key};
+    ck_assert_int_eq(ev.n, 9);
+    qc_ledger_append(b, o);
+    qc_ev_append(b, &ev);
+    for (int k = 0; k < 4; k++)
+        free((void *)keys[k]);
+    ck_assert_msg(qc_ledger_close(l, &err) == 0, "%s", err.msg);
+
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char *a = NULL, *c = NULL;
+    size_t acap = 0, ccap = 0;
+    ck_assert_int_gt(getline(&a, &acap, f), 0); /* the header */
+    int pairs = 0;
+    while (getline(&a, &acap, f) > 0) {
+        ck_assert_int_gt(getline(&c, &ccap, f), 0);
+        cut_seq(a);
+        cut_seq(c);
+        ck_assert_str_eq(c, a);
+        pairs++;
+    }
+    ck_assert_int_eq(pairs, NEVENTS + 1);
+    free(a);
+    free(c);
+    fclose(f);
+    unlink(path);
+}
+END_TEST
+
 /* qc_history_keep: the next load of the same unchanged ledger takes the
  * kept history (the same events array: nothing parsed again); a changed
  * ledger, or another path, is parsed afresh. */
@@ -400,6 +526,7 @@ static Suite *ledger_suite(void)
     tcase_add_test(tc, test_ledger_append_every_value_type_round_trips);
     tcase_add_test(tc, test_ledger_append_matches_jansson_text_but_reals);
     tcase_add_test(tc, test_ledger_history_reads_fields_back_exactly);
+    tcase_add_test(tc, test_ev_builder_writes_the_lines_of_jansson_objects);
     suite_add_tcase(s, tc);
     tc = tcase_create("keep");
     tcase_set_timeout(tc, 10);
