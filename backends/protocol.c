@@ -1325,7 +1325,9 @@ static int run_step(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_ste
                 goto fail;
             }
         }
-        WIRE(1);
+        /* 2: a leading setting, whose answer ends no action (no point
+         * follows it: the action goes on to the next statement) */
+        WIRE(i < st->nsettings ? 2 : 1);
         rc = d->exec(c, s->id, prepare, s->sql, s->nparams, vals, &res[i], err);
         WIRE(0);
         if (rc != 0)

@@ -244,6 +244,11 @@ int qc_protocol_run_batch(const qc_driver *d, qc_conn *c, const qc_protocol *p, 
  * answer came; point(ctx, name) after statement N of several answered
  * ("claim.1": N = 1) and before a step's own COMMIT is sent ("claim.commit").
  * Called on the running thread; either may be NULL. */
+/* Hooks of a step run (qc_protocol_run_hooked): wire(ctx, in) before each
+ * statement is sent (in = 1; 2 for one of the step's leading settings,
+ * after whose answer the step goes on without a point) and after its
+ * answer (in = 0); point(ctx, "claim.1") at the points between
+ * statements and before a step's COMMIT ("claim.commit"). */
 typedef struct qc_step_hooks {
     void (*wire)(void *ctx, int in);
     void (*point)(void *ctx, const char *name);

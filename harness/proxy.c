@@ -120,9 +120,19 @@ struct qc_proxy {
     int part_state; /* 0 before the window, 1 in it, 2 after */
     int stopped;    /* *stop seen */
     _Atomic(qc_proxy_anchor_fn) anchor; /* a replay's partition edges (proxy.h), or NULL */
+    _Atomic(qc_proxy_answer_fn) answer; /* a replay's server answers (proxy.h), or NULL */
+    void *answer_ctx;
     void *anchor_ctx;
     double part_from; /* ms (qc_clock_ms): when the window began; 0 before */
 };
+
+void qc_proxy_set_answer_hook(qc_proxy *p, qc_proxy_answer_fn fn, void *ctx)
+{
+    if (p == NULL)
+        return;
+    p->answer_ctx = ctx;
+    atomic_store(&p->answer, fn);
+}
 
 void qc_proxy_set_anchor(qc_proxy *p, qc_proxy_anchor_fn fn, void *ctx)
 {
@@ -540,8 +550,11 @@ static void release_held(pconn *c)
 
 /* Feeds backend bytes to the framing state machine.  Returns 1 when the
  * armed lost ack fires on them (the caller drops the connection); sets
- * *release when a ReadyForQuery lets what was held go. */
-static int parse_down(pconn *c, const unsigned char *b, size_t n, int armed, int *release)
+ * *release when a ReadyForQuery lets what was held go; adds to *answers
+ * the statements these bytes end (a ReadyForQuery after CommandComplete,
+ * ErrorResponse or EmptyQueryResponse). */
+static int parse_down(pconn *c, const unsigned char *b, size_t n, int armed, int *release,
+                      int *answers)
 {
     size_t i = 0;
     while (i < n) {
@@ -566,6 +579,9 @@ static int parse_down(pconn *c, const unsigned char *b, size_t n, int armed, int
             c->body[c->tn] = '\0';
             if (c->type == 'C')
                 memcpy(c->tag, c->body, sizeof c->tag);
+            if (c->type == 'Z' &&
+                (c->last_type == 'C' || c->last_type == 'E' || c->last_type == 'I'))
+                (*answers)++;
             if (c->type == 'Z' && armed && c->armed) {
                 if (c->body[0] == 'I' && c->last_type == 'C')
                     return 1;
@@ -635,7 +651,12 @@ static void read_side(qc_proxy *p, pconn *c, int from_client)
                 c->armed = 0; /* cancelled by take_fired: let anything held go */
                 release_held(c);
             }
-            int fire = parse_down(c, (const unsigned char *)buf, (size_t)r, armed, &release);
+            int answers = 0;
+            int fire = parse_down(c, (const unsigned char *)buf, (size_t)r, armed, &release,
+                                  &answers);
+            qc_proxy_answer_fn afn = atomic_load(&p->answer);
+            if (answers > 0 && afn != NULL)
+                afn(p->answer_ctx, c->worker);
             if (fire) {
                 set_fired(p, c->worker, c->tag[0] ? c->tag : "?");
                 kill_conn(p, c);

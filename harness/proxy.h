@@ -135,6 +135,19 @@ typedef int (*qc_proxy_anchor_fn)(void *ctx, int edge);
  * requests the run had already had answered. */
 void qc_proxy_set_anchor(qc_proxy *p, qc_proxy_anchor_fn fn, void *ctx);
 
+/* Called on the proxy thread each time the server's answer to a worker's
+ * statement has been read from the server (a ReadyForQuery after a
+ * CommandComplete, an ErrorResponse or an EmptyQueryResponse: a prepare's
+ * ParseComplete does not count), before the proxy forwards it (behind
+ * latency or a slow link it reaches the worker later).  worker: the
+ * connection's worker.  A replay lets that worker's action go there
+ * (sched.h qc_sched_server_answered, decision 1132). */
+typedef void (*qc_proxy_answer_fn)(void *ctx, int worker);
+
+/* Sets the answer hook (before the workers start; NULL fn: none).  ctx
+ * must stay valid until qc_proxy_destroy. */
+void qc_proxy_set_answer_hook(qc_proxy *p, qc_proxy_answer_fn fn, void *ctx);
+
 /* Stops the thread, resets every connection still open and frees p.
  * Accepts NULL.  Call after every worker has stopped using it. */
 void qc_proxy_destroy(qc_proxy *p);

@@ -1303,6 +1303,13 @@ static int partition_anchor_fn(void *ctx, int edge)
     return qc_sched_replay_reached(a->sched, a->seq[edge]);
 }
 
+/* A replay's server answers through the proxy (proxy.h qc_proxy_answer_fn,
+ * decision 1132). */
+static void server_answered_fn(void *ctx, int worker)
+{
+    qc_sched_server_answered(ctx, worker);
+}
+
 /* Reads the partition's edges from a ledger (see partition_anchor). */
 static void partition_edges(const char *path, long seq[2])
 {
@@ -1924,6 +1931,10 @@ setup_done:
         goto out;
     }
     sh.sched = sched;
+    if (sched != NULL && o->replay != NULL && sh.proxy != NULL)
+        /* an answer's time on the wire overlaps the next actions, as it
+         * did in the run (decision 1132) */
+        qc_proxy_set_answer_hook(sh.proxy, server_answered_fn, sched);
     if (sched != NULL && o->replay != NULL && sh.proxy != NULL && s->network.partition[0]) {
         /* the window comes where it came in the run (decision 1111) */
         panchor.sched = sched;
@@ -2105,13 +2116,18 @@ setup_done:
     qc_clock_stop(&sh.stop);
     qc_sched_release(sched); /* nobody waits at a point once the run stops */
     if (sched != NULL) {
-        int done_n, total_n, blocked_n;
-        qc_sched_stats(sched, &done_n, &total_n, &blocked_n);
+        int done_n, total_n, blocked_n, wire_n;
+        qc_sched_stats(sched, &done_n, &total_n, &blocked_n, &wire_n);
         if (qc_sched_abandoned(sched))
             fprintf(stderr, "qchaos: schedule abandoned: %s\n", qc_sched_abandoned(sched));
         else if (qc_sched_released(sched))
             fprintf(stderr, "qchaos: schedule released after %d of %d steps: %s\n", done_n,
                     total_n, qc_sched_released(sched));
+        else if (total_n > 0 && wire_n > 0)
+            fprintf(stderr,
+                    "qchaos: schedule: %d of %d steps carried out, %d blocked, %d let go at the "
+                    "server's answer (on the wire)\n",
+                    done_n, total_n, blocked_n, wire_n);
         else if (total_n > 0)
             fprintf(stderr, "qchaos: schedule: %d of %d steps carried out, %d blocked\n", done_n,
                     total_n, blocked_n);

@@ -37,14 +37,24 @@ typedef struct actor_state {
     int prio;                /* pct */
     char at[40];             /* the last point passed, for messages */
     _Atomic double req_since;/* ms (qc_clock_ms) a statement was sent, 0: none in flight */
+    atomic_int req_ends;     /* the statement in flight ends the actor's action (not a
+                                leading setting): its answer on the server ends it */
 } actor_state;
+
+/* Jobs to doubles (a lease's end), open addressing. */
+typedef struct jobmap {
+    int64_t *job;
+    double *val;
+    size_t cap, n;
+} jobmap;
 
 struct qc_sched {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     qc_sched_mode mode;
     qc_sched_entry *e;
-    unsigned char *state;    /* per entry: 0 open, 1 consumed, 2 pending (blocked) */
+    unsigned char *state;    /* per entry: 0 open, 1 consumed, 2 pending (blocked), 3 on the
+                                wire (replay: done on the server, the answer not yet in) */
     int n, cursor;
     int nact;                /* workers + the reaper (index workers) */
     actor_state *a;
@@ -54,6 +64,13 @@ struct qc_sched {
     long block_ms, hold_ms;
     int free;                /* everyone runs freely */
     int consumed, blocked;
+    int on_wire;             /* replay: actions let go at their server answer */
+    int wire_open;           /* of those, the ones whose answer has not come yet */
+    /* replay: the replay's own leases by job (job -> lease_until, server
+     * epoch ms) and the server clock's offset */
+    jobmap leases;
+    double clock_off;        /* min (client ms - server ms) of an answer; 0: none yet */
+    int clock_known;
     /* pct */
     long actions;
     long change[8];
@@ -72,7 +89,63 @@ struct qc_sched {
     double anchor;           /* replay: ms (qc_clock_ms) the first entry was carried out, 0 */
 };
 
+static int lease_pending(qc_sched *s);
+
 static const char *step_points[] = {"claim", "complete", "renew", "fail", "reap"};
+
+/* The slot of job in m (open addressing; INT64_MIN marks a free slot, so
+ * it is never a key); -1 when absent and !add, or out of memory. */
+static long jobmap_slot(jobmap *m, int64_t job, int add)
+{
+    if (job == INT64_MIN)
+        return -1;
+    if (add && (m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        int64_t *nj = malloc(cap * sizeof *nj);
+        double *nv = malloc(cap * sizeof *nv);
+        if (nj == NULL || nv == NULL) {
+            free(nj);
+            free(nv);
+            return -1;
+        }
+        for (size_t k = 0; k < cap; k++)
+            nj[k] = INT64_MIN;
+        for (size_t k = 0; k < m->cap; k++) {
+            if (m->job[k] == INT64_MIN)
+                continue;
+            size_t h = (size_t)((uint64_t)m->job[k] * 0x9E3779B97F4A7C15ULL) & (cap - 1);
+            while (nj[h] != INT64_MIN)
+                h = (h + 1) & (cap - 1);
+            nj[h] = m->job[k];
+            nv[h] = m->val[k];
+        }
+        free(m->job);
+        free(m->val);
+        m->job = nj;
+        m->val = nv;
+        m->cap = cap;
+    }
+    if (m->cap == 0)
+        return -1;
+    size_t h = (size_t)((uint64_t)job * 0x9E3779B97F4A7C15ULL) & (m->cap - 1);
+    while (m->job[h] != INT64_MIN) {
+        if (m->job[h] == job)
+            return (long)h;
+        h = (h + 1) & (m->cap - 1);
+    }
+    if (!add)
+        return -1;
+    m->job[h] = job;
+    m->n++;
+    return (long)h;
+}
+
+static void jobmap_fini(jobmap *m)
+{
+    free(m->job);
+    free(m->val);
+    memset(m, 0, sizeof *m);
+}
 
 int qc_point_check(const char *point, char *msg, size_t n)
 {
@@ -312,6 +385,7 @@ void qc_sched_free(qc_sched *s)
     free(s->a);
     free(s->e);
     free(s->state);
+    jobmap_fini(&s->leases);
     free(s);
 }
 
@@ -544,8 +618,14 @@ static int may_go(qc_sched *s, int i)
      * begins no earlier (after the first point) than it began there, so
      * a lease the earlier reaper found expired has expired, a delay has
      * passed (decision 64) */
-    return s->mode != QC_SCHED_REPLAY || s->anchor == 0 ||
-           qc_clock_ms() - s->anchor >= s->e[s->cursor].start_ms;
+    if (s->mode != QC_SCHED_REPLAY)
+        return 1;
+    if (s->anchor != 0 && qc_clock_ms() - s->anchor < s->e[s->cursor].start_ms)
+        return 0;
+    /* nor before a lease it found run out there has run out here: a
+     * replay whose claims went out later than the run's would reap or
+     * take over a lease still live (decision 1133) */
+    return !lease_pending(s);
 }
 
 static void wait_turn(qc_sched *s, int i)
@@ -683,10 +763,11 @@ void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
         pthread_mutex_unlock(&s->mu);
         return;
     }
-    /* script / replay: a pending (blocked) entry of this actor first */
+    /* script / replay: a pending (blocked, on the wire) entry of this
+     * actor first */
     int hit = -1;
     for (int k = 0; k < s->cursor && k < s->n; k++)
-        if (s->state[k] == 2 && idx(s, s->e[k].actor) == i) {
+        if ((s->state[k] == 2 || s->state[k] == 3) && idx(s, s->e[k].actor) == i) {
             hit = k;
             break;
         }
@@ -778,6 +859,8 @@ void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
             pthread_mutex_unlock(&s->mu);
             return;
         }
+        if (s->state[hit] == 3)
+            s->wire_open--;
         consume(s, hit);
         if (s->granted == i)
             s->granted = NONE;
@@ -821,7 +904,68 @@ void qc_sched_request(qc_sched *s, int actor, int in)
         take_turn(s, i); /* a statement goes out only in its turn */
         pthread_mutex_unlock(&s->mu);
     }
+    atomic_store(&s->a[i].req_ends, in == 1);
     atomic_store(&s->a[i].req_since, in ? qc_clock_ms() : 0.0);
+}
+
+
+void qc_sched_lease(qc_sched *s, int64_t job, double lease_until, double now)
+{
+    if (s == NULL || s->mode != QC_SCHED_REPLAY)
+        return;
+    double client = qc_clock_ms();
+    pthread_mutex_lock(&s->mu);
+    if (now > 0 && (!s->clock_known || client - now < s->clock_off)) {
+        s->clock_off = client - now;
+        s->clock_known = 1;
+    }
+    long k;
+    if (lease_until > 0 && (k = jobmap_slot(&s->leases, job, 1)) >= 0)
+        s->leases.val[k] = lease_until;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Replay: whether the entry at the cursor waits for a lease of the
+ * replay to run out (decision 1133; mutex held). */
+static int lease_pending(qc_sched *s)
+{
+    const qc_sched_entry *e = &s->e[s->cursor];
+    long k;
+    if (!e->expiry || !s->clock_known)
+        return 0;
+    if ((k = jobmap_slot(&s->leases, e->expired_job, 0)) < 0)
+        /* no lease of that job yet: its claim's answer may be on the
+         * wire (then it waits for it; the hold timeout bounds it), or
+         * the replay took another way (then the entry's own check says so) */
+        return s->wire_open > 0;
+    /* its end on the client's clock, and a millisecond for the clocks'
+     * resolution and the offset's error (an answer's own delay only makes
+     * the offset larger, so the wait errs long) */
+    return qc_clock_ms() < s->leases.val[k] + s->clock_off + 1.0;
+}
+
+void qc_sched_server_answered(qc_sched *s, int actor)
+{
+    int i;
+    if (s == NULL || s->mode != QC_SCHED_REPLAY || (i = idx(s, actor)) == NONE ||
+        atomic_load(&s->a[i].req_since) <= 0 || !atomic_load(&s->a[i].req_ends))
+        return;
+    pthread_mutex_lock(&s->mu);
+    if (!s->free && s->granted == i && s->cursor < s->n && idx(s, s->e[s->cursor].actor) == i &&
+        s->state[s->cursor] == 0 && atomic_load(&s->a[i].req_since) > 0) {
+        /* what its action does on the server is done; the rest is the
+         * answer's time on the wire, which the earlier run overlapped with
+         * the others' actions: the next entry goes, and the actor passes
+         * this one when its answer comes (decision 1132).  Unlike a
+         * blocked entry, its next entry waits for it at the cursor: only
+         * the wire overlaps, never two of the actor's own actions */
+        s->state[s->cursor] = 3;
+        s->granted = NONE;
+        s->on_wire++;
+        s->wire_open++;
+        advance(s);
+    }
+    pthread_mutex_unlock(&s->mu);
 }
 
 void qc_sched_exit(qc_sched *s, int actor)
@@ -873,11 +1017,12 @@ const char *qc_sched_abandoned(const qc_sched *s)
     return s != NULL && s->why[0] ? s->why : NULL;
 }
 
-void qc_sched_stats(const qc_sched *s, int *consumed, int *total, int *blocked)
+void qc_sched_stats(const qc_sched *s, int *consumed, int *total, int *blocked, int *on_wire)
 {
     *consumed = s ? s->consumed : 0;
     *total = s ? s->n : 0;
     *blocked = s ? s->blocked : 0;
+    *on_wire = s ? s->on_wire : 0;
 }
 
 static int by_seq(const void *a, const void *b)
@@ -915,11 +1060,15 @@ static double action_start(double **last_t, size_t *n, double *first_t, int acto
 
 /* Makes room for entry k in the loader's per-entry arrays.  0, or -1 when
  * out of memory (the arrays stay valid). */
-static int side_grow(double **t, long long **req, unsigned char **kind, int k)
+static int side_grow(double **t, long long **req, unsigned char **kind, double **now, int k)
 {
     if (k % 256 != 0)
         return 0;
     size_t nn = (size_t)k + 256;
+    double *nw = realloc(*now, nn * sizeof *nw);
+    if (nw == NULL)
+        return -1;
+    *now = nw;
     double *nt = realloc(*t, nn * sizeof *nt);
     if (nt == NULL)
         return -1;
@@ -997,6 +1146,96 @@ static int slow_lost_answers(qc_sched_entry **v, int cnt, const double *t,
     return m;
 }
 
+/* The server's order, for the workers behind a latency or bandwidth
+ * toxic (wire[worker]; decision 1132).  The entries are the order in which
+ * actions ENDED at the client: an answer that spent its time on the wire
+ * (a slow link, latency) ends long after the server ran its statement,
+ * behind actions the server ran later; replayed in that order, a claim
+ * sent when its answer's entry comes up runs after them and sees another
+ * queue (a reap since, a complete since).  Each such answer (an ok or
+ * fail with the server's `now`, N) moves ahead, never past its own
+ * invoke or another point of its actor, past every entry the server ran
+ * provably later: an answer whose now is above N + 1 ms, an answer
+ * without a now whose request was sent (client t of its invoke, less the
+ * smallest answer delay seen, client t - now: the clocks' offset) above
+ * N + 1 ms on the server's clock, or a point of the client's alone (an
+ * invoke, an effect, a fault).  It stops at anything else.  Under a
+ * replay the proxy lets an action go at its server answer
+ * (qc_sched_server_answered), so its answer's time on the wire overlaps
+ * the next actions as in the run.  The side arrays move with the
+ * entries. */
+static void server_order(qc_sched_entry *v, int cnt, double *t, long long *req,
+                         unsigned char *kind, double *now, const unsigned char *wire)
+{
+    double off = 0;
+    int have_off = 0, any = 0;
+    for (int k = 0; k < cnt; k++) {
+        if (v[k].actor >= 0 && v[k].actor < QC_SCHED_WIRE_MAX && wire[v[k].actor])
+            any = 1;
+        if (kind[k] == 3 && now[k] > 0 && (!have_off || t[k] - now[k] < off)) {
+            off = t[k] - now[k];
+            have_off = 1;
+        }
+    }
+    if (!any || !have_off)
+        return;
+    for (int a = 0; a < cnt; a++) {
+        int x = v[a].actor;
+        if (kind[a] != 3 || now[a] <= 0 || req[a] < 0 || x < 0 || x >= QC_SCHED_WIRE_MAX ||
+            !wire[x])
+            continue;
+        double na = now[a];
+        int p = a;
+        while (p > 0) {
+            int b = p - 1;
+            if (v[b].actor == x)
+                break; /* its own invoke, or another point of its request */
+            if (kind[b] == 1 || kind[b] == 4) {
+                p = b;
+                continue;
+            }
+            if (kind[b] == 3 && now[b] > 0) {
+                if (now[b] > na + 1.0) {
+                    p = b;
+                    continue;
+                }
+                break;
+            }
+            if ((kind[b] == 3 || kind[b] == 2) && req[b] >= 0) {
+                /* when its request was sent: its invoke, before b */
+                double sent = -1;
+                for (int k = b - 1; k >= 0; k--)
+                    if (v[k].actor == v[b].actor && kind[k] == 1 && req[k] == req[b]) {
+                        sent = t[k];
+                        break;
+                    }
+                if (sent >= 0 && sent - off > na + 1.0) {
+                    p = b;
+                    continue;
+                }
+            }
+            break;
+        }
+        if (p == a)
+            continue;
+        /* its invoke must be before p: the request is sent in its turn */
+        qc_sched_entry ve = v[a];
+        double tt = t[a], nn = now[a];
+        long long rr = req[a];
+        unsigned char kk = kind[a];
+        memmove(&v[p + 1], &v[p], (size_t)(a - p) * sizeof *v);
+        memmove(&t[p + 1], &t[p], (size_t)(a - p) * sizeof *t);
+        memmove(&now[p + 1], &now[p], (size_t)(a - p) * sizeof *now);
+        memmove(&req[p + 1], &req[p], (size_t)(a - p) * sizeof *req);
+        memmove(&kind[p + 1], &kind[p], (size_t)(a - p));
+        v[p] = ve;
+        t[p] = tt;
+        now[p] = nn;
+        req[p] = rr;
+        kind[p] = kk;
+    }
+}
+
 int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err *err)
 {
     FILE *f = fopen(path, "r");
@@ -1007,8 +1246,12 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
     qc_sched_entry *v = NULL;
     int cnt = 0;
     /* (actor, req) of the last point recorded per actor: a claim answered
-     * with several rows is one point */
-    typedef struct last { long long req; int actor; } last;
+     * with several rows is one point (its entry: entry) */
+    typedef struct last { long long req; int actor; int entry; } last;
+    /* the earlier run's live leases by job (lease_until, server epoch ms;
+     * -1 released): which lease a reap or a claim found run out
+     * (decision 1133) */
+    jobmap run_leases = {0};
     last *lasts = NULL;
     size_t nlast = 0;
 
@@ -1049,11 +1292,16 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
     free(line);
     /* lines may be out of seq order across threads */
     qsort(evs, nev, sizeof *evs, by_seq);
-    /* per entry: its event's t, req (-1 none) and kind (1 invoke, 2 an
-     * info answer, 0 else), for the slow lost answers below */
+    /* per entry: its event's t, req (-1 none), kind (1 invoke, 2 an info
+     * answer, 3 an ok or fail answer, 4 the client's alone: an effect, a
+     * fault; 0 else) and server time (now, -1 none), for the slow lost
+     * answers and the server's order below */
     double *ev_t = NULL;
     long long *ev_req = NULL;
     unsigned char *ev_kind = NULL;
+    double *ev_now = NULL;
+    /* workers behind a latency or bandwidth toxic of the proxy */
+    unsigned char wire[QC_SCHED_WIRE_MAX] = {0};
     /* per actor (index actor + 1), the t of its last point: when its next
      * action began; the first point's t is the zero */
     double *last_t = NULL;
@@ -1069,6 +1317,15 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
         if (type == NULL || !json_is_integer(w))
             continue;
         actor = (int)json_integer_value(w);
+        if (!strcmp(type, "fault")) {
+            /* the proxy's toxics: its fault events name their worker */
+            const char *fk = json_string_value(json_object_get(e, "fault"));
+            json_t *tg = json_object_get(e, "target");
+            if (fk != NULL && (!strcmp(fk, "latency") || !strcmp(fk, "bandwidth")) &&
+                json_is_integer(tg) && json_integer_value(tg) >= 0 &&
+                json_integer_value(tg) < QC_SCHED_WIRE_MAX)
+                wire[json_integer_value(tg)] = 1;
+        }
         if (actor < QC_SCHED_REAPER)
             continue; /* the nemesis, the feeder, the schedule */
         if (!strcmp(type, "blocked")) {
@@ -1080,12 +1337,13 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
                     break;
                 v = nv;
             }
-            if (side_grow(&ev_t, &ev_req, &ev_kind, cnt) != 0)
+            if (side_grow(&ev_t, &ev_req, &ev_kind, &ev_now, cnt) != 0)
                 break;
             memset(&v[cnt], 0, sizeof v[cnt]);
             ev_t[cnt] = json_number_value(json_object_get(e, "t"));
             ev_req[cnt] = -1;
             ev_kind[cnt] = 0;
+            ev_now[cnt] = -1;
             v[cnt].actor = actor;
             snprintf(v[cnt].point, sizeof v[cnt].point, "%s", pt ? pt : "");
             v[cnt].job = INT64_MIN;
@@ -1102,14 +1360,51 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
         if (pt == NULL)
             continue;
         json_t *rq = json_object_get(e, "req");
+        /* the lease this answer's job had in the run, when the answer
+         * shows it run out: a reap's row, or a claim of a job whose lease
+         * was never given back (taken over once expired) */
+        const char *op = json_string_value(json_object_get(e, "op"));
+        json_t *jbv = json_object_get(e, "job");
+        int64_t ejob = json_is_integer(jbv) ? (int64_t)json_integer_value(jbv) : INT64_MIN;
+        double found_lease = -1;
+        if (!strcmp(type, "ok") && op != NULL && ejob != INT64_MIN) {
+            long rk = jobmap_slot(&run_leases, ejob, 0);
+            double held = rk >= 0 ? run_leases.val[rk] : -1;
+            double enow = json_number_value(json_object_get(e, "now"));
+            double lu = json_number_value(json_object_get(e, "lease_until"));
+            long long erows = json_integer_value(json_object_get(e, "rows"));
+            if (!strcmp(op, "reap")) {
+                found_lease = held;
+                if (rk >= 0)
+                    run_leases.val[rk] = -1;
+            } else if (!strcmp(op, "claim")) {
+                if (held > 0 && enow > 0 && enow >= held)
+                    found_lease = held;
+                if (lu > 0 && (rk = jobmap_slot(&run_leases, ejob, 1)) >= 0)
+                    run_leases.val[rk] = lu;
+            } else if (!strcmp(op, "renew") && erows > 0 && lu > 0 && rk >= 0) {
+                run_leases.val[rk] = lu;
+            } else if ((!strcmp(op, "complete") || !strcmp(op, "fail")) && erows > 0 && rk >= 0) {
+                run_leases.val[rk] = -1;
+            }
+        }
         if (json_is_integer(rq) && !strcmp(type, "ok")) {
             long long req = json_integer_value(rq);
             size_t k;
             for (k = 0; k < nlast; k++)
                 if (lasts[k].actor == actor)
                     break;
-            if (k < nlast && lasts[k].req == req)
-                continue; /* another row of the same claim (or reap) */
+            if (k < nlast && lasts[k].req == req) {
+                /* another row of the same claim (or reap): its entry waits
+                 * for the lease that ran out last */
+                qc_sched_entry *le = &v[lasts[k].entry];
+                if (found_lease > 0 && (!le->expiry || found_lease > le->start_lease)) {
+                    le->expiry = 1;
+                    le->expired_job = ejob;
+                    le->start_lease = found_lease;
+                }
+                continue;
+            }
             if (k == nlast) {
                 last *nl = realloc(lasts, (nlast + 1) * sizeof *nl);
                 if (nl == NULL)
@@ -1119,8 +1414,9 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
                 lasts[k].actor = actor;
             }
             lasts[k].req = req;
+            lasts[k].entry = cnt;
         }
-        if (alloc == (size_t)cnt || side_grow(&ev_t, &ev_req, &ev_kind, cnt) != 0) {
+        if (alloc == (size_t)cnt || side_grow(&ev_t, &ev_req, &ev_kind, &ev_now, cnt) != 0) {
             if (alloc == (size_t)cnt) {
                 alloc = alloc ? alloc * 2 : 256;
                 qc_sched_entry *nv = realloc(v, alloc * sizeof *nv);
@@ -1128,13 +1424,19 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
                     break;
                 v = nv;
             }
-            if (side_grow(&ev_t, &ev_req, &ev_kind, cnt) != 0)
+            if (side_grow(&ev_t, &ev_req, &ev_kind, &ev_now, cnt) != 0)
                 break;
         }
         memset(&v[cnt], 0, sizeof v[cnt]);
         ev_t[cnt] = json_number_value(json_object_get(e, "t"));
         ev_req[cnt] = json_is_integer(rq) ? (long long)json_integer_value(rq) : -1;
-        ev_kind[cnt] = !strcmp(type, "invoke") ? 1 : !strcmp(type, "info") ? 2 : 0;
+        ev_kind[cnt] = !strcmp(type, "invoke")                          ? 1
+                       : !strcmp(type, "info")                          ? 2
+                       : !strcmp(type, "ok") || !strcmp(type, "fail")   ? 3
+                       : !strcmp(type, "effect") || !strcmp(type, "fault") ? 4
+                                                                        : 0;
+        json_t *nw = json_object_get(e, "now");
+        ev_now[cnt] = json_is_number(nw) ? json_number_value(nw) : -1;
         v[cnt].actor = actor;
         snprintf(v[cnt].point, sizeof v[cnt].point, "%s", pt);
         json_t *jb = json_object_get(e, "job");
@@ -1144,15 +1446,24 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
         v[cnt].where = (long)json_integer_value(json_object_get(e, "seq"));
         v[cnt].start_ms = action_start(&last_t, &nlast_t, &first_t, actor,
                                        json_number_value(json_object_get(e, "t")));
+        if (found_lease > 0) {
+            v[cnt].expiry = 1;
+            v[cnt].expired_job = ejob;
+            v[cnt].start_lease = found_lease;
+        }
         cnt++;
     }
+    jobmap_fini(&run_leases);
     free(last_t);
     for (size_t i = 0; i < nev; i++)
         json_decref(evs[i]);
     free(evs);
     free(lasts);
     if (v != NULL && ev_t != NULL)
+        server_order(v, cnt, ev_t, ev_req, ev_kind, ev_now, wire);
+    if (v != NULL && ev_t != NULL)
         cnt = slow_lost_answers(&v, cnt, ev_t, ev_req, ev_kind);
+    free(ev_now);
     free(ev_t);
     free(ev_req);
     free(ev_kind);

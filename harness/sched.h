@@ -71,6 +71,10 @@ typedef enum { QC_SCHED_SCRIPT = 1, QC_SCHED_REPLAY = 2, QC_SCHED_PCT = 3 } qc_s
 
 #define QC_SCHED_ANY_JOB (INT64_MIN + 1)
 
+/* The workers a replay's loader knows the proxy's toxics of (worker ids
+ * below it; decision 1132). */
+#define QC_SCHED_WIRE_MAX 1024
+
 /* The reaper's actor number (workers are 0..workers-1). */
 #define QC_SCHED_REAPER (-1)
 
@@ -85,6 +89,13 @@ typedef struct qc_sched_entry {
     double start_ms;   /* replay: when the action began in the earlier run (its actor's
                           previous point), ms after the run's first point; it is not granted
                           earlier in the replay (leases expire, delays pass as they did); 0 */
+    int expiry;        /* replay: 1 when the action found expired_job's lease run out in the
+                          earlier run (a reap returned it, a claim took it over while its
+                          lease was held): it is not granted before that job's lease of the
+                          replay has run out (decision 1133); 0 none */
+    int64_t expired_job;
+    double start_lease; /* replay loader: that lease's end in the earlier run (server epoch
+                           ms), to keep the one that ran out last */
 } qc_sched_entry;
 
 /* Checks a point name's grammar (see above).  Returns 0 when it is one,
@@ -172,11 +183,37 @@ void qc_sched_begin(qc_sched *s, int actor);
  * waits until its next action is granted. */
 void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job);
 
-/* The actor sends a statement (in = 1) or has its answer (in = 0): a
+/* The actor sends a statement (in = 1; 2 for a step's leading setting,
+ * whose answer does not end the action) or has its answer (in = 0): a
  * statement without an answer for block_ms is blocked.  Under a replay a
  * statement is sent only in the actor's turn: in = 1 first takes the turn
  * it owes (qc_sched_turn). */
 void qc_sched_request(qc_sched *s, int actor, int in);
+
+/* Replay: the lease of job the replay's claim or renew was just answered
+ * with ends at lease_until (server epoch ms; now: the server's time of
+ * the answer, epoch ms, QC_NO_TIME-like negative when unknown).  The
+ * schedule keeps each job's latest lease and the offset between the
+ * server's clock and its own (the smallest client time minus server time
+ * of an answer seen, the reaper's direct answers the closest), so that an
+ * entry whose action found that lease run out in the earlier run waits
+ * until it has run out here (qc_sched_entry.expiry).  job INT64_MIN:
+ * only now is read (the reaper's answers).  No-op outside a replay.
+ * Thread-safe. */
+void qc_sched_lease(qc_sched *s, int64_t job, double lease_until, double now);
+
+/* Replay: the server has answered the actor's statement in flight (the
+ * built-in proxy saw its ReadyForQuery leave the server, proxy.h
+ * qc_proxy_answer_fn), and the answer is on its way.  When that statement
+ * ends the action of the entry at the cursor, the entry is let go: the
+ * next entry is granted now, and the actor passes this one when its
+ * answer arrives (its own next entry still waits for it).  The earlier
+ * run overlapped an answer's time on the wire (latency, a slow link) with
+ * the others' actions; a replay that waited for every answer one after
+ * another would run leases out that the run kept live (decision 1132).
+ * No-op in other modes, for a statement not in flight, or a leading
+ * setting.  Thread-safe (called on the proxy's thread). */
+void qc_sched_server_answered(qc_sched *s, int actor);
 
 /* Replay: the actor is about to do something the replay orders (record an
  * event, deliver an effect, take a job's planned fault): waits until its
@@ -232,8 +269,9 @@ const char *qc_sched_released(const qc_sched *s);
  * come within 10000 ms (w1 was at claim.before)").  Valid until free. */
 const char *qc_sched_abandoned(const qc_sched *s);
 
-/* Counters for the summary: entries consumed, total, blocked actions. */
-void qc_sched_stats(const qc_sched *s, int *consumed, int *total, int *blocked);
+/* Counters for the summary: entries consumed, total, blocked actions,
+ * actions of a replay let go at their server answer. */
+void qc_sched_stats(const qc_sched *s, int *consumed, int *total, int *blocked, int *on_wire);
 
 /* Loads the entries of a replay from a run's ledger (path): every event
  * that marks a point, in seq order, one per request (a claim of several

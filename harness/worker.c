@@ -528,6 +528,10 @@ static int do_claim(qc_worker *w, claimed *out, int max)
         set_job(e, job, tok);
         set_time(e, "lease_until", qc_result_get(&r, i, "lease_until_ms"));
         set_time(e, "now", qc_result_get(&r, i, "now_ms"));
+        /* a replay times the entries that found a lease run out by the
+         * replay's own leases (decision 1133) */
+        qc_sched_lease(sh->sched, job, parse_time(qc_result_get(&r, i, "lease_until_ms")),
+                       parse_time(qc_result_get(&r, i, "now_ms")));
         const char *att = qc_result_get(&r, i, "attempt");
         if (att)
             qc_ev_int(e, "attempt", (strtol(att, NULL, 10)));
@@ -744,6 +748,9 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
     }
     qc_ev_int(e, "rows", (rows));
     set_time(e, "now", qc_result_get(&r, 0, "now_ms"));
+    qc_sched_lease(sh->sched, step == QC_STEP_RENEW && rows > 0 ? c->job : INT64_MIN,
+                   step == QC_STEP_RENEW ? parse_time(qc_result_get(&r, 0, "lease_until_ms")) : -1,
+                   parse_time(qc_result_get(&r, 0, "now_ms")));
     if (step == QC_STEP_RENEW) {
         set_time(e, "lease_until", qc_result_get(&r, 0, "lease_until_ms"));
         const char *tok = qc_result_get(&r, 0, "token");
@@ -1656,6 +1663,7 @@ static void *reaper_main(void *arg)
             if (st)
                 qc_ev_str(e, "state", (st));
             set_time(e, "now", qc_result_get(&r, i, "now_ms"));
+            qc_sched_lease(sh->sched, INT64_MIN, -1, parse_time(qc_result_get(&r, i, "now_ms")));
             qc_ev_append(w->lb, e);
         }
         if (r.nrows == 0) {

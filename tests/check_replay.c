@@ -439,6 +439,118 @@ START_TEST(test_a_slow_lost_answer_does_not_hold_the_others)
 }
 END_TEST
 
+/* The order the loader gives for a worker behind a slow link, and the
+ * leases its entries wait for (decisions 1132, 1133). */
+static void write_lines(const char *lines)
+{
+    mkpath();
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(lines, f);
+    fclose(f);
+}
+
+static const char *order_of(const qc_sched_entry *v, int n)
+{
+    static char buf[256];
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++)
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%ld", i ? " " : "", v[i].where);
+    return buf;
+}
+
+static const char slow_link[] =
+    /* w0 behind a bandwidth toxic; the reaper direct (its answer sets the
+     * clocks' offset: t - now = -99999.8) */
+    "{\"type\":\"fault\",\"fault\":\"bandwidth\",\"worker\":-2,\"target\":0,\"seq\":1,"
+    "\"t\":1.0}\n"
+    "{\"type\":\"invoke\",\"worker\":0,\"op\":\"claim\",\"req\":1,\"seq\":2,\"t\":100.0}\n"
+    "{\"type\":\"invoke\",\"worker\":1,\"op\":\"complete\",\"req\":1,\"job\":5,\"seq\":3,"
+    "\"t\":150.0}\n"
+    "{\"type\":\"ok\",\"worker\":1,\"op\":\"complete\",\"req\":1,\"job\":5,\"rows\":1,"
+    "\"now\":100151.0,\"seq\":4,\"t\":152.0}\n"
+    "{\"type\":\"invoke\",\"worker\":-1,\"op\":\"reap\",\"req\":1,\"seq\":5,\"t\":200.0}\n"
+    "{\"type\":\"ok\",\"worker\":-1,\"op\":\"reap\",\"req\":1,\"job\":3,\"rows\":1,"
+    "\"now\":100200.0,\"seq\":6,\"t\":200.2}\n"
+    /* w0's claim ran on the server at 100102 (client 102), its answer came
+     * at 400: it goes ahead of w1's complete (100151) and the reap (100200),
+     * not of its own invoke */
+    "{\"type\":\"ok\",\"worker\":0,\"op\":\"claim\",\"req\":1,\"job\":9,\"rows\":1,"
+    "\"now\":100102.0,\"lease_until\":100902.0,\"seq\":7,\"t\":400.0}\n"
+    /* w1 without a toxic: its slow answer stays where it came */
+    "{\"type\":\"invoke\",\"worker\":1,\"op\":\"claim\",\"req\":2,\"seq\":8,\"t\":410.0}\n"
+    "{\"type\":\"invoke\",\"worker\":0,\"op\":\"complete\",\"req\":2,\"job\":9,\"seq\":9,"
+    "\"t\":420.0}\n"
+    "{\"type\":\"ok\",\"worker\":1,\"op\":\"claim\",\"req\":2,\"job\":10,\"rows\":1,"
+    "\"now\":100411.0,\"lease_until\":101211.0,\"seq\":10,\"t\":500.0}\n"
+    /* w0's complete (server 100421, after w1's claim at 100411): not moved */
+    "{\"type\":\"ok\",\"worker\":0,\"op\":\"complete\",\"req\":2,\"job\":9,\"rows\":1,"
+    "\"now\":100421.0,\"seq\":11,\"t\":600.0}\n";
+
+START_TEST(test_slow_link_answers_go_in_the_servers_order)
+{
+    qc_sched_entry *v = NULL;
+    int n = 0;
+    qc_err err = {0};
+    write_lines(slow_link);
+    ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
+    ck_assert_str_eq(order_of(v, n), "2 7 3 4 5 6 8 9 10 11");
+    free(v);
+    /* without the toxic, the order the answers came in */
+    write_lines(strstr(slow_link, "\n") + 1);
+    ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
+    ck_assert_str_eq(order_of(v, n), "2 3 4 5 6 7 8 9 10 11");
+    free(v);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_entries_that_found_a_lease_run_out_wait_for_it)
+{
+    qc_sched_entry *v = NULL;
+    int n = 0;
+    qc_err err = {0};
+    write_lines(
+        /* jobs 1 and 2 claimed (leases to 1500 and 1700); 3 claimed and
+         * completed; the reap returns 1 and 2: its entry waits for the
+         * lease that ran out last, job 2's */
+        "{\"type\":\"ok\",\"worker\":0,\"op\":\"claim\",\"req\":1,\"job\":1,\"rows\":1,"
+        "\"now\":700.0,\"lease_until\":1500.0,\"seq\":1,\"t\":1.0}\n"
+        "{\"type\":\"ok\",\"worker\":1,\"op\":\"claim\",\"req\":1,\"job\":2,\"rows\":1,"
+        "\"now\":700.0,\"lease_until\":1500.0,\"seq\":2,\"t\":2.0}\n"
+        "{\"type\":\"ok\",\"worker\":1,\"op\":\"renew\",\"req\":2,\"job\":2,\"rows\":1,"
+        "\"now\":900.0,\"lease_until\":1700.0,\"seq\":3,\"t\":3.0}\n"
+        "{\"type\":\"ok\",\"worker\":2,\"op\":\"claim\",\"req\":1,\"job\":3,\"rows\":1,"
+        "\"now\":700.0,\"lease_until\":1500.0,\"seq\":4,\"t\":4.0}\n"
+        "{\"type\":\"ok\",\"worker\":2,\"op\":\"complete\",\"req\":2,\"job\":3,\"rows\":1,"
+        "\"now\":800.0,\"seq\":5,\"t\":5.0}\n"
+        "{\"type\":\"ok\",\"worker\":-1,\"op\":\"reap\",\"req\":1,\"job\":1,\"rows\":2,"
+        "\"now\":1800.0,\"seq\":6,\"t\":6.0}\n"
+        "{\"type\":\"ok\",\"worker\":-1,\"op\":\"reap\",\"req\":1,\"job\":2,\"rows\":2,"
+        "\"now\":1800.0,\"seq\":7,\"t\":6.1}\n"
+        /* a claim taking over job 3 after its complete: nothing to wait
+         * for; job 2 again, released by the reap: nothing either */
+        "{\"type\":\"ok\",\"worker\":2,\"op\":\"claim\",\"req\":3,\"job\":3,\"rows\":1,"
+        "\"now\":1900.0,\"lease_until\":2700.0,\"seq\":8,\"t\":8.0}\n"
+        "{\"type\":\"ok\",\"worker\":0,\"op\":\"claim\",\"req\":2,\"job\":2,\"rows\":1,"
+        "\"now\":1900.0,\"lease_until\":2700.0,\"seq\":9,\"t\":9.0}\n"
+        /* job 3's lease never given back and run out: taken over */
+        "{\"type\":\"ok\",\"worker\":1,\"op\":\"claim\",\"req\":3,\"job\":3,\"rows\":1,"
+        "\"now\":2800.0,\"lease_until\":3600.0,\"seq\":10,\"t\":10.0}\n");
+    ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
+    ck_assert_int_eq(n, 9);
+    for (int k = 0; k < n; k++) {
+        int want = v[k].where == 6 || v[k].where == 10;
+        ck_assert_msg(v[k].expiry == want, "entry seq %ld: expiry %d", v[k].where, v[k].expiry);
+    }
+    ck_assert_int_eq(v[5].where, 6);
+    ck_assert_int_eq(v[5].expired_job, 2);
+    ck_assert_int_eq(v[8].expired_job, 3);
+    free(v);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(test_kept_attempt_is_the_one_that_reproduced_else_the_furthest)
 {
     char msg[600];
@@ -569,6 +681,8 @@ static Suite *suite(void)
     tcase_add_test(t, test_moves_an_earlier_action_one_place_later);
     tcase_add_test(t, test_moves_an_earlier_action_as_late_as_it_goes);
     tcase_add_test(t, test_the_taker_of_the_job_goes_first);
+    tcase_add_test(t, test_slow_link_answers_go_in_the_servers_order);
+    tcase_add_test(t, test_entries_that_found_a_lease_run_out_wait_for_it);
     tcase_add_test(t, test_stops_when_reproduced);
     tcase_add_test(t, test_stops_without_divergence);
     tcase_add_test(t, test_stops_at_max_attempts_and_when_no_move_is_left);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../backends/protocol.h"
+#include "../harness/clock.h"
 #include "../harness/scenario.h"
 #include "../harness/sched.h"
 
@@ -309,10 +310,10 @@ START_TEST(test_script_order_is_enforced)
 {
     /* w0 starts slowly; without the schedule w1 would read and write
      * first.  The script: both read (claim.1), then both write. */
-    qc_sched_entry e[] = {{0, "claim.1", INT64_MIN, 0, 4, 0},
-                          {1, "claim.1", INT64_MIN, 0, 5, 0},
-                          {0, "claim.after", INT64_MIN, 0, 6, 0},
-                          {1, "claim.after", INT64_MIN, 0, 7, 0}};
+    qc_sched_entry e[] = {{0, "claim.1", INT64_MIN, 0, 4, 0, 0, 0, 0},
+                          {1, "claim.1", INT64_MIN, 0, 5, 0, 0, 0, 0},
+                          {0, "claim.after", INT64_MIN, 0, 6, 0, 0, 0, 0},
+                          {1, "claim.after", INT64_MIN, 0, 7, 0, 0, 0, 0}};
     qc_sched *s = qc_sched_new(QC_SCHED_SCRIPT, e, 4, 2, 1, 3, 200, 5000, NULL, "race.ini");
     actor_run a = {s, 0, claim_points, 100000, 0, 0}, b = {s, 1, claim_points, 0, 0, 0};
     run_two(&a, &b);
@@ -321,8 +322,8 @@ START_TEST(test_script_order_is_enforced)
     /* both reads happen before either write */
     ck_assert_int_lt(pos("w1 claim.1"), pos("w0 claim.after"));
     ck_assert_int_lt(pos("w0 claim.after"), pos("w1 claim.after"));
-    int done, total, blocked;
-    qc_sched_stats(s, &done, &total, &blocked);
+    int done, total, blocked, wire;
+    qc_sched_stats(s, &done, &total, &blocked, &wire);
     ck_assert_int_eq(done, 4);
     ck_assert_int_eq(total, 4);
     ck_assert_int_eq(blocked, 0);
@@ -335,15 +336,15 @@ START_TEST(test_blocked_statement_lets_the_next_step_go)
 {
     /* w0's second statement gets no answer for 600 ms (a row lock); the
      * script's next step is w1's: it must not wait for w0's answer. */
-    qc_sched_entry e[] = {{0, "claim.after", INT64_MIN, 0, 4, 0},
-                          {1, "claim.after", INT64_MIN, 0, 5, 0}};
+    qc_sched_entry e[] = {{0, "claim.after", INT64_MIN, 0, 4, 0, 0, 0, 0},
+                          {1, "claim.after", INT64_MIN, 0, 5, 0, 0, 0, 0}};
     qc_sched *s = qc_sched_new(QC_SCHED_SCRIPT, e, 2, 2, 1, 3, 100, 5000, NULL, "lock.ini");
     actor_run a = {s, 0, claim_points, 0, 600000, 0}, b = {s, 1, claim_points, 0, 0, 0};
     run_two(&a, &b);
     /* w1 finished its claim while w0's statement was still blocked */
     ck_assert_int_lt(pos("w1 claim.after"), pos("w0 claim.after"));
-    int done, total, blocked;
-    qc_sched_stats(s, &done, &total, &blocked);
+    int done, total, blocked, wire;
+    qc_sched_stats(s, &done, &total, &blocked, &wire);
     ck_assert_int_eq(blocked, 1);
     ck_assert_int_eq(done, 2);
     ck_assert_ptr_null(qc_sched_abandoned(s));
@@ -356,9 +357,9 @@ START_TEST(test_hold_that_never_comes_is_abandoned)
     /* w1 stops after its first point: the script's w1 claim.after can
      * never come.  The schedule gives up (naming the step's line) and w0
      * goes on: no hang. */
-    qc_sched_entry e[] = {{1, "claim.before", INT64_MIN, 0, 3, 0},
-                          {1, "claim.after", INT64_MIN, 0, 9, 0},
-                          {0, "claim.after", INT64_MIN, 0, 10, 0}};
+    qc_sched_entry e[] = {{1, "claim.before", INT64_MIN, 0, 3, 0, 0, 0, 0},
+                          {1, "claim.after", INT64_MIN, 0, 9, 0, 0, 0, 0},
+                          {0, "claim.after", INT64_MIN, 0, 10, 0, 0, 0, 0}};
     qc_sched *s = qc_sched_new(QC_SCHED_SCRIPT, e, 3, 2, 1, 3, 100, 300, NULL, "hold.ini");
     actor_run a = {s, 0, claim_points, 0, 0, 0}, b = {s, 1, claim_points, 0, 0, 1};
     run_two(&a, &b);
@@ -370,8 +371,8 @@ START_TEST(test_hold_that_never_comes_is_abandoned)
     qc_sched_free(s);
 
     /* the same with an actor that is alive but never gets there in time */
-    qc_sched_entry f[] = {{0, "claim.after", INT64_MIN, 0, 4, 0},
-                          {1, "claim.after", INT64_MIN, 0, 5, 0}};
+    qc_sched_entry f[] = {{0, "claim.after", INT64_MIN, 0, 4, 0, 0, 0, 0},
+                          {1, "claim.after", INT64_MIN, 0, 5, 0, 0, 0, 0}};
     s = qc_sched_new(QC_SCHED_SCRIPT, f, 2, 2, 1, 3, 100, 200, NULL, "slow.ini");
     actor_run c = {s, 0, claim_points, 700000, 0, 0}, d = {s, 1, claim_points, 0, 0, 0};
     run_two(&c, &d);
@@ -447,9 +448,9 @@ START_TEST(test_empty_handed_reap_between_its_statements_releases)
 {
     const char *ab, *rel;
     qc_sched *s;
-    qc_sched_entry e[] = {{0, "renew.1", INT64_MIN, 0, 4, 0},
-                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0},
-                          {0, "renew.after", INT64_MIN, 0, 6, 0}};
+    qc_sched_entry e[] = {{0, "renew.1", INT64_MIN, 0, 4, 0, 0, 0, 0},
+                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0, 0, 0, 0},
+                          {0, "renew.after", INT64_MIN, 0, 6, 0, 0, 0, 0}};
     held_and_empty_cycle(s_after_then_renew, s_reap_mid_step, e, 3, &ab, &rel, &s);
     ck_assert_msg(ab == NULL, "%s", ab);
     ck_assert_ptr_nonnull(rel);
@@ -457,9 +458,9 @@ START_TEST(test_empty_handed_reap_between_its_statements_releases)
                   rel);
     qc_sched_free(s);
     /* the same reaper with nobody held mid-step: abandoned, as before */
-    qc_sched_entry f[] = {{0, "claim.after", INT64_MIN, 0, 4, 0},
-                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0},
-                          {0, "complete.after", INT64_MIN, 0, 6, 0}};
+    qc_sched_entry f[] = {{0, "claim.after", INT64_MIN, 0, 4, 0, 0, 0, 0},
+                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0, 0, 0, 0},
+                          {0, "complete.after", INT64_MIN, 0, 6, 0, 0, 0, 0}};
     held_and_empty_cycle(s_claim_only, s_reap_mid_step, f, 3, &ab, &rel, &s);
     ck_assert_ptr_null(rel);
     ck_assert_ptr_nonnull(ab);
@@ -473,9 +474,9 @@ START_TEST(test_empty_handed_step_while_another_is_held_mid_step_releases)
     qc_sched *s;
     /* w0 held at renew.1, "reaper reap.after job" never gets the job: the
      * script is released (judged as it ran), not abandoned */
-    qc_sched_entry e[] = {{0, "renew.1", INT64_MIN, 0, 4, 0},
-                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0},
-                          {0, "renew.after", INT64_MIN, 0, 6, 0}};
+    qc_sched_entry e[] = {{0, "renew.1", INT64_MIN, 0, 4, 0, 0, 0, 0},
+                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0, 0, 0, 0},
+                          {0, "renew.after", INT64_MIN, 0, 6, 0, 0, 0, 0}};
     held_and_empty(s_after_then_renew, e, 3, &ab, &rel, &s);
     ck_assert_msg(ab == NULL, "%s", ab);
     ck_assert_ptr_nonnull(rel);
@@ -492,9 +493,9 @@ START_TEST(test_empty_handed_step_with_nobody_held_mid_step_is_abandoned)
     /* the same wait with w0 held between steps (claim.after), holding no
      * statement open: nothing keeps the job back but the queue, so the
      * script is abandoned (INCONCLUSIVE), as before */
-    qc_sched_entry e[] = {{0, "claim.after", INT64_MIN, 0, 4, 0},
-                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0},
-                          {0, "complete.after", INT64_MIN, 0, 6, 0}};
+    qc_sched_entry e[] = {{0, "claim.after", INT64_MIN, 0, 4, 0, 0, 0, 0},
+                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0, 0, 0, 0},
+                          {0, "complete.after", INT64_MIN, 0, 6, 0, 0, 0, 0}};
     held_and_empty(s_claim_only, e, 3, &ab, &rel, &s);
     ck_assert_ptr_null(rel);
     ck_assert_ptr_nonnull(ab);
@@ -522,10 +523,10 @@ static void *empty_after_first_statement(void *arg)
 
 START_TEST(test_claim_that_ends_before_its_scripted_statement_releases)
 {
-    qc_sched_entry e[] = {{0, "claim.1", INT64_MIN, 0, 4, 0},
-                          {1, "claim.1", INT64_MIN, 0, 5, 0},
-                          {0, "claim.after", INT64_MIN, 0, 6, 0},
-                          {1, "claim.after", INT64_MIN, 0, 7, 0}};
+    qc_sched_entry e[] = {{0, "claim.1", INT64_MIN, 0, 4, 0, 0, 0, 0},
+                          {1, "claim.1", INT64_MIN, 0, 5, 0, 0, 0, 0},
+                          {0, "claim.after", INT64_MIN, 0, 6, 0, 0, 0, 0},
+                          {1, "claim.after", INT64_MIN, 0, 7, 0, 0, 0, 0}};
     qc_sched *s = qc_sched_new(QC_SCHED_SCRIPT, e, 4, 2, 1, 3, 100, 2000, NULL, "naive.ini");
     qc_sched_exit(s, QC_SCHED_REAPER);
     actor_run a = {s, 0, claim_points, 0, 0, 0}, b = {s, 1, NULL, 0, 0, 0};
@@ -679,10 +680,10 @@ static void *lazy_main(void *arg)
 
 START_TEST(test_replay_lets_a_wait_run_before_its_grant)
 {
-    qc_sched_entry e[] = {{0, "claim.after", INT64_MIN, 0, 1, 0},
-                          {1, "claim.after", 1, 0, 2, 0},
-                          {1, "effect.after", 1, 0, 3, 0},
-                          {0, "claim.before", INT64_MIN, 0, 4, 0}};
+    qc_sched_entry e[] = {{0, "claim.after", INT64_MIN, 0, 1, 0, 0, 0, 0},
+                          {1, "claim.after", 1, 0, 2, 0, 0, 0, 0},
+                          {1, "effect.after", 1, 0, 3, 0, 0, 0, 0},
+                          {0, "claim.before", INT64_MIN, 0, 4, 0, 0, 0, 0}};
     qc_sched *s = qc_sched_new(QC_SCHED_REPLAY, e, 4, 2, 1, 3, 60000, 60000, NULL, "w.jsonl");
     qc_sched_exit(s, QC_SCHED_REAPER);
     lazy_run a = {s, 0, 0}, b = {s, 1, 0};
@@ -695,8 +696,8 @@ START_TEST(test_replay_lets_a_wait_run_before_its_grant)
     pthread_join(tb, NULL);
     ck_assert_msg(b.saw_flag, "w1's work waited 20 s for w0's wait, which never began");
     ck_assert_ptr_null(qc_sched_abandoned(s));
-    int done, total, blocked;
-    qc_sched_stats(s, &done, &total, &blocked);
+    int done, total, blocked, wire;
+    qc_sched_stats(s, &done, &total, &blocked, &wire);
     ck_assert_int_eq(done, 4);
     /* the points in the ledger's order all the same */
     ck_assert_int_lt(pos("w0 claim.after"), pos("w1 claim.after"));
@@ -705,14 +706,99 @@ START_TEST(test_replay_lets_a_wait_run_before_its_grant)
 }
 END_TEST
 
+/* A replayed worker behind a slow link: its claim is answered by the
+ * server at once (the proxy says so: qc_sched_server_answered) and its
+ * answer takes 300 ms on the wire; wire_us 0: no proxy, nobody says. */
+typedef struct wire_run {
+    qc_sched *s;
+    int actor, wire_us;
+    int64_t job;
+} wire_run;
+
+static void *wire_main(void *arg)
+{
+    wire_run *r = arg;
+    qc_sched_begin(r->s, r->actor);
+    qc_sched_turn(r->s, r->actor);
+    log_action(r->actor, "claim.before");
+    qc_sched_point(r->s, r->actor, "claim.before", INT64_MIN);
+    qc_sched_request(r->s, r->actor, 1); /* its turn, then the claim goes out */
+    log_action(r->actor, "sent");
+    if (r->wire_us) {
+        qc_sched_server_answered(r->s, r->actor);
+        usleep((useconds_t)r->wire_us);
+    }
+    qc_sched_request(r->s, r->actor, 0);
+    log_action(r->actor, "claim.after");
+    qc_sched_point(r->s, r->actor, "claim.after", r->job);
+    qc_sched_exit(r->s, r->actor);
+    return NULL;
+}
+
+START_TEST(test_replay_lets_an_answer_on_the_wire_overlap)
+{
+    qc_sched_entry e[] = {{0, "claim.before", INT64_MIN, 0, 1, 0, 0, 0, 0},
+                          {0, "claim.after", 7, 0, 2, 0, 0, 0, 0},
+                          {1, "claim.before", INT64_MIN, 0, 3, 0, 0, 0, 0},
+                          {1, "claim.after", 8, 0, 4, 0, 0, 0, 0}};
+    for (int proxy = 1; proxy >= 0; proxy--) {
+        qc_sched *s = qc_sched_new(QC_SCHED_REPLAY, e, 4, 2, 1, 3, 60000, 60000, NULL, "w.jsonl");
+        qc_sched_exit(s, QC_SCHED_REAPER);
+        wire_run a = {s, 0, proxy ? 300000 : 0, 7}, b = {s, 1, 0, 8};
+        pthread_t ta, tb;
+        norder = 0;
+        ck_assert_int_eq(pthread_create(&ta, NULL, wire_main, &a), 0);
+        ck_assert_int_eq(pthread_create(&tb, NULL, wire_main, &b), 0);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        ck_assert_ptr_null(qc_sched_abandoned(s));
+        int done, total, blocked, wire;
+        qc_sched_stats(s, &done, &total, &blocked, &wire);
+        ck_assert_int_eq(done, 4);
+        ck_assert_int_eq(wire, proxy);
+        /* w1's claim goes out after w0's was answered by the server, and,
+         * with the proxy, before w0's answer arrived */
+        ck_assert_int_lt(pos("w0 sent"), pos("w1 sent"));
+        if (proxy)
+            ck_assert_int_lt(pos("w1 claim.after"), pos("w0 claim.after"));
+        else
+            ck_assert_int_lt(pos("w0 claim.after"), pos("w1 sent"));
+        qc_sched_free(s);
+    }
+}
+END_TEST
+
+/* An entry whose action found a lease run out in the earlier run waits
+ * until the replay's own lease of that job has run out (decision 1133). */
+START_TEST(test_replay_waits_for_the_lease_an_entry_found_run_out)
+{
+    qc_sched_entry e[] = {{QC_SCHED_REAPER, "reap.after", INT64_MIN, 0, 1, 0, 1, 5, 0}};
+    qc_sched *s = qc_sched_new(QC_SCHED_REPLAY, e, 1, 1, 1, 3, 60000, 60000, NULL, "w.jsonl");
+    qc_sched_exit(s, 0);
+    /* the server's clock is the client's plus 10 s; job 5's lease ends
+     * 400 ms from now */
+    double server_now = qc_clock_ms() + 10000.0;
+    qc_sched_lease(s, INT64_MIN, -1, server_now);
+    qc_sched_lease(s, 5, server_now + 400.0, server_now);
+    double t0 = qc_clock_ms();
+    qc_sched_begin(s, QC_SCHED_REAPER);
+    qc_sched_turn(s, QC_SCHED_REAPER);
+    double waited = qc_clock_ms() - t0;
+    ck_assert_msg(waited >= 390.0, "the reap went after %.0f ms, before the lease ran out", waited);
+    qc_sched_point(s, QC_SCHED_REAPER, "reap.after", 5);
+    ck_assert_ptr_null(qc_sched_abandoned(s));
+    qc_sched_free(s);
+}
+END_TEST
+
 /* qc_sched_replay_next: an actor's next point in the earlier run, which
  * the worker's own-lease test follows in a replay (decision 1111). */
 START_TEST(test_replay_next_is_the_actors_next_entry)
 {
-    qc_sched_entry e[] = {{1, "claim.after", 6, 0, 1, 0},
-                          {0, "claim.after", 5, 0, 2, 0},
-                          {1, "effect.after", 6, 0, 3, 0},
-                          {0, "claim.before", INT64_MIN, 0, 4, 0}};
+    qc_sched_entry e[] = {{1, "claim.after", 6, 0, 1, 0, 0, 0, 0},
+                          {0, "claim.after", 5, 0, 2, 0, 0, 0, 0},
+                          {1, "effect.after", 6, 0, 3, 0, 0, 0, 0},
+                          {0, "claim.before", INT64_MIN, 0, 4, 0, 0, 0, 0}};
     char point[40];
     int64_t job = 0;
     qc_sched *s = qc_sched_new(QC_SCHED_REPLAY, e, 4, 2, 1, 3, 60000, 60000, NULL, "w.jsonl");
@@ -758,6 +844,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_empty_handed_step_with_nobody_held_mid_step_is_abandoned);
     tcase_add_test(tc, test_pct_order_is_a_function_of_the_seed);
     tcase_add_test(tc, test_replay_entries_from_a_ledger);
+    tcase_add_test(tc, test_replay_lets_an_answer_on_the_wire_overlap);
+    tcase_add_test(tc, test_replay_waits_for_the_lease_an_entry_found_run_out);
     tcase_add_test(tc, test_replay_lets_a_wait_run_before_its_grant);
     tcase_add_test(tc, test_replay_next_is_the_actors_next_entry);
     suite_add_tcase(s, tc);
