@@ -37,6 +37,10 @@ typedef struct qc_result {
     char **cols;   /* ncols column names (lower-cased), owned */
     char **cells;  /* nrows * ncols values as text, owned, NULL = SQL NULL */
     long affected; /* rows affected by INSERT/UPDATE/DELETE; -1 when not reported */
+    void *block;   /* when not NULL: cols, cells and every string they point to are
+                      in this one allocation (the libpq driver's copy, issue 16: a
+                      malloc and a free per cell were a tenth of a worker's time);
+                      NULL: each is its own malloc */
 } qc_result;
 
 /* Index of column name (case-insensitive) or -1. */

@@ -200,49 +200,58 @@ static int map_error(qc_conn *c, PGresult *res, qc_err *err)
 
 /* Copies a successful result into out (lower-cased column names) and clears
  * res. */
+/* Copies res into out in one allocation (qc_result.block): the column
+ * array, the cell array, then every name (lower-cased) and cell text. */
 static int copy_result(PGresult *res, qc_result *out, qc_err *err)
 {
     const char *tag = PQcmdTuples(res);
     int r, col, rc = 0;
+    int ncols = PQnfields(res), nrows = PQntuples(res);
+    size_t ncells = (size_t)ncols * (size_t)nrows, bytes;
 
-    out->ncols = PQnfields(res);
-    out->nrows = PQntuples(res);
     out->affected = (tag != NULL && *tag) ? strtol(tag, NULL, 10) : -1;
-    if (out->ncols > 0) {
-        out->cols = calloc((size_t)out->ncols, sizeof *out->cols);
-        if (out->cols == NULL)
-            goto oom;
+    if (ncols <= 0)
+        goto out;
+    bytes = ((size_t)ncols + ncells) * sizeof(char *);
+    for (col = 0; col < ncols; col++)
+        bytes += strlen(PQfname(res, col)) + 1;
+    for (r = 0; r < nrows; r++)
+        for (col = 0; col < ncols; col++)
+            if (!PQgetisnull(res, r, col))
+                bytes += (size_t)PQgetlength(res, r, col) + 1;
+    char *block = malloc(bytes);
+    if (block == NULL) {
+        rc = qc_err_set(err, QC_ENOMEM, "out of memory copying a result");
+        goto out;
     }
-    if (out->ncols > 0 && out->nrows > 0) {
-        out->cells = calloc((size_t)out->ncols * (size_t)out->nrows, sizeof *out->cells);
-        if (out->cells == NULL)
-            goto oom;
+    char **cols = (char **)(void *)block, **cells = nrows > 0 ? cols + ncols : NULL;
+    char *s = block + ((size_t)ncols + ncells) * sizeof(char *);
+    for (col = 0; col < ncols; col++) {
+        const char *name = PQfname(res, col);
+        cols[col] = s;
+        while (*name)
+            *s++ = (char)tolower((unsigned char)*name++);
+        *s++ = '\0';
     }
-    for (col = 0; col < out->ncols; col++) {
-        char *s = strdup(PQfname(res, col));
-        if (s == NULL)
-            goto oom;
-        for (out->cols[col] = s; *s; s++)
-            *s = (char)tolower((unsigned char)*s);
-    }
-    for (r = 0; r < out->nrows; r++) {
-        for (col = 0; col < out->ncols; col++) {
-            char **cell = &out->cells[(size_t)r * (size_t)out->ncols + (size_t)col];
-            if (PQgetisnull(res, r, col))
+    for (r = 0; r < nrows; r++) {
+        for (col = 0; col < ncols; col++) {
+            char **cell = &cells[(size_t)r * (size_t)ncols + (size_t)col];
+            if (PQgetisnull(res, r, col)) {
+                *cell = NULL;
                 continue;
-            *cell = strdup(PQgetvalue(res, r, col));
-            if (*cell == NULL)
-                goto oom;
+            }
+            size_t len = (size_t)PQgetlength(res, r, col);
+            memcpy(s, PQgetvalue(res, r, col), len);
+            s[len] = '\0';
+            *cell = s;
+            s += len + 1;
         }
     }
-    goto out;
-oom:
-    /* Cells not yet filled are NULL, so clearing a partial result is safe
-     * as long as nrows is 0 when cells were never allocated. */
-    if (out->cells == NULL)
-        out->nrows = 0;
-    qc_result_clear(out);
-    rc = qc_err_set(err, QC_ENOMEM, "out of memory copying a result");
+    out->block = block;
+    out->cols = cols;
+    out->cells = cells;
+    out->ncols = ncols;
+    out->nrows = nrows;
 out:
     PQclear(res);
     return rc;

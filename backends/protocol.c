@@ -1172,7 +1172,7 @@ void qc_params_set(qc_params *p, const char *name, const char *value)
     if (p == NULL || name == NULL)
         return;
     for (i = 0; i < p->n && i < QC_MAX_PARAMS; i++) {
-        if (strcmp(p->name[i], name) == 0) {
+        if (p->name[i] == name || (p->name[i][0] == name[0] && strcmp(p->name[i], name) == 0)) {
             p->value[i] = value;
             return;
         }

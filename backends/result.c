@@ -4,13 +4,15 @@
  *
  * Invariants: a qc_result either is all zero (no columns, no rows, affected
  * 0) or owns ncols column names and nrows * ncols cells, every one allocated
- * with malloc (a NULL cell is SQL NULL).  Nothing here allocates, so none of
+ * with malloc, or all of them and the two arrays in one block (a NULL cell
+ * is SQL NULL).  Nothing here allocates, so none of
  * these functions can fail; all are thread-safe on distinct results.
  * Also the drivers' one process-wide setting, the session time zone
  * (driver.h qc_driver_set_session_time_zone).
  */
 #include "driver.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -22,8 +24,10 @@ int qc_result_col(const qc_result *r, const char *name)
 
     if (r == NULL || name == NULL || r->cols == NULL)
         return -1;
+    /* the names are lower-cased: the first character rules most out */
+    int first = tolower((unsigned char)name[0]);
     for (i = 0; i < r->ncols; i++)
-        if (r->cols[i] != NULL && strcasecmp(r->cols[i], name) == 0)
+        if (r->cols[i] != NULL && r->cols[i][0] == first && strcasecmp(r->cols[i], name) == 0)
             return i;
     return -1;
 }
@@ -43,6 +47,11 @@ void qc_result_clear(qc_result *r)
 
     if (r == NULL)
         return;
+    if (r->block != NULL) {
+        free(r->block);
+        memset(r, 0, sizeof *r);
+        return;
+    }
     if (r->cols != NULL)
         for (i = 0; i < (size_t)(r->ncols > 0 ? r->ncols : 0); i++)
             free(r->cols[i]);

@@ -218,6 +218,13 @@ static size_t fmt_int(char *buf, int64_t v)
     return k + sizeof tmp - n;
 }
 
+size_t qc_fmt_i64(char *buf, int64_t v)
+{
+    size_t n = fmt_int(buf, v);
+    buf[n] = '\0';
+    return n;
+}
+
 /* A real as JSON text into buf (at least 32 bytes); returns its length.
  * A whole number of thousandths below 2^53 / 1000 in magnitude (every
  * time the ledger holds) is written with 3 decimals: r / 1000.0, r exact,

@@ -377,10 +377,22 @@ static int message_copies(const qc_scenario *s, int shard, long msg, char id[37]
     qc_rng r;
     qc_rng_init(&r, s->seed, 0xc23c0b1e5ull ^ ((uint64_t)(shard + 1) << 44) ^ (uint64_t)msg);
     uint64_t a = qc_rng_next(&r), b = qc_rng_next(&r);
-    snprintf(id, 37, "%08x-%04x-4%03x-%04x-%012llx", (unsigned)(a >> 32),
-             (unsigned)(a >> 16) & 0xffffu, (unsigned)a & 0xfffu,
-             (unsigned)(0x8000u | ((b >> 48) & 0x3fffu)),
-             (unsigned long long)(b & 0xffffffffffffull));
+    /* "%08x-%04x-4%03x-%04x-%012llx" of (a >> 32, a >> 16, a, 0x8000 | b >> 48,
+     * b), by hand: one enqueue a job (issue 16) */
+    static const char hex[] = "0123456789abcdef";
+    const struct {
+        uint64_t v;
+        int digits;
+    } part[5] = {{a >> 32, 8}, {(a >> 16) & 0xffffu, 4}, {0x4000u | (a & 0xfffu), 4},
+                 {0x8000u | ((b >> 48) & 0x3fffu), 4}, {b & 0xffffffffffffull, 12}};
+    char *o = id;
+    for (int k = 0; k < 5; k++) {
+        if (k > 0)
+            *o++ = '-';
+        for (int d = part[k].digits - 1; d >= 0; d--)
+            *o++ = hex[(part[k].v >> (4 * d)) & 15u];
+    }
+    *o = '\0';
     int n = (int)s->copies;
     if (s->copies_rate > 0 && qc_rng_unit(&r) < s->copies_rate)
         n++;
@@ -450,8 +462,9 @@ static void enqueue_params(const qc_scenario *s, const enqueue_row *r, char *pay
                            char cnow[32], const char *max_att, const char *delay,
                            const char *lease, const char *batch_n, qc_params *p)
 {
-    int len = snprintf(payload, 32, "job-%ld", r->msg);
-    while (len < s->payload_bytes)
+    memcpy(payload, "job-", 4);
+    size_t len = 4 + qc_fmt_i64(payload + 4, r->msg);
+    while ((long)len < s->payload_bytes)
         payload[len++] = 'x';
     payload[len] = 0;
     qc_params_set(p, "payload", payload);
@@ -466,7 +479,8 @@ static void enqueue_params(const qc_scenario *s, const enqueue_row *r, char *pay
     qc_params_set(p, "worker", "w-1.0");
     qc_params_set(p, "worker_id", "-1");
     qc_params_set(p, "incarnation", "0");
-    snprintf(cnow, 32, "%.0f", qc_clock_epoch_ms()); /* the enqueuer's clock has no skew */
+    /* the enqueuer's clock has no skew; rint rounds as "%.0f" did */
+    qc_fmt_i64(cnow, (int64_t)rint(qc_clock_epoch_ms()));
     qc_params_set(p, "client_now_ms", cnow);
 }
 
@@ -618,38 +632,37 @@ static int enqueue_jobs(const qc_scenario *s, const qc_driver *d, qc_conn *c,
             break;
     committed:
         for (long i = 0; i < n; i++) {
-            json_t *e = json_object();
-            json_object_set_new(e, "type", json_string("ok"));
-            json_object_set_new(e, "op", json_string("enqueue"));
-            json_object_set_new(e, "worker", json_integer(-1));
-            json_object_set_new(e, "job", json_integer(batch[i]));
+            qc_ev ev, *e = &ev; /* on the stack (ledger.h qc_ev, issue 16) */
+            qc_ev_init(e);
+            qc_ev_str(e, "type", ("ok"));
+            qc_ev_str(e, "op", ("enqueue"));
+            qc_ev_int(e, "worker", (-1));
+            qc_ev_int(e, "job", (batch[i]));
             if (copies_on(s)) {
                 /* the logical message this job is a copy of (C23) */
-                json_object_set_new(e, "message", json_string(rows[i].id));
-                json_object_set_new(e, "copy", json_integer(rows[i].copy));
+                qc_ev_str(e, "message", (rows[i].id));
+                qc_ev_int(e, "copy", (rows[i].copy));
             }
             if (delay_ms > 0) {
-                json_object_set_new(e, "delay_ms", json_integer(delay_ms));
-                json_object_set_new(e, "sent_t",
-                                    json_real((double)(int64_t)(chunk_sent * 1000) / 1000.0));
+                qc_ev_int(e, "delay_ms", (delay_ms));
+                qc_ev_real(e, "sent_t", ((double)(int64_t)(chunk_sent * 1000) / 1000.0));
             }
             if (rows[i].group[0])
-                json_object_set_new(e, "group", json_string(rows[i].group));
+                qc_ev_str(e, "group", (rows[i].group));
             if (notify) {
                 /* how its notification went (issue 17): "commit" sent in the
                  * enqueue's transaction, "lost" not sent, "early" committed
                  * on its own before the enqueue committed; notify_t: when
                  * it was sent (ms since the run's t0) */
-                json_object_set_new(e, "notify", json_string(nkind[i] == QC_FAULT_NOTIFY_LOST
+                qc_ev_str(e, "notify", (nkind[i] == QC_FAULT_NOTIFY_LOST
                                                                  ? "lost"
                                                              : nkind[i] == QC_FAULT_NOTIFY_EARLY
                                                                  ? "early"
                                                                  : "commit"));
                 if (ntime[i] >= 0)
-                    json_object_set_new(e, "notify_t",
-                                        json_real((double)(int64_t)(ntime[i] * 1000) / 1000.0));
+                    qc_ev_real(e, "notify_t", ((double)(int64_t)(ntime[i] * 1000) / 1000.0));
             }
-            qc_ledger_append(lb, e);
+            qc_ev_append(lb, e);
             if (notify && nkind[i] != QC_FAULT_NONE) {
                 json_t *f = json_object();
                 json_object_set_new(f, "type", json_string("fault"));

@@ -14,6 +14,8 @@
 #include "usage.h"
 
 #include <inttypes.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +58,17 @@ static void set_job(qc_ev *e, int64_t job, const char *token)
         qc_ev_str(e, "token", token);
 }
 
+/* s (NULL: "") into dst (size n), cut to fit, NUL-terminated: what
+ * snprintf(dst, n, "%s", s) gives, without its cost on the hot path. */
+static void copy_str(char *dst, size_t n, const char *s)
+{
+    size_t k = s != NULL ? strlen(s) : 0;
+    if (k >= n)
+        k = n - 1;
+    memcpy(dst, s != NULL ? s : "", k);
+    dst[k] = '\0';
+}
+
 /* Appends e and passes the named point it marks (sched.h): the schedule may
  * hold the actor here until its next action is granted.  job: the job the
  * point is passed for (INT64_MIN: none). */
@@ -68,7 +81,7 @@ static void emit(qc_worker *w, qc_ev *e, int64_t job)
                                qc_ev_get_str(e, "point"), qc_ev_get_str(e, "fault"), buf,
                                sizeof buf);
     if (pt != NULL && pt != buf) {
-        snprintf(buf, sizeof buf, "%s", pt); /* e's own string goes with e */
+        copy_str(buf, sizeof buf, pt); /* e's own string goes with e */
         pt = buf;
     }
     if (pt != NULL)
@@ -369,32 +382,40 @@ static void set_time(qc_ev *e, const char *key, const char *v)
         qc_ev_real(e, key, t);
 }
 
-/* Text of the parameters every step of an actor gets, whatever the step:
- * who sends it and the scenario's values (README "Parameters"). */
-typedef struct actor_params {
-    char worker[40], worker_id[16], incarnation[16], lease[24], batch[24], delay[24],
-        max_att[24], client_now[32];
-} actor_params;
+typedef qc_actor_params actor_params;
 
 /* Binds w's identity and the scenario's lease_ms, batch, delay_ms (the
  * retry delay of fail) and max_attempts into p; b holds the text and must
- * outlive p. */
-static void bind_actor(const qc_worker *w, actor_params *b, qc_params *p)
+ * outlive p.  The text but :client_now_ms is the incarnation's own, made
+ * at its first bind (issue 16: eight snprintf calls a request were a
+ * quarter of a worker's instructions). */
+static void bind_actor(qc_worker *w, actor_params *b, qc_params *p)
 {
     const qc_scenario *sc = w->sh->sc;
-    if (sc->worker_name_kept == QC_WORKER_NAME_HOST) /* threads share their host's name */
-        snprintf(b->worker, sizeof b->worker, "h%ld",
-                 (long)w->id % (sc->hosts > 0 ? sc->hosts : 1) + 1);
-    else if (sc->worker_name_kept) /* a pod name: the same after a restart */
-        snprintf(b->worker, sizeof b->worker, "w%d", w->id);
-    else
-        snprintf(b->worker, sizeof b->worker, "w%d.%d", w->id, w->inc);
-    snprintf(b->worker_id, sizeof b->worker_id, "%d", w->id);
-    snprintf(b->incarnation, sizeof b->incarnation, "%d", w->inc);
-    snprintf(b->lease, sizeof b->lease, "%ld", sc->lease_ms);
-    snprintf(b->batch, sizeof b->batch, "%ld", sc->batch);
-    snprintf(b->delay, sizeof b->delay, "%ld", sc->retry_delay_ms);
-    snprintf(b->max_att, sizeof b->max_att, "%ld", sc->max_attempts);
+    if (w->names_inc != w->inc + 1) {
+        actor_params *nb = &w->names;
+        char *o = nb->worker;
+        if (sc->worker_name_kept == QC_WORKER_NAME_HOST) { /* threads share their host's name */
+            *o++ = 'h';
+            qc_fmt_i64(o, (int64_t)w->id % (sc->hosts > 0 ? sc->hosts : 1) + 1);
+        } else if (sc->worker_name_kept) { /* a pod name: the same after a restart */
+            *o++ = 'w';
+            qc_fmt_i64(o, w->id);
+        } else {
+            *o++ = 'w';
+            o += qc_fmt_i64(o, w->id);
+            *o++ = '.';
+            qc_fmt_i64(o, w->inc);
+        }
+        qc_fmt_i64(nb->worker_id, w->id);
+        qc_fmt_i64(nb->incarnation, w->inc);
+        qc_fmt_i64(nb->lease, sc->lease_ms);
+        qc_fmt_i64(nb->batch, sc->batch);
+        qc_fmt_i64(nb->delay, sc->retry_delay_ms);
+        qc_fmt_i64(nb->max_att, sc->max_attempts);
+        w->names_inc = w->inc + 1;
+    }
+    memcpy(b, &w->names, offsetof(actor_params, client_now));
     qc_params_set(p, "worker", b->worker);
     qc_params_set(p, "worker_id", b->worker_id);
     qc_params_set(p, "incarnation", b->incarnation);
@@ -406,8 +427,9 @@ static void bind_actor(const qc_worker *w, actor_params *b, qc_params *p)
      * plus this worker's [faults] clock_skew_ms (the reaper's:
      * reaper_skew_ms), read when the step is bound, as an application
      * server stamps a time it computes. */
-    snprintf(b->client_now, sizeof b->client_now, "%.0f",
-             qc_clock_epoch_ms() + (double)qc_scenario_actor_skew_ms(sc, w->id));
+    /* rint: the nearest integer, ties to even, as "%.0f" rounds */
+    qc_fmt_i64(b->client_now,
+               (int64_t)rint(qc_clock_epoch_ms() + (double)qc_scenario_actor_skew_ms(sc, w->id)));
     qc_params_set(p, "client_now_ms", b->client_now);
 }
 
@@ -448,7 +470,7 @@ static int do_claim(qc_worker *w, claimed *out, int max)
     qc_shared *sh = w->sh;
     char batch[16];
     actor_params ap;
-    snprintf(batch, sizeof batch, "%d", max);
+    qc_fmt_i64(batch, max);
     qc_params p = {0};
     bind_actor(w, &ap, &p);
     qc_params_set(&p, "batch", batch);
@@ -530,8 +552,9 @@ static int do_claim(qc_worker *w, claimed *out, int max)
         set_time(e, "now", qc_result_get(&r, i, "now_ms"));
         /* a replay times the entries that found a lease run out by the
          * replay's own leases (decision 1133) */
-        qc_sched_lease(sh->sched, job, parse_time(qc_result_get(&r, i, "lease_until_ms")),
-                       parse_time(qc_result_get(&r, i, "now_ms")));
+        if (sh->sched != NULL)
+            qc_sched_lease(sh->sched, job, parse_time(qc_result_get(&r, i, "lease_until_ms")),
+                           parse_time(qc_result_get(&r, i, "now_ms")));
         const char *att = qc_result_get(&r, i, "attempt");
         if (att)
             qc_ev_int(e, "attempt", (strtol(att, NULL, 10)));
@@ -547,10 +570,10 @@ static int do_claim(qc_worker *w, claimed *out, int max)
         qc_fault_plan_note_claim(sh->plan, job);
         if (n < max) {
             out[n].job = job;
-            snprintf(out[n].token, sizeof out[n].token, "%s", tok ? tok : "");
-            snprintf(out[n].op_key, sizeof out[n].op_key, "%s", key ? key : "");
+            copy_str(out[n].token, sizeof out[n].token, tok);
+            copy_str(out[n].op_key, sizeof out[n].op_key, key);
             const char *mid = qc_result_get(&r, i, "message_id");
-            snprintf(out[n].message_id, sizeof out[n].message_id, "%s", mid ? mid : "");
+            copy_str(out[n].message_id, sizeof out[n].message_id, mid);
             out[n].lease_until = parse_time(qc_result_get(&r, i, "lease_until_ms"));
             out[n].attempt = att ? strtol(att, NULL, 10) : -1;
             out[n].lease_from = lease_from;
@@ -682,7 +705,7 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
     qc_shared *sh = w->sh;
     char job[32];
     actor_params ap;
-    snprintf(job, sizeof job, "%" PRId64, c->job);
+    qc_fmt_i64(job, c->job);
     qc_params p = {0};
     bind_actor(w, &ap, &p);
     qc_params_set(&p, "job_id", job);
@@ -748,15 +771,17 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
     }
     qc_ev_int(e, "rows", (rows));
     set_time(e, "now", qc_result_get(&r, 0, "now_ms"));
-    qc_sched_lease(sh->sched, step == QC_STEP_RENEW && rows > 0 ? c->job : INT64_MIN,
-                   step == QC_STEP_RENEW ? parse_time(qc_result_get(&r, 0, "lease_until_ms")) : -1,
-                   parse_time(qc_result_get(&r, 0, "now_ms")));
+    if (sh->sched != NULL)
+        qc_sched_lease(sh->sched, step == QC_STEP_RENEW && rows > 0 ? c->job : INT64_MIN,
+                       step == QC_STEP_RENEW ? parse_time(qc_result_get(&r, 0, "lease_until_ms"))
+                                             : -1,
+                       parse_time(qc_result_get(&r, 0, "now_ms")));
     if (step == QC_STEP_RENEW) {
         set_time(e, "lease_until", qc_result_get(&r, 0, "lease_until_ms"));
         const char *tok = qc_result_get(&r, 0, "token");
         if (rows > 0 && tok && strcmp(tok, c->token)) {
             qc_ev_str(e, "new_token", (tok));
-            snprintf(c->token, sizeof c->token, "%s", tok);
+            copy_str(c->token, sizeof c->token, tok);
         }
     }
     if (step == QC_STEP_FAIL) {
@@ -1190,7 +1215,7 @@ static int do_dedup(qc_worker *w, const claimed *c)
     qc_result r = {0};
     int64_t req;
 
-    snprintf(job, sizeof job, "%" PRId64, c->job);
+    qc_fmt_i64(job, c->job);
     bind_actor(w, &ap, &p);
     qc_params_set(&p, "job_id", job);
     qc_params_set(&p, "token", c->token);
@@ -1663,7 +1688,9 @@ static void *reaper_main(void *arg)
             if (st)
                 qc_ev_str(e, "state", (st));
             set_time(e, "now", qc_result_get(&r, i, "now_ms"));
-            qc_sched_lease(sh->sched, INT64_MIN, -1, parse_time(qc_result_get(&r, i, "now_ms")));
+            if (sh->sched != NULL)
+                qc_sched_lease(sh->sched, INT64_MIN, -1,
+                               parse_time(qc_result_get(&r, i, "now_ms")));
             qc_ev_append(w->lb, e);
         }
         if (r.nrows == 0) {
@@ -1700,6 +1727,7 @@ int qc_worker_start(qc_worker *w, qc_shared *sh, int id)
     w->id = id;
     w->sh = sh;
     w->conn = NULL;
+    w->names_inc = 0; /* bind_actor makes the incarnation's text at its first bind */
     w->idle_step = 0;
     w->planned_pause_ms = -1;
     w->cur_req = -1;

@@ -111,6 +111,15 @@ typedef struct qc_shared {
     int fatal_code;
 } qc_shared;
 
+/* The text of the parameters every step of an actor gets (README
+ * "Parameters"), bound by pointer into a step's qc_params; the identity
+ * and the scenario's values are made once per incarnation (worker.c
+ * bind_actor), :client_now_ms at every bind. */
+typedef struct qc_actor_params {
+    char worker[40], worker_id[24], incarnation[24], lease[24], batch[24], delay[24],
+        max_att[24], client_now[32];
+} qc_actor_params;
+
 typedef struct qc_worker {
     int id;          /* 0..workers-1; the reaper is -1 */
     int inc;         /* incarnation: bumped when the worker is "restarted" */
@@ -140,6 +149,8 @@ typedef struct qc_worker {
                         "lost", "listen"), NULL: no listen wait (ledger "wake") */
     double wait_t, wait_ms; /* that wait's start (ms since the run's t0) and planned
                                fallback (ms; -1 none) */
+    qc_actor_params names;  /* bind_actor's text of this incarnation (names_inc) */
+    int names_inc;          /* the incarnation names was made for + 1; 0: not made */
 } qc_worker;
 
 /* Starts a worker thread (id >= 0) or the reaper (id == -1) on w, which the

@@ -334,9 +334,10 @@ START_TEST(test_ev_builder_writes_the_lines_of_jansson_objects)
     /* each event twice: the jansson object, then the builder */
     for (int i = 0; i < NEVENTS; i++) {
         json_t *o = make_event(i);
-        ev_from_json(&ev, o);
-        qc_ledger_append(b, o);
+        ev_from_json(&ev, o); /* its keys are o's: o lives until both appends */
+        qc_ledger_append(b, json_incref(o));
         qc_ev_append(b, &ev);
+        json_decref(o);
     }
     /* set again: replaced in place, as json_object_set_new does; strings
      * past the inline arena; a string freed before the append */
