@@ -1374,7 +1374,11 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
             double lu = json_number_value(json_object_get(e, "lease_until"));
             long long erows = json_integer_value(json_object_get(e, "rows"));
             if (!strcmp(op, "reap")) {
-                found_lease = held;
+                /* only a lease that had run out by the reap's own time: a
+                 * reap that took a live lease (a mutant's early reap) is
+                 * what the replay must show again, not wait away */
+                if (held > 0 && enow > 0 && enow >= held)
+                    found_lease = held;
                 if (rk >= 0)
                     run_leases.val[rk] = -1;
             } else if (!strcmp(op, "claim")) {

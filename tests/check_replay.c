@@ -528,6 +528,12 @@ START_TEST(test_entries_that_found_a_lease_run_out_wait_for_it)
         "\"now\":1800.0,\"seq\":6,\"t\":6.0}\n"
         "{\"type\":\"ok\",\"worker\":-1,\"op\":\"reap\",\"req\":1,\"job\":2,\"rows\":2,"
         "\"now\":1800.0,\"seq\":7,\"t\":6.1}\n"
+        /* an early reap (a live lease taken back: the bug to show again)
+         * waits for nothing */
+        "{\"type\":\"ok\",\"worker\":1,\"op\":\"claim\",\"req\":4,\"job\":4,\"rows\":1,"
+        "\"now\":1810.0,\"lease_until\":2610.0,\"seq\":71,\"t\":7.0}\n"
+        "{\"type\":\"ok\",\"worker\":-1,\"op\":\"reap\",\"req\":2,\"job\":4,\"rows\":1,"
+        "\"now\":1820.0,\"seq\":72,\"t\":7.1}\n"
         /* a claim taking over job 3 after its complete: nothing to wait
          * for; job 2 again, released by the reap: nothing either */
         "{\"type\":\"ok\",\"worker\":2,\"op\":\"claim\",\"req\":3,\"job\":3,\"rows\":1,"
@@ -538,13 +544,14 @@ START_TEST(test_entries_that_found_a_lease_run_out_wait_for_it)
         "{\"type\":\"ok\",\"worker\":1,\"op\":\"claim\",\"req\":3,\"job\":3,\"rows\":1,"
         "\"now\":2800.0,\"lease_until\":3600.0,\"seq\":10,\"t\":10.0}\n");
     ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
-    ck_assert_int_eq(n, 9);
+    ck_assert_int_eq(n, 11);
     for (int k = 0; k < n; k++) {
         int want = v[k].where == 6 || v[k].where == 10;
         ck_assert_msg(v[k].expiry == want, "entry seq %ld: expiry %d", v[k].where, v[k].expiry);
     }
     ck_assert_int_eq(v[5].where, 6);
     ck_assert_int_eq(v[5].expired_job, 2);
+    ck_assert_int_eq(v[8].where, 10);
     ck_assert_int_eq(v[8].expired_job, 3);
     free(v);
     unlink(path);
