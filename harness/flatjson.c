@@ -156,6 +156,23 @@ static const char *scan_number(const char *p, const char *end, qc_flat_member *m
     return p;
 }
 
+int qc_parse_double(const char *s, double *d)
+{
+    size_t n = strlen(s);
+    qc_flat_member m;
+    if (n > 0 && scan_number(s, s + n, &m) == s + n) {
+        /* an integer's double is its int64's, but "-0" is strtod's -0.0 */
+        *d = m.kind == QC_FLAT_INT && m.i == 0 && s[0] == '-' ? -0.0 : m.d;
+        return 0;
+    }
+    char *stop;
+    double v = strtod(s, &stop);
+    if (stop == s || *stop != '\0')
+        return -1;
+    *d = v;
+    return 0;
+}
+
 static const char *skip_ws(const char *p, const char *end)
 {
     while (p < end && is_ws(*p))

@@ -56,4 +56,12 @@ int qc__flat_scan(const char *p, size_t len, qc_flat_member *m, int max);
  * result holds no NUL byte. */
 size_t qc__flat_unescape(const char *s, size_t slen, char *out);
 
+/* The double of the whole text s (NUL-terminated) as strtod(s, &end) with
+ * *end == '\0' reads it: a JSON number within the exact fast path (m /
+ * 10^k, m <= 2^53, |k| <= 22: IEEE division rounds once, as strtod does;
+ * an integer of at most 18 digits), else strtod itself.  Returns 0 and sets
+ * *d, or -1 when strtod would not read all of s.  Pure; thread-safe.  For
+ * the server's epoch ms a worker reads from every claim (issue 16). */
+int qc_parse_double(const char *s, double *d);
+
 #endif

@@ -12,6 +12,7 @@
 #include "witness.h"
 #include "clock.h"
 #include "usage.h"
+#include "flatjson.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -128,11 +129,10 @@ static int parse_i64(const char *s, int64_t *out)
 
 static double parse_time(const char *s)
 {
+    double v;
     if (!s || !*s)
         return -1.0;
-    char *end;
-    double v = strtod(s, &end);
-    return *end ? -1.0 : v;
+    return qc_parse_double(s, &v) == 0 ? v : -1.0; /* strtod's value, faster */
 }
 
 /* SQLSTATE classes that mean the protocol file itself is wrong (syntax error,

@@ -278,6 +278,52 @@ START_TEST(test_flat_scan_numbers_match_strtod)
 }
 END_TEST
 
+/* qc_parse_double reads what strtod reads, bit for bit, and refuses what
+ * strtod would not read whole (the worker's server times). */
+START_TEST(test_parse_double_is_strtod)
+{
+    uint64_t x = 1181783497276652981ull;
+    int fast = 0;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double d = i % 2 ? (double)(x % 2000000000000000000ull) / 1000000.0
+                         : (double)(x >> 11) / (double)(1ull << 53) *
+                               pow(10, (double)(int)(x % 60) - 30);
+        char num[80];
+        switch (i % 6) {
+        case 0: snprintf(num, sizeof num, "%.3f", d); break;
+        case 1: snprintf(num, sizeof num, "%.17g", d); break;
+        case 2: snprintf(num, sizeof num, "%.6f", d); break;
+        case 3: snprintf(num, sizeof num, "%.0f", d); break;
+        case 4: snprintf(num, sizeof num, "-%.9e", d); break;
+        default: snprintf(num, sizeof num, "%.1f", d); break;
+        }
+        double got, want = strtod(num, NULL);
+        ck_assert_int_eq(qc_parse_double(num, &got), 0);
+        ck_assert_msg(memcmp(&got, &want, sizeof got) == 0, "%s: %.17g vs %.17g", num, got,
+                      want);
+        fast += strchr(num, 'e') == NULL && strlen(num) < 17;
+    }
+    ck_assert_int_gt(fast, 50000);
+    /* what strtod reads though JSON does not, and what it does not read */
+    static const char *ok[] = {"1796158990428.974", " 12.5", "+3", ".5", "5.", "1e3", "0x10",
+                               "00012", "123456789012345678901234", "-0"};
+    for (size_t k = 0; k < sizeof ok / sizeof *ok; k++) {
+        double got;
+        ck_assert_int_eq(qc_parse_double(ok[k], &got), 0);
+        double want = strtod(ok[k], NULL);
+        ck_assert_msg(memcmp(&got, &want, sizeof got) == 0, "%s", ok[k]);
+    }
+    static const char *bad[] = {"", "abc", "12abc", "1.5 ", "--1", "1e"};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        double got = 7;
+        ck_assert_msg(qc_parse_double(bad[k], &got) == -1, "%s read", bad[k]);
+    }
+}
+END_TEST
+
 static int compared; /* ledgers compared by compare_file */
 
 static void compare_file(const char *path)
@@ -395,6 +441,7 @@ static Suite *suite(void)
                         (int)(sizeof lines / sizeof lines[0]));
     tcase_add_test(tc, test_fast_reader_writer_lines_take_fast_path);
     tcase_add_test(tc, test_flat_scan_numbers_match_strtod);
+    tcase_add_test(tc, test_parse_double_is_strtod);
     suite_add_tcase(s, tc);
     tc = tcase_create("ledgers");
     tcase_set_timeout(tc, 600);
