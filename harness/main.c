@@ -524,6 +524,28 @@ static int64_t first_job(json_t *root, const char *name, int *failed)
     return INT64_MIN;
 }
 
+/* Whether checker name of results root failed on job (among all its
+ * violations, not only the first: a replay may add one, say a late
+ * effect of another worker listed before it). */
+static int failed_on(json_t *root, const char *name, int64_t job)
+{
+    size_t i, k;
+    json_t *c, *v;
+    json_array_foreach(json_object_get(root, "checkers"), i, c)
+    {
+        if (strcmp(jstr(json_object_get(c, "name")), name) ||
+            strcmp(jstr(json_object_get(c, "verdict")), "FAIL"))
+            continue;
+        json_array_foreach(json_object_get(c, "violations"), k, v)
+        {
+            json_t *j = json_object_get(v, "job");
+            if (json_is_integer(j) ? (int64_t)json_integer_value(j) == job : job == INT64_MIN)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* Whether checker name is in the comma list (NULL: every checker is). */
 static int in_list(const char *list, const char *name)
 {
@@ -571,13 +593,13 @@ static int replay_compare(const char *orig_dir, const char *new_dir, int quiet, 
             strcmp(jstr(json_object_get(c, "verdict")), "FAIL"))
             continue;
         int64_t j1 = first_job(a, name, &f1), j2 = first_job(b, name, &f2);
-        if (f2 && j1 == j2) {
+        if (f2 && (j1 == j2 || failed_on(b, name, j1))) {
             same++;
             if (in_list(only, name))
                 same_only++;
             if (!quiet)
                 printf("qchaos: replay: %s failed again on job %lld, as in %s\n", name,
-                   (long long)j2, orig_dir);
+                   (long long)j1, orig_dir);
         } else {
             differ++;
             if (in_list(only, name))
@@ -599,6 +621,68 @@ static int replay_compare(const char *orig_dir, const char *new_dir, int quiet, 
     if (only != NULL && same_only + differ_only > 0)
         return same_only > 0 && differ_only == 0;
     return same > 0 && differ == 0;
+}
+
+/* Whether a replay attempt (its folder new_dir, run in the order e[0..n))
+ * carried out the order as far as the original's evidence: it did not
+ * diverge, or every entry it left undone was passed in the earlier run
+ * after the last ledger event that proves the original's first violation
+ * of each checker compared (only, else every failing one).  An attempt
+ * that diverged before that and then failed the same way running freely
+ * was lucky, not a replay (the newcomer of decision 1134 saw one diverge
+ * at entry 2 of 273 and be called a reproduction).  *why (size n) says
+ * where it diverged when it was not faithful. */
+static int replay_faithful(const char *orig_dir, const char *new_dir, const qc_sched_entry *e,
+                           int n, const char *only, long *diverged_seq, long *evidence_seq)
+{
+    char p1[1300], ledger[1300];
+    long seq, consumed;
+    *diverged_seq = *evidence_seq = -1;
+    snprintf(ledger, sizeof ledger, "%s/ledger.jsonl", new_dir);
+    if (!qc_replay_divergence(ledger, &seq, &consumed, NULL, 0, NULL))
+        return 1;
+    long undone = -1; /* the least seq of the entries from the diverging one on */
+    int d = -1;
+    for (int k = 0; k < n && d < 0; k++)
+        if (e[k].where == seq)
+            d = k;
+    for (int k = d < 0 ? n : d; k < n; k++)
+        if (undone < 0 || e[k].where < undone)
+            undone = e[k].where;
+    *diverged_seq = seq;
+    snprintf(p1, sizeof p1, "%s/results.json", orig_dir);
+    json_t *a = json_load_file(p1, 0, NULL);
+    if (a == NULL)
+        return 0;
+    long last = -1;
+    int any_only = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(a, "checkers"), i, c)
+    {
+        const char *name = json_string_value(json_object_get(c, "name"));
+        if (name != NULL && !strcmp(jstr(json_object_get(c, "verdict")), "FAIL") &&
+            in_list(only, name))
+            any_only = 1;
+    }
+    json_array_foreach(json_object_get(a, "checkers"), i, c)
+    {
+        const char *name = json_string_value(json_object_get(c, "name"));
+        if (name == NULL || strcmp(jstr(json_object_get(c, "verdict")), "FAIL") ||
+            (any_only && !in_list(only, name)))
+            continue;
+        json_t *v = json_array_get(json_object_get(c, "violations"), 0);
+        size_t k;
+        json_t *s;
+        json_array_foreach(json_object_get(v, "seq"), k, s)
+        {
+            if (json_is_integer(s) && json_integer_value(s) > last)
+                last = (long)json_integer_value(s);
+        }
+    }
+    json_decref(a);
+    *evidence_seq = last;
+    return d >= 0 && undone > last;
 }
 
 /* After "cannot connect to ..." (exit 3): what a newcomer can do about it.
@@ -903,9 +987,16 @@ static int cmd_run(int argc, char **argv)
             snprintf(ledger, sizeof ledger, "%s/ledger.jsonl", o.out_dir);
             if (attempt >= 1 && attempt <= 1000)
                 codes[attempt - 1] = code;
-            int again = qc_replay_search_next(search, ledger,
-                                              replay_compare(replay, o.out_dir, 1, expect), why,
-                                              sizeof why);
+            long dseq, eseq;
+            int same = replay_compare(replay, o.out_dir, 1, expect);
+            int faithful = replay_faithful(replay, o.out_dir, o.replay_entries,
+                                           o.replay_nentries, expect, &dseq, &eseq);
+            if (same && !faithful)
+                printf("qchaos: replay search: attempt %d failed the same way, but it diverged at "
+                       "seq %ld, before the original's evidence (to seq %ld) was replayed: not "
+                       "a reproduction\n",
+                       attempt, dseq, eseq);
+            int again = qc_replay_search_next(search, ledger, same && faithful, why, sizeof why);
             if (again) {
                 printf("qchaos: replay search: %s\n", why);
                 k--; /* the same run again, in the new order */

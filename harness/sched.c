@@ -1154,16 +1154,24 @@ static int slow_lost_answers(qc_sched_entry **v, int cnt, const double *t,
  * sent when its answer's entry comes up runs after them and sees another
  * queue (a reap since, a complete since).  Each such answer (an ok or
  * fail with the server's `now`, N) moves ahead, never past its own
- * invoke or another point of its actor, past every entry the server ran
- * provably later: an answer whose now is above N + 1 ms, an answer
- * without a now whose request was sent (client t of its invoke, less the
- * smallest answer delay seen, client t - now: the clocks' offset) above
- * N + 1 ms on the server's clock, or a point of the client's alone (an
- * invoke, an effect, a fault).  It stops at anything else.  Under a
+ * invoke or another point of its actor, past every entry whose request
+ * the server provably ran later: an answer whose now is above N + 0.1 ms,
+ * an answer without a now whose request was sent (client t of its
+ * invoke, less the smallest answer delay seen, client t - now: the
+ * clocks' offset) above N + 0.1 ms on the server's clock, an invoke whose
+ * request's answer says the same (its now, else its send), or a point of
+ * the client's alone (an effect, a fault).  It stops at anything else:
+ * an invoke of a request the server ran before it stays ahead of it, so
+ * claims answered in a burst go in the order the server ran them.  Under a
  * replay the proxy lets an action go at its server answer
  * (qc_sched_server_answered), so its answer's time on the wire overlaps
  * the next actions as in the run.  The side arrays move with the
  * entries. */
+/* How much later on the server's clock (ms) a request must have run to
+ * count as run later: clock_timestamp() is to the microsecond, and a
+ * claim reads it a little after it took its row */
+#define QC_SCHED_SERVER_MARGIN_MS 0.1
+
 static void server_order(qc_sched_entry *v, int cnt, double *t, long long *req,
                          unsigned char *kind, double *now, const unsigned char *wire)
 {
@@ -1179,6 +1187,21 @@ static void server_order(qc_sched_entry *v, int cnt, double *t, long long *req,
     }
     if (!any || !have_off)
         return;
+    /* per invoke: the now of its request's answer, -1 none (an answer
+     * moved below stays after its invoke, so the pairing holds) */
+    double *srv = malloc((size_t)(cnt > 0 ? cnt : 1) * sizeof *srv);
+    if (srv == NULL)
+        return;
+    for (int k = 0; k < cnt; k++) {
+        srv[k] = -1;
+        if (kind[k] != 1 || req[k] < 0)
+            continue;
+        for (int j = k + 1; j < cnt; j++)
+            if (v[j].actor == v[k].actor && req[j] == req[k] && (kind[j] == 3 || kind[j] == 2)) {
+                srv[k] = kind[j] == 3 ? now[j] : -1;
+                break;
+            }
+    }
     for (int a = 0; a < cnt; a++) {
         int x = v[a].actor;
         if (kind[a] != 3 || now[a] <= 0 || req[a] < 0 || x < 0 || x >= QC_SCHED_WIRE_MAX ||
@@ -1190,12 +1213,21 @@ static void server_order(qc_sched_entry *v, int cnt, double *t, long long *req,
             int b = p - 1;
             if (v[b].actor == x)
                 break; /* its own invoke, or another point of its request */
-            if (kind[b] == 1 || kind[b] == 4) {
+            if (kind[b] == 4) {
                 p = b;
                 continue;
             }
+            if (kind[b] == 1) {
+                /* another's request: ran later on the server, by its
+                 * answer's now, else by when it was sent */
+                if (srv[b] > 0 ? srv[b] > na + QC_SCHED_SERVER_MARGIN_MS : t[b] - off > na + QC_SCHED_SERVER_MARGIN_MS) {
+                    p = b;
+                    continue;
+                }
+                break;
+            }
             if (kind[b] == 3 && now[b] > 0) {
-                if (now[b] > na + 1.0) {
+                if (now[b] > na + QC_SCHED_SERVER_MARGIN_MS) {
                     p = b;
                     continue;
                 }
@@ -1209,7 +1241,7 @@ static void server_order(qc_sched_entry *v, int cnt, double *t, long long *req,
                         sent = t[k];
                         break;
                     }
-                if (sent >= 0 && sent - off > na + 1.0) {
+                if (sent >= 0 && sent - off > na + QC_SCHED_SERVER_MARGIN_MS) {
                     p = b;
                     continue;
                 }
@@ -1228,12 +1260,15 @@ static void server_order(qc_sched_entry *v, int cnt, double *t, long long *req,
         memmove(&now[p + 1], &now[p], (size_t)(a - p) * sizeof *now);
         memmove(&req[p + 1], &req[p], (size_t)(a - p) * sizeof *req);
         memmove(&kind[p + 1], &kind[p], (size_t)(a - p));
+        memmove(&srv[p + 1], &srv[p], (size_t)(a - p) * sizeof *srv);
         v[p] = ve;
         t[p] = tt;
         now[p] = nn;
         req[p] = rr;
         kind[p] = kk;
+        srv[p] = -1;
     }
+    free(srv);
 }
 
 int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err *err)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A benchmark, not a test: for each mutant, its first failing run (the
 # mutant's scenario, seeds 1..3), then R replays of that run (qchaos run
-# --replay): how many fail the same expected checker on the same first job.
+# --replay): how many qchaos calls reproduced (results.json replay.reproduced:
+# the order carried out through the original's evidence) with the same
+# expected checker failing on the original's first job.
 # Prints a line per mutant, with the load average, and the totals.
 #   tests/bench_replay.sh DSN [R [NAME...]]
 # NAME (none: every mutant below):
@@ -116,18 +118,23 @@ for name in "${names[@]}"; do
     out=$("$q" run --replay "$orig" --dsn "$rdsn" --out "$orig/replay-$k" --force \
       --no-progress 2>&1)
     printf '%s\n' "$out" >"$orig/replay-$k.log"
-    j=$(jq -r --arg c "$chk" '.checkers[] | select(.name==$c and .verdict=="FAIL") |
-         .violations[0].job // "none"' "$orig/replay-$k/results.json" 2>/dev/null)
+    # the same: qchaos says the replay reproduced the run (its order carried
+    # out through the original's evidence, decision 1134) and the checker
+    # failed on the original's first job
+    j=$(jq -r --arg c "$chk" --arg j "$job" '[.checkers[] | select(.name==$c and .verdict=="FAIL") |
+         .violations[].job | tostring] | if index($j) != null then $j else (.[0] // "none") end' \
+         "$orig/replay-$k/results.json" 2>/dev/null)
+    rep=$(jq -r '.replay.reproduced // false' "$orig/replay-$k/results.json" 2>/dev/null)
     a=$(jq -r '.replay.attempts // 1' "$orig/replay-$k/results.json" 2>/dev/null)
     att=$((att + ${a:-1}))
-    if [ "$j" = "$job" ]; then
+    if [ "$j" = "$job" ] && [ "$rep" = true ]; then
       same=$((same + 1))
       [ "${a:-1}" = 1 ] && first_try=$((first_try + 1))
     else
       # why it did not: the first divergence of its first attempt
       n=$(printf '%s\n' "$out" | grep -m1 -o "replay diverged: [^;]*" | cut -c1-160)
       notes="$notes
-  replay $k: ${chk} on job ${j:-none}; ${n:-no divergence}"
+  replay $k: ${chk} on job ${j:-none}, reproduced $rep; ${n:-no divergence}"
     fi
   done
   total=$((total + 1))

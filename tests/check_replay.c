@@ -496,6 +496,48 @@ START_TEST(test_slow_link_answers_go_in_the_servers_order)
     ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
     ck_assert_str_eq(order_of(v, n), "2 7 3 4 5 6 8 9 10 11");
     free(v);
+    /* three claims in flight at once, answered C, A, B, run by the server
+     * B (100), C (102), A (104): B's answer goes ahead of C's and A's and
+     * of C's invoke (C's request ran after it), not of its own; C's and
+     * A's stay (each ran after the one before it) */
+    write_lines("{\"type\":\"fault\",\"fault\":\"bandwidth\",\"worker\":-2,\"target\":0,"
+                "\"seq\":90,\"t\":1.0}\n"
+                "{\"type\":\"fault\",\"fault\":\"bandwidth\",\"worker\":-2,\"target\":1,"
+                "\"seq\":91,\"t\":1.0}\n"
+                "{\"type\":\"fault\",\"fault\":\"bandwidth\",\"worker\":-2,\"target\":2,"
+                "\"seq\":92,\"t\":1.0}\n"
+                "{\"type\":\"invoke\",\"worker\":0,\"op\":\"claim\",\"req\":1,\"seq\":101,"
+                "\"t\":10.0}\n"
+                "{\"type\":\"invoke\",\"worker\":1,\"op\":\"claim\",\"req\":1,\"seq\":102,"
+                "\"t\":10.1}\n"
+                "{\"type\":\"invoke\",\"worker\":2,\"op\":\"claim\",\"req\":1,\"seq\":103,"
+                "\"t\":10.2}\n"
+                "{\"type\":\"ok\",\"worker\":2,\"op\":\"claim\",\"req\":1,\"job\":2,\"rows\":1,"
+                "\"now\":102.0,\"seq\":104,\"t\":400.0}\n"
+                "{\"type\":\"ok\",\"worker\":0,\"op\":\"claim\",\"req\":1,\"job\":3,\"rows\":1,"
+                "\"now\":104.0,\"seq\":105,\"t\":400.1}\n"
+                "{\"type\":\"ok\",\"worker\":1,\"op\":\"claim\",\"req\":1,\"job\":1,\"rows\":1,"
+                "\"now\":100.0,\"seq\":106,\"t\":400.2}\n");
+    ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
+    ck_assert_str_eq(order_of(v, n), "101 102 106 103 104 105");
+    free(v);
+    /* A's answer (104) never passes the invoke of B's request, which the
+     * server ran first (100): B's answer goes ahead of A's instead */
+    write_lines("{\"type\":\"fault\",\"fault\":\"bandwidth\",\"worker\":-2,\"target\":0,"
+                "\"seq\":90,\"t\":1.0}\n"
+                "{\"type\":\"fault\",\"fault\":\"bandwidth\",\"worker\":-2,\"target\":1,"
+                "\"seq\":91,\"t\":1.0}\n"
+                "{\"type\":\"invoke\",\"worker\":0,\"op\":\"claim\",\"req\":1,\"seq\":201,"
+                "\"t\":10.0}\n"
+                "{\"type\":\"invoke\",\"worker\":1,\"op\":\"claim\",\"req\":1,\"seq\":202,"
+                "\"t\":10.1}\n"
+                "{\"type\":\"ok\",\"worker\":0,\"op\":\"claim\",\"req\":1,\"job\":2,\"rows\":1,"
+                "\"now\":104.0,\"seq\":203,\"t\":400.0}\n"
+                "{\"type\":\"ok\",\"worker\":1,\"op\":\"claim\",\"req\":1,\"job\":1,\"rows\":1,"
+                "\"now\":100.0,\"seq\":204,\"t\":400.2}\n");
+    ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
+    ck_assert_str_eq(order_of(v, n), "201 202 204 203");
+    free(v);
     /* without the toxic, the order the answers came in */
     write_lines(strstr(slow_link, "\n") + 1);
     ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
