@@ -646,6 +646,15 @@ static int replay_faithful(const char *orig_dir, const char *new_dir, const qc_s
     for (int k = 0; k < n && d < 0; k++)
         if (e[k].where == seq)
             d = k;
+    /* the evidence that is in the order: a snapshot row, a note or what
+     * the stop made is no entry, and no replay carries it out */
+    long first_where = -1, last_where = -1;
+    for (int k = 0; k < n; k++) {
+        if (first_where < 0 || e[k].where < first_where)
+            first_where = e[k].where;
+        if (e[k].where > last_where)
+            last_where = e[k].where;
+    }
     for (int k = d < 0 ? n : d; k < n; k++)
         if (undone < 0 || e[k].where < undone)
             undone = e[k].where;
@@ -676,8 +685,12 @@ static int replay_faithful(const char *orig_dir, const char *new_dir, const qc_s
         json_t *s;
         json_array_foreach(json_object_get(v, "seq"), k, s)
         {
-            if (json_is_integer(s) && json_integer_value(s) > last)
-                last = (long)json_integer_value(s);
+            long q = json_is_integer(s) ? (long)json_integer_value(s) : -1;
+            int entry = 0;
+            for (int x = 0; x < n && !entry && q >= first_where && q <= last_where; x++)
+                entry = e[x].where == q;
+            if (entry && q > last)
+                last = q;
         }
     }
     json_decref(a);

@@ -2126,8 +2126,19 @@ setup_done:
         sample_monitor(d, ctl, proto, lb, 0, &last); /* the closing full sample */
     }
     atomic_store(&sh.chaos, 0);
+    {
+        /* what comes after this the stop made (silent connections reset,
+         * sleepers woken): a replay does not order it (decision 1135) */
+        json_t *e = json_object();
+        json_object_set_new(e, "type", json_string("note"));
+        json_object_set_new(e, "note", json_string("run stopping"));
+        json_object_set_new(e, "worker", json_integer(-3));
+        qc_ledger_append(lb, e);
+    }
+    /* nobody waits at a point once the run stops; a replay's entries left
+     * are recorded before the stop wakes anyone */
+    qc_sched_finish(sched);
     qc_clock_stop(&sh.stop);
-    qc_sched_release(sched); /* nobody waits at a point once the run stops */
     if (sched != NULL) {
         int done_n, total_n, blocked_n, wire_n;
         qc_sched_stats(sched, &done_n, &total_n, &blocked_n, &wire_n);

@@ -541,6 +541,8 @@ static void watch(qc_sched *s)
         char what[700], why[1024];
         if (i != NONE && s->a[i].exited) {
             entry_text(s, k, what, sizeof what);
+            if (s->mode == QC_SCHED_REPLAY)
+                s->div_entry = k; /* a divergence, for the search and "reproduced" */
             snprintf(why, sizeof why, "%s cannot come: the actor's thread ended (it was at %s)",
                      what, s->a[i].at);
             abandon(s, why);
@@ -791,7 +793,8 @@ void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
         const qc_sched_entry *e = &s->e[hit];
         int same = !strcmp(e->point, point) &&
                    (e->job == INT64_MIN || e->job == job ||
-                    (e->job == QC_SCHED_ANY_JOB && job != INT64_MIN));
+                    (e->job == QC_SCHED_ANY_JOB && job != INT64_MIN) ||
+                    (e->job == QC_SCHED_NO_JOB && job == INT64_MIN));
         if (!same && s->mode == QC_SCHED_SCRIPT && hit == s->cursor && s->granted == i &&
             e->job == QC_SCHED_ANY_JOB && job == INT64_MIN && !strcmp(e->point, point) &&
             !strcmp(point, "claim.after")) {
@@ -845,7 +848,11 @@ void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
             entry_text(s, hit, what, sizeof what);
             if (job != INT64_MIN)
                 snprintf(jb, sizeof jb, " (job %lld)", (long long)job);
-            if (e->job != INT64_MIN)
+            if (e->job == QC_SCHED_NO_JOB)
+                snprintf(why, sizeof why,
+                         "replay diverged: %s (no job) expected, the %s passed %s%s", what,
+                         e->actor == QC_SCHED_REAPER ? "reaper" : "worker", point, jb);
+            else if (e->job != INT64_MIN)
                 snprintf(why, sizeof why,
                          "replay diverged: %s (job %lld) expected, the worker passed %s%s", what,
                          (long long)e->job, point, jb);
@@ -995,6 +1002,24 @@ int qc_sched_settled(qc_sched *s)
         settled = s->granted == NONE || atomic_load(&s->a[s->granted].req_since) <= 0;
     pthread_mutex_unlock(&s->mu);
     return settled;
+}
+
+void qc_sched_finish(qc_sched *s)
+{
+    if (s == NULL)
+        return;
+    pthread_mutex_lock(&s->mu);
+    if (s->mode == QC_SCHED_REPLAY && !s->free && s->cursor < s->n) {
+        char what[700], why[1024];
+        entry_text(s, s->cursor, what, sizeof what);
+        snprintf(why, sizeof why, "the run ended before %s (%d of %d entries carried out)", what,
+                 s->consumed, s->n);
+        s->div_entry = s->cursor;
+        abandon(s, why);
+    }
+    s->free = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
 }
 
 void qc_sched_release(qc_sched *s)
@@ -1296,21 +1321,46 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
         return qc_err_set(err, QC_EIO, "cannot read %s", path);
     json_t **evs = NULL;
     size_t nev = 0, evcap = 0;
+    long workers = -1; /* the header's, -1 unknown */
     while ((len = getline(&line, &cap, f)) > 0) {
         json_error_t je;
+        char bad[200] = "";
         lineno++;
         json_t *e = json_loadb(line, (size_t)len, 0, &je);
         if (e == NULL || !json_is_object(e)) {
             json_decref(e);
             if (len > 0 && line[len - 1] != '\n')
                 break; /* a torn last line (the run was killed) */
+            snprintf(bad, sizeof bad, "not a ledger event (%s)", je.text);
+        } else if (!strcmp(json_string_value(json_object_get(e, "type")) != NULL
+                               ? json_string_value(json_object_get(e, "type"))
+                               : "",
+                           "header")) {
+            json_t *hw = json_object_get(e, "workers");
+            if (json_is_integer(hw))
+                workers = (long)json_integer_value(hw);
+            json_decref(e);
+            continue;
+        } else {
+            /* what a replay orders by must be what the run wrote: an
+             * edited ledger is refused, not replayed as something else */
+            json_t *sq = json_object_get(e, "seq"), *wk = json_object_get(e, "worker");
+            if (!json_is_integer(sq) || json_integer_value(sq) < 0)
+                snprintf(bad, sizeof bad, "\"seq\" is not a non-negative integer");
+            else if (wk != NULL && (!json_is_integer(wk) || json_integer_value(wk) < -3 ||
+                                    (workers >= 0 && json_integer_value(wk) >= workers)))
+                snprintf(bad, sizeof bad,
+                         "\"worker\" is not one of the run's actors (-3 .. %ld)", workers - 1);
+            if (bad[0])
+                json_decref(e);
+        }
+        if (bad[0]) {
             fclose(f);
             free(line);
             for (size_t i = 0; i < nev; i++)
                 json_decref(evs[i]);
             free(evs);
-            return qc_err_set(err, QC_EINVAL, "%s:%ld: not a ledger event (%s)", path, lineno,
-                              je.text);
+            return qc_err_set(err, QC_EINVAL, "%s:%ld: %s", path, lineno, bad);
         }
         if (nev == evcap) {
             evcap = evcap ? evcap * 2 : 1024;
@@ -1327,6 +1377,15 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
     free(line);
     /* lines may be out of seq order across threads */
     qsort(evs, nev, sizeof *evs, by_seq);
+    /* what the run's stop made (decision 1135): its "run stopping" note,
+     * in older ledgers the proxy's first "the run stopped" note; the
+     * points after it are not ordered (a replay's own stop makes them) */
+    long stop_seq = -1;
+    for (size_t i = 0; i < nev && stop_seq < 0; i++) {
+        const char *nt = json_string_value(json_object_get(evs[i], "note"));
+        if (nt != NULL && (!strcmp(nt, "run stopping") || strstr(nt, "the run stopped") != NULL))
+            stop_seq = (long)json_integer_value(json_object_get(evs[i], "seq"));
+    }
     /* per entry: its event's t, req (-1 none), kind (1 invoke, 2 an info
      * answer, 3 an ok or fail answer, 4 the client's alone: an effect, a
      * fault; 0 else) and server time (now, -1 none), for the slow lost
@@ -1351,6 +1410,8 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
         int actor;
         if (type == NULL || !json_is_integer(w))
             continue;
+        if (stop_seq >= 0 && json_integer_value(json_object_get(e, "seq")) > stop_seq)
+            break; /* sorted by seq: the rest came after the stop */
         actor = (int)json_integer_value(w);
         if (!strcmp(type, "fault")) {
             /* the proxy's toxics: its fault events name their worker */
@@ -1480,6 +1541,11 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
         snprintf(v[cnt].point, sizeof v[cnt].point, "%s", pt);
         json_t *jb = json_object_get(e, "job");
         v[cnt].job = json_is_integer(jb) ? (int64_t)json_integer_value(jb) : INT64_MIN;
+        if (!strcmp(type, "ok") && op != NULL && !strcmp(op, "reap") &&
+            json_integer_value(json_object_get(e, "rows")) == 0)
+            /* an empty reap is replayed as one: the reaper's next point
+             * (its next pass) says nothing of what it took (decision 1135) */
+            v[cnt].job = QC_SCHED_NO_JOB;
         if (!strcmp(type, "ok") && json_integer_value(json_object_get(e, "rows")) > 1)
             v[cnt].job = INT64_MIN; /* a batch: the first row's job is enough to say */
         v[cnt].where = (long)json_integer_value(json_object_get(e, "seq"));

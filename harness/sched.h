@@ -70,6 +70,8 @@ typedef struct qc_sched qc_sched;
 typedef enum { QC_SCHED_SCRIPT = 1, QC_SCHED_REPLAY = 2, QC_SCHED_PCT = 3 } qc_sched_mode;
 
 #define QC_SCHED_ANY_JOB (INT64_MIN + 1)
+/* A replay entry that must be passed for no job (an empty reap) */
+#define QC_SCHED_NO_JOB (INT64_MIN + 2)
 
 /* The workers a replay's loader knows the proxy's toxics of (worker ids
  * below it; decision 1132). */
@@ -249,6 +251,12 @@ int qc_sched_replay_reached(qc_sched *s, long seq);
 
 /* The actor's thread ends: an entry waiting for it can never come. */
 void qc_sched_exit(qc_sched *s, int actor);
+
+/* The run stops (its ledger still open): a replay with entries not
+ * carried out diverged at the first of them, as far as the search and
+ * "reproduced" go (a "schedule abandoned" note with replay_seq, decision
+ * 1135); then everyone runs freely, as qc_sched_release.  Thread-safe. */
+void qc_sched_finish(qc_sched *s);
 
 /* 0 while a script or replay has steps left (the run's drain waits for
  * them: a step the run can never reach abandons the schedule after

@@ -584,11 +584,21 @@ START_TEST(test_entries_that_found_a_lease_run_out_wait_for_it)
         "\"now\":1900.0,\"lease_until\":2700.0,\"seq\":9,\"t\":9.0}\n"
         /* job 3's lease never given back and run out: taken over */
         "{\"type\":\"ok\",\"worker\":1,\"op\":\"claim\",\"req\":3,\"job\":3,\"rows\":1,"
-        "\"now\":2800.0,\"lease_until\":3600.0,\"seq\":10,\"t\":10.0}\n");
+        "\"now\":2800.0,\"lease_until\":3600.0,\"seq\":10,\"t\":10.0}\n"
+        /* an empty reap: replayed as one (no job), not as "any" */
+        "{\"type\":\"ok\",\"worker\":-1,\"op\":\"reap\",\"req\":3,\"rows\":0,"
+        "\"seq\":11,\"t\":11.0}\n"
+        /* the run stops: what comes after is not ordered */
+        "{\"type\":\"note\",\"note\":\"run stopping\",\"worker\":-3,\"seq\":80,\"t\":12.0}\n"
+        "{\"type\":\"info\",\"worker\":2,\"op\":\"complete\",\"req\":9,\"job\":3,"
+        "\"seq\":81,\"t\":13.0}\n");
     ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
-    ck_assert_int_eq(n, 11);
+    ck_assert_int_eq(n, 12);
+    ck_assert_int_eq(v[9].where, 11);
+    ck_assert(v[9].job == QC_SCHED_NO_JOB);
     for (int k = 0; k < n; k++) {
         int want = v[k].where == 6 || v[k].where == 10;
+        ck_assert_int_ne(v[k].where, 81);
         ck_assert_msg(v[k].expiry == want, "entry seq %ld: expiry %d", v[k].where, v[k].expiry);
     }
     ck_assert_int_eq(v[5].where, 6);

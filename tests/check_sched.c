@@ -791,6 +791,35 @@ START_TEST(test_replay_waits_for_the_lease_an_entry_found_run_out)
 }
 END_TEST
 
+/* An empty reap of the earlier run is replayed as one: the reaper that
+ * takes a job there diverges at once (decision 1135). */
+START_TEST(test_replay_empty_reap_is_no_job)
+{
+    qc_sched_entry e[] = {{QC_SCHED_REAPER, "reap.after", QC_SCHED_NO_JOB, 0, 7, 0, 0, 0, 0}};
+    qc_sched *s = qc_sched_new(QC_SCHED_REPLAY, e, 1, 1, 1, 3, 60000, 60000, NULL, "w.jsonl");
+    qc_sched_exit(s, 0);
+    qc_sched_begin(s, QC_SCHED_REAPER);
+    qc_sched_turn(s, QC_SCHED_REAPER);
+    qc_sched_point(s, QC_SCHED_REAPER, "reap.after", 5);
+    ck_assert_ptr_nonnull(qc_sched_abandoned(s));
+    ck_assert_msg(strstr(qc_sched_abandoned(s), "(no job) expected, the reaper passed reap.after "
+                                                "(job 5)") != NULL,
+                  "%s", qc_sched_abandoned(s));
+    qc_sched_free(s);
+    /* and one that takes nothing passes it */
+    s = qc_sched_new(QC_SCHED_REPLAY, e, 1, 1, 1, 3, 60000, 60000, NULL, "w.jsonl");
+    qc_sched_exit(s, 0);
+    qc_sched_begin(s, QC_SCHED_REAPER);
+    qc_sched_turn(s, QC_SCHED_REAPER);
+    qc_sched_point(s, QC_SCHED_REAPER, "reap.after", INT64_MIN);
+    ck_assert_ptr_null(qc_sched_abandoned(s));
+    int done, total, blocked, wire;
+    qc_sched_stats(s, &done, &total, &blocked, &wire);
+    ck_assert_int_eq(done, 1);
+    qc_sched_free(s);
+}
+END_TEST
+
 /* qc_sched_replay_next: an actor's next point in the earlier run, which
  * the worker's own-lease test follows in a replay (decision 1111). */
 START_TEST(test_replay_next_is_the_actors_next_entry)
@@ -845,6 +874,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_pct_order_is_a_function_of_the_seed);
     tcase_add_test(tc, test_replay_entries_from_a_ledger);
     tcase_add_test(tc, test_replay_lets_an_answer_on_the_wire_overlap);
+    tcase_add_test(tc, test_replay_empty_reap_is_no_job);
     tcase_add_test(tc, test_replay_waits_for_the_lease_an_entry_found_run_out);
     tcase_add_test(tc, test_replay_lets_a_wait_run_before_its_grant);
     tcase_add_test(tc, test_replay_next_is_the_actors_next_entry);
