@@ -610,6 +610,47 @@ START_TEST(test_entries_that_found_a_lease_run_out_wait_for_it)
 }
 END_TEST
 
+/* An edited ledger is refused with its line, not replayed as something
+ * else (decision 1135). */
+START_TEST(test_an_edited_ledger_is_refused_with_its_line)
+{
+    qc_sched_entry *v = NULL;
+    int n = 0;
+    qc_err err = {0};
+    static const char *edits[] = {
+        /* a worker the run does not have */
+        "{\"type\":\"invoke\",\"worker\":5,\"op\":\"claim\",\"req\":1,\"seq\":2,\"t\":1.0}\n",
+        /* one past int */
+        "{\"type\":\"invoke\",\"worker\":9223372036854775807,\"op\":\"claim\",\"req\":1,"
+        "\"seq\":2,\"t\":1.0}\n",
+        "{\"type\":\"invoke\",\"worker\":-2147483649,\"op\":\"claim\",\"req\":1,\"seq\":2,"
+        "\"t\":1.0}\n",
+        /* a seq that is text, or negative */
+        "{\"type\":\"invoke\",\"worker\":0,\"op\":\"claim\",\"req\":1,\"seq\":\"2\",\"t\":1.0}\n",
+        "{\"type\":\"invoke\",\"worker\":0,\"op\":\"claim\",\"req\":1,\"seq\":-2,\"t\":1.0}\n"};
+    for (size_t k = 0; k < sizeof edits / sizeof *edits; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"type\":\"header\",\"seed\":1,\"workers\":2}\n"
+                 "{\"type\":\"invoke\",\"worker\":1,\"op\":\"claim\",\"req\":1,\"seq\":1,"
+                 "\"t\":0.5}\n%s",
+                 edits[k]);
+        write_lines(text);
+        memset(&err, 0, sizeof err);
+        ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), QC_EINVAL);
+        ck_assert_msg(strstr(err.msg, ":3: ") != NULL, "edit %zu: %s", k, err.msg);
+    }
+    /* the unedited ledger loads */
+    write_lines("{\"type\":\"header\",\"seed\":1,\"workers\":2}\n"
+                "{\"type\":\"invoke\",\"worker\":1,\"op\":\"claim\",\"req\":1,\"seq\":1,\"t\":0.5}\n"
+                "{\"type\":\"note\",\"note\":\"schedule abandoned\",\"worker\":-3,\"seq\":2}\n");
+    ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
+    ck_assert_int_eq(n, 1);
+    free(v);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(test_kept_attempt_is_the_one_that_reproduced_else_the_furthest)
 {
     char msg[600];
@@ -742,6 +783,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_the_taker_of_the_job_goes_first);
     tcase_add_test(t, test_slow_link_answers_go_in_the_servers_order);
     tcase_add_test(t, test_entries_that_found_a_lease_run_out_wait_for_it);
+    tcase_add_test(t, test_an_edited_ledger_is_refused_with_its_line);
     tcase_add_test(t, test_stops_when_reproduced);
     tcase_add_test(t, test_stops_without_divergence);
     tcase_add_test(t, test_stops_at_max_attempts_and_when_no_move_is_left);
