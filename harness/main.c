@@ -966,6 +966,8 @@ static int cmd_run(int argc, char **argv)
     }
     long runs = repeat_n > 0 ? repeat_n : 1;
     int codes[1001]; /* the replay search's attempts' exit codes */
+    int same_att = 0; /* the first attempt that failed the same way, not in the run's order */
+    long same_dseq = -1, same_eseq = -1;
     char replay_out[sizeof o.out_dir] = "";
     if (search != NULL) {
         run_out_dir(replay_out, sizeof replay_out, out, o.sc.name, o.sc.seed, repeat_n);
@@ -1004,11 +1006,17 @@ static int cmd_run(int argc, char **argv)
             int same = replay_compare(replay, o.out_dir, 1, expect);
             int faithful = replay_faithful(replay, o.out_dir, o.replay_entries,
                                            o.replay_nentries, expect, &dseq, &eseq);
-            if (same && !faithful)
+            if (same && !faithful) {
                 printf("qchaos: replay search: attempt %d failed the same way, but it diverged at "
                        "seq %ld, before the original's evidence (to seq %ld) was replayed: not "
                        "a reproduction\n",
                        attempt, dseq, eseq);
+                if (same_att == 0) {
+                    same_att = attempt;
+                    same_dseq = dseq;
+                    same_eseq = eseq;
+                }
+            }
             int again = qc_replay_search_next(search, ledger, same && faithful, why, sizeof why);
             if (again) {
                 printf("qchaos: replay search: %s\n", why);
@@ -1022,21 +1030,34 @@ static int cmd_run(int argc, char **argv)
                 printf("qchaos: replay search: attempt %d reproduced the run\n",
                        qc_replay_search_attempts(search));
             /* the replay's folder keeps the attempt that reproduced the
-             * run, else the one that got furthest (decision 67) */
+             * run, else the first that failed the same way out of the
+             * run's order (decision 1136), else the one that got furthest
+             * (decision 67) */
             int reproduced, place, nent = 0;
             int n_att = qc_replay_search_attempts(search);
             int kept = qc_replay_search_kept(search, &reproduced, &place);
+            int same_way = !reproduced && same_att > 0;
+            if (same_way) {
+                kept = same_att;
+                place = qc_replay_search_place(search, same_att);
+            }
             qc_replay_search_order(search, &nent);
             snprintf(o.out_dir, sizeof o.out_dir, "%s", replay_out);
             qc_err kerr = {0};
             if (qc_replay_keep(replay_out, kept, n_att, &kerr) != 0 ||
-                qc_replay_annotate(replay_out, replay, kept, n_att, reproduced, place, nent,
-                                   &kerr) != 0) {
+                qc_replay_annotate(replay_out, replay, kept, n_att, reproduced, same_way, place,
+                                   nent, &kerr) != 0) {
                 fprintf(stderr, "qchaos: replay: %s\n", kerr.msg);
             } else {
-                char why_kept[160];
+                char why_kept[300];
                 if (reproduced)
                     snprintf(why_kept, sizeof why_kept, "it reproduced the run");
+                else if (same_way)
+                    snprintf(why_kept, sizeof why_kept,
+                             "it failed the same way, but diverged at seq %ld, before the "
+                             "original's evidence (to seq %ld) was replayed: the violation came "
+                             "back, the run's order did not",
+                             same_dseq, same_eseq);
                 else if (place >= 0 && place < nent)
                     snprintf(why_kept, sizeof why_kept,
                              "none reproduced the run; it got furthest, to entry %d of %d",

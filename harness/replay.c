@@ -97,6 +97,13 @@ int qc_replay_search_attempts(const qc_replay_search *rs)
     return rs->attempts;
 }
 
+int qc_replay_search_place(const qc_replay_search *rs, int attempt)
+{
+    if (attempt < 1 || attempt > rs->attempts || attempt > rs->max_attempts)
+        return -1;
+    return rs->place[attempt - 1];
+}
+
 int qc_replay_search_kept(const qc_replay_search *rs, int *reproduced, int *place)
 {
     int best = 0;
@@ -491,7 +498,7 @@ int qc_replay_keep(const char *out, int kept, int attempts, qc_err *err)
 }
 
 int qc_replay_annotate(const char *out, const char *of, int kept, int attempts, int reproduced,
-                       int place, int entries, qc_err *err)
+                       int same_way, int place, int entries, qc_err *err)
 {
     char p[PATH_MAX], tmp[PATH_MAX + 8], dir[PATH_MAX];
     json_t *root, *r;
@@ -510,8 +517,12 @@ int qc_replay_annotate(const char *out, const char *of, int kept, int attempts, 
     json_object_set_new(r, "kept", json_integer(kept));
     json_object_set_new(r, "kept_dir", json_string(dir));
     json_object_set_new(r, "reproduced", json_boolean(reproduced));
-    json_object_set_new(r, "why_kept", json_string(reproduced ? "it reproduced the run"
-                                                   : "none reproduced the run: it got furthest"));
+    json_object_set_new(r, "same_way", json_boolean(reproduced || same_way));
+    json_object_set_new(r, "why_kept",
+                        json_string(reproduced ? "it reproduced the run"
+                                    : same_way ? "none reproduced the run's order through its "
+                                                 "evidence: it failed the same way"
+                                               : "none reproduced the run: it got furthest"));
     json_object_set_new(r, "entries", json_integer(entries));
     if (place >= 0 && place < entries)
         json_object_set_new(r, "diverged_at_entry", json_integer(place + 1));

@@ -80,6 +80,10 @@ int qc_replay_search_next(qc_replay_search *rs, const char *ledger, int reproduc
 /* Attempts run so far. */
 int qc_replay_search_attempts(const qc_replay_search *rs);
 
+/* Where attempt (1-based) diverged: the 0-based entry of its order, the
+ * order's length when it did not, -1 when not known. */
+int qc_replay_search_place(const qc_replay_search *rs, int attempt);
+
 /* The attempt whose run a replay keeps (1-based; 0 before any attempt):
  * the one that reproduced the run (*reproduced = 1), else (*reproduced =
  * 0) the one that got furthest, the earliest among equals: an attempt that
@@ -120,10 +124,13 @@ int qc_replay_keep(const char *out, int kept, int attempts, qc_err *err);
 /* Adds "replay" to out/results.json: of (the replayed run's folder), the
  * attempts run, the one kept and its own folder (out/attempt-KEPT, or out
  * for a single attempt), whether it reproduced the
- * run, why it was kept, the order's entries and where the kept attempt
+ * run (failed the same way with its order carried out through the
+ * evidence), whether it failed the same way at all (same_way: the same
+ * checkers on the same jobs, though it diverged before the evidence),
+ * why it was kept, the order's entries and where the kept attempt
  * diverged (1-based entry; null when it did not: place from
  * qc_replay_search_kept).  Returns 0, or -1 with err (QC_EIO). */
 int qc_replay_annotate(const char *out, const char *of, int kept, int attempts, int reproduced,
-                       int place, int entries, qc_err *err);
+                       int same_way, int place, int entries, qc_err *err);
 
 #endif

@@ -752,7 +752,7 @@ START_TEST(test_the_folder_keeps_the_kept_attempt)
     ck_assert_str_eq(get(out, "ledger.jsonl"), "two\n");
     ck_assert_str_eq(get(a1, "ledger.jsonl"), "one\n");
     ck_assert_str_eq(get(a2, "ledger.jsonl"), "two\n");
-    ck_assert_int_eq(qc_replay_annotate(out, "runs/x", 2, 2, 1, 3, 5, &err), 0);
+    ck_assert_int_eq(qc_replay_annotate(out, "runs/x", 2, 2, 1, 0, 3, 5, &err), 0);
     const char *r = get(out, "results.json");
     ck_assert_msg(strstr(r, "\"kept\": 2") && strstr(r, "\"reproduced\": true") &&
                       strstr(r, "\"diverged_at_entry\": 4") && strstr(r, "attempt-2") &&
@@ -763,7 +763,7 @@ START_TEST(test_the_folder_keeps_the_kept_attempt)
     /* one attempt: nothing moves; an unreadable results.json is an error */
     ck_assert_int_eq(qc_replay_keep(a2, 1, 1, &err), 0);
     ck_assert_str_eq(get(a2, "ledger.jsonl"), "two\n");
-    ck_assert_int_ne(qc_replay_annotate(a3, "runs/x", 1, 1, 0, -1, 5, &err), 0);
+    ck_assert_int_ne(qc_replay_annotate(a3, "runs/x", 1, 1, 0, 0, -1, 5, &err), 0);
     ck_assert_ptr_nonnull(strstr(err.msg, "results.json"));
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
     ck_assert_int_eq(system(cmd), 0);
