@@ -597,7 +597,9 @@ static int replay_compare(const char *orig_dir, const char *new_dir, int quiet, 
             same++;
             if (in_list(only, name))
                 same_only++;
-            if (!quiet)
+            if (!quiet && j1 == INT64_MIN)
+                printf("qchaos: replay: %s failed again (no job), as in %s\n", name, orig_dir);
+            else if (!quiet)
                 printf("qchaos: replay: %s failed again on job %lld, as in %s\n", name,
                    (long long)j1, orig_dir);
         } else {

@@ -1455,6 +1455,9 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
                                json_string_value(json_object_get(e, "fault")), buf, sizeof buf);
         if (pt == NULL)
             continue;
+        if (actor == QC_SCHED_REAPER && strncmp(pt, "reap.", 5) != 0)
+            continue; /* worker -1 is also the enqueuer: its faults (a lost NOTIFY) are
+                         no reaper's points (decision 1137) */
         json_t *rq = json_object_get(e, "req");
         /* the lease this answer's job had in the run, when the answer
          * shows it run out: a reap's row, or a claim of a job whose lease

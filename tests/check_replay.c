@@ -585,6 +585,9 @@ START_TEST(test_entries_that_found_a_lease_run_out_wait_for_it)
         /* job 3's lease never given back and run out: taken over */
         "{\"type\":\"ok\",\"worker\":1,\"op\":\"claim\",\"req\":3,\"job\":3,\"rows\":1,"
         "\"now\":2800.0,\"lease_until\":3600.0,\"seq\":10,\"t\":10.0}\n"
+        /* the enqueuer's fault (worker -1, as the reaper): no reaper's point */
+        "{\"type\":\"fault\",\"fault\":\"notify_lost\",\"worker\":-1,\"job\":4,"
+        "\"seq\":74,\"t\":7.3}\n"
         /* an empty reap: replayed as one (no job), not as "any" */
         "{\"type\":\"ok\",\"worker\":-1,\"op\":\"reap\",\"req\":3,\"rows\":0,"
         "\"seq\":11,\"t\":11.0}\n"
