@@ -123,7 +123,8 @@ for name in "${names[@]}"; do
     # out through the original's evidence, decision 1134) and the checker
     # failed on the original's first job
     j=$(jq -r --arg c "$chk" --arg j "$job" '[.checkers[] | select(.name==$c and .verdict=="FAIL") |
-         .violations[].job | tostring] | if index($j) != null then $j else (.[0] // "none") end' \
+         .violations[] | (.job // "none") | tostring] |
+         if index($j) != null then $j else (.[0] // "none") end' \
          "$orig/replay-$k/results.json" 2>/dev/null)
     rep=$(jq -r '.replay.reproduced // false' "$orig/replay-$k/results.json" 2>/dev/null)
     a=$(jq -r '.replay.attempts // 1' "$orig/replay-$k/results.json" 2>/dev/null)
