@@ -168,20 +168,29 @@ for fs in 5 6 7; do
   if [ "$same" -eq 2 ]; then
     ok "replay of a free run (seed $fs): exclusive_claim on job $first again, 2 of 2"
     free_ok=1
-    # the replay's folder holds the attempt that reproduced the run, and
-    # says so (decision 67); with several attempts, each has its folder
+    # the replay's folder holds the attempt that reproduced the run (or,
+    # when none replayed the run's order up to its evidence, the first that
+    # failed the same way: decision 1136), and says so (decision 67); with
+    # several attempts, each has its folder
     r=$work/free/replay-2
-    kept=$(jq -r '.replay | select(.reproduced == true) | .kept' "$r/results.json" 2>/dev/null)
+    how=$(jq -r '.replay | if .reproduced == true then "reproduced"
+                           elif .same_way == true then "same_way" else "" end' \
+      "$r/results.json" 2>/dev/null)
+    kept=$(jq -r '.replay.kept' "$r/results.json" 2>/dev/null)
     natt=$(jq -r '.replay.attempts' "$r/results.json" 2>/dev/null)
-    if [ -z "$kept" ]; then
-      bad "no reproduced \"replay\" in $r/results.json"
-    elif ! grep -q "replay: $r/ holds attempt $kept of $natt (it reproduced the run)" \
-      "$work/free-r2.log"; then
-      bad "the replay's output does not say which attempt $r/ holds"
+    case $how in
+      reproduced) said="(it reproduced the run)" ;;
+      same_way) said="(it failed the same way" ;;
+      *) said="" ;;
+    esac
+    if [ -z "$how" ]; then
+      bad "\"replay\" in $r/results.json says neither reproduced nor same_way, yet the log said exclusive_claim failed again"
+    elif ! grep -qF "replay: $r/ holds attempt $kept of $natt $said" "$work/free-r2.log"; then
+      bad "the replay's output does not say which attempt $r/ holds ($how)"
     elif [ "$natt" -gt 1 ] && ! cmp -s "$r/ledger.jsonl" "$r/attempt-$kept/ledger.jsonl"; then
       bad "$r/ledger.jsonl is not attempt $kept's"
     else
-      ok "the replay's folder holds attempt $kept of $natt, the one that reproduced the run"
+      ok "the replay's folder holds attempt $kept of $natt, the one that $how"
     fi
     break
   fi
