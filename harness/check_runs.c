@@ -42,6 +42,7 @@
 #include "checkers.h"
 #include "scenario.h" /* QC_LEASE_MARGIN_MS: the worker's own margin */
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,6 +377,10 @@ typedef struct ol_key {
     int64_t seq;
     size_t ev;
 } ol_key;
+_Static_assert(offsetof(ol_key, file) == offsetof(qc__actor, file) &&
+                   offsetof(ol_key, worker) == offsetof(qc__actor, worker) &&
+                   offsetof(ol_key, inc) == offsetof(qc__actor, inc),
+               "ol_key begins with a qc__actor (qc__actor_sort)");
 
 static int cmp_actor_ev(const void *pa, const void *pb)
 {
@@ -580,7 +585,10 @@ int qc_check_own_lease(const qc_history *h, qc_check *out)
             break;
         }
     }
-    qsort(keys, n, sizeof *keys, cmp_actor_ev);
+    /* keys were collected in ev order: the stable sort by actor is the sort
+     * by (file, worker, inc, seq) (qsort when out of memory for it) */
+    if (qc__actor_sort(keys, n, sizeof *keys) != 0)
+        qsort(keys, n, sizeof *keys, cmp_actor_ev);
     for (size_t k = 0; k < n; k++)
         ix[k] = keys[k].ev;
     for (size_t a = 0, b; a < n && rc == 0; a = b) {

@@ -67,6 +67,7 @@
  */
 #include "checkers.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,10 @@ typedef struct incref {
     int file, worker, inc;
     size_t ev;
 } incref;
+_Static_assert(offsetof(incref, file) == offsetof(qc__actor, file) &&
+                   offsetof(incref, worker) == offsetof(qc__actor, worker) &&
+                   offsetof(incref, inc) == offsetof(qc__actor, inc),
+               "incref begins with a qc__actor (qc__actor_sort)");
 
 static int cmp_incref(const void *pa, const void *pb)
 {
@@ -300,8 +305,11 @@ int qc_check_worker_progress(const qc_history *h, qc_check *out)
         }
         r[nr++] = (incref){e->file, e->worker, e->inc, i};
     }
-    if (nr > 1)
-        qsort(r, nr, sizeof *r, cmp_incref); /* r is NULL when there is no request */
+    /* r was collected in ev order: the stable sort by actor is the sort by
+     * (file, worker, inc, ev) (qsort when out of memory for it); r is NULL
+     * when there is no request */
+    if (nr > 1 && qc__actor_sort(r, nr, sizeof *r) != 0)
+        qsort(r, nr, sizeof *r, cmp_incref);
     for (size_t i = 0; i < nr;) {
         size_t j = i;
         while (j < nr && r[j].file == r[i].file && r[j].worker == r[i].worker &&

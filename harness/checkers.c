@@ -217,6 +217,130 @@ void qc__jobrefs_sort(qc__jobref *r, size_t n)
     free(tmp);
 }
 
+/* The actor's slot in an open-addressing table of mask + 1 slots. */
+static size_t actor_hash(const qc__actor *a, size_t mask)
+{
+    uint64_t k = (uint64_t)(uint32_t)a->file * 0x9E3779B97F4A7C15u ^
+                 (uint64_t)(uint32_t)a->worker * 0xC2B2AE3D27D4EB4Fu ^
+                 (uint64_t)(uint32_t)a->inc * 0x165667B19E3779F9u;
+    k ^= k >> 29;
+    return (size_t)(k & mask);
+}
+
+static int cmp_actor(const void *pa, const void *pb)
+{
+    const qc__actor *a = pa, *b = pb;
+    if (a->file != b->file)
+        return a->file < b->file ? -1 : 1;
+    if (a->worker != b->worker)
+        return a->worker < b->worker ? -1 : 1;
+    return (a->inc > b->inc) - (a->inc < b->inc);
+}
+
+/* A stable counting sort: the distinct actors are found with a hash
+ * table (each slot: an actor and its index in the list of distinct ones),
+ * sorted, counted, and the elements scattered in order into a buffer. */
+int qc__actor_sort(void *base, size_t n, size_t size)
+{
+    typedef struct {
+        qc__actor a;
+        uint32_t id; /* index in act + 1; 0: empty slot */
+    } slot;
+    char *b = base;
+    size_t mask = 15, nact = 0, cap_act = 16;
+    slot *tab = NULL;
+    qc__actor *act = NULL;
+    uint32_t *id = NULL, *rank = NULL;
+    size_t *start = NULL;
+    char *tmp = NULL;
+    int rc = QC_ENOMEM;
+
+    if (n < 2)
+        return 0;
+    if ((tab = calloc(mask + 1, sizeof *tab)) == NULL || (act = malloc(cap_act * sizeof *act)) == NULL ||
+        (id = malloc(n * sizeof *id)) == NULL)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        qc__actor a;
+        memcpy(&a, b + i * size, sizeof a);
+        size_t k = actor_hash(&a, mask);
+        while (tab[k].id != 0 && cmp_actor(&tab[k].a, &a) != 0)
+            k = (k + 1) & mask;
+        if (tab[k].id == 0) {
+            if (nact == UINT32_MAX - 1)
+                goto out;
+            if (nact == cap_act) {
+                qc__actor *t = realloc(act, 2 * cap_act * sizeof *act);
+                if (t == NULL)
+                    goto out;
+                act = t;
+                cap_act *= 2;
+            }
+            act[nact] = a;
+            tab[k] = (slot){a, (uint32_t)++nact};
+            if (2 * nact > mask) { /* rehash at half full */
+                size_t m2 = 2 * mask + 1;
+                slot *t2 = calloc(m2 + 1, sizeof *t2);
+                if (t2 == NULL)
+                    goto out;
+                for (size_t s = 0; s <= mask; s++) {
+                    if (tab[s].id == 0)
+                        continue;
+                    size_t q = actor_hash(&tab[s].a, m2);
+                    while (t2[q].id != 0)
+                        q = (q + 1) & m2;
+                    t2[q] = tab[s];
+                }
+                free(tab);
+                tab = t2;
+                mask = m2;
+            }
+            id[i] = (uint32_t)nact - 1;
+        } else {
+            id[i] = tab[k].id - 1;
+        }
+    }
+    if (nact == 1) { /* one actor: the order is already the result */
+        rc = 0;
+        goto out;
+    }
+    /* rank[j]: place of distinct actor j in the sorted list */
+    {
+        qc__actor *sorted;
+        if ((rank = malloc(nact * sizeof *rank)) == NULL ||
+            (start = calloc(nact + 1, sizeof *start)) == NULL ||
+            (sorted = malloc(nact * sizeof *sorted)) == NULL)
+            goto out;
+        memcpy(sorted, act, nact * sizeof *act);
+        qsort(sorted, nact, sizeof *sorted, cmp_actor);
+        for (size_t j = 0; j < nact; j++) {
+            size_t k = actor_hash(&sorted[j], mask);
+            while (cmp_actor(&tab[k].a, &sorted[j]) != 0)
+                k = (k + 1) & mask;
+            rank[tab[k].id - 1] = (uint32_t)j;
+        }
+        free(sorted);
+    }
+    for (size_t i = 0; i < n; i++)
+        start[rank[id[i]] + 1]++;
+    for (size_t j = 0; j < nact; j++)
+        start[j + 1] += start[j];
+    if ((tmp = malloc(n * size)) == NULL)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        memcpy(tmp + start[rank[id[i]]]++ * size, b + i * size, size);
+    memcpy(b, tmp, n * size);
+    rc = 0;
+out:
+    free(tab);
+    free(act);
+    free(id);
+    free(rank);
+    free(start);
+    free(tmp);
+    return rc;
+}
+
 /* The final snapshot as kept in h->memo_snapshot: its counts and rows. */
 typedef struct snapshot_memo {
     size_t n, nevents;

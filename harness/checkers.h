@@ -387,6 +387,22 @@ typedef struct qc__jobref {
 
 void qc__jobrefs_sort(qc__jobref *r, size_t n);
 
+/* An actor of a history: a worker incarnation of one ledger. */
+typedef struct qc__actor {
+    int file, worker, inc;
+} qc__actor;
+
+/* Sorts n elements of size bytes at base, each beginning with a qc__actor,
+ * by (file, worker, inc), keeping the order they have among equal actors
+ * (a stable sort).  A checker collects its refs scanning h->ev in order, so
+ * the order among one actor's refs is ev order, which is seq order within
+ * a ledger: the result is the sort by (file, worker, inc, seq, ev) the
+ * checkers used qsort for, in O(n) plus a sort of the distinct actors
+ * (issue 16: the two qsorts by actor were a seventh of an audit's
+ * instructions).  Not thread-safe on one array; no lock.  Returns 0, or
+ * QC_ENOMEM with base unchanged. */
+int qc__actor_sort(void *base, size_t n, size_t size);
+
 /* The final snapshot: the last snapshot row (by seq) of each job. */
 typedef struct qc__snapshot {
     qc__jobref *row;  /* sorted by job, one per job */

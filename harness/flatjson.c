@@ -20,12 +20,41 @@ static int is_ws(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+/* 1 in each byte's high bit of v that may hold a '"', a '\\', a control
+ * character (< 0x20) or a byte >= 0x80; 0 (exactly) when none of its 8
+ * bytes does (the bit tricks of "Bit Twiddling Hacks", hasless/haszero:
+ * exact about whether such a byte exists, and the lowest bit set is the
+ * first such byte: a borrow only flags bytes above a true one). */
+static uint64_t word_special(uint64_t v)
+{
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+    uint64_t q = v ^ (ones * '"'), b = v ^ (ones * '\\');
+    return ((q - ones) & ~q) | ((b - ones) & ~b) | ((v - ones * 0x20) & ~v) | (v & high);
+}
+
 /* A string starting after its opening quote at p; returns the position of
  * its closing quote or NULL (not understood).  *esc says it has escapes. */
 static const char *scan_string(const char *p, const char *end, int *esc)
 {
     *esc = 0;
     while (p < end) {
+        /* 8 plain bytes at a time (issue 16: a ledger line is mostly
+         * strings); the byte loop below takes any word that may hold a
+         * byte to look at */
+        while (end - p >= 8) {
+            uint64_t v;
+            memcpy(&v, p, sizeof v);
+            uint64_t sp = word_special(v) & 0x8080808080808080u;
+            if (sp != 0) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
+                p += __builtin_ctzll(sp) / 8; /* the first byte to look at */
+#endif
+                break;
+            }
+            p += 8;
+        }
+        if (p >= end)
+            break;
         unsigned char c = (unsigned char)*p;
         if (c == '"')
             return p;

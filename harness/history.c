@@ -1041,6 +1041,7 @@ static int push_event(part *pt, const qc_event *e)
  * instead of a walk over 49 names. */
 #define KEY_SLOTS 128
 static signed char key_slot[2][KEY_SLOTS];
+static unsigned char key_len[2][64]; /* strlen of each table's keys (< 256) */
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 static unsigned key_hash(const char *k, size_t n)
@@ -1058,7 +1059,9 @@ static void key_tables_build(void)
     memset(key_slot, -1, sizeof key_slot);
     for (int t = 0; t < 2; t++)
         for (size_t k = 0; k < nt[t]; k++) {
-            unsigned j = key_hash(tab[t][k].key, strlen(tab[t][k].key));
+            size_t len = strlen(tab[t][k].key);
+            unsigned j = key_hash(tab[t][k].key, len);
+            key_len[t][k] = (unsigned char)len;
             while (key_slot[t][j] >= 0)
                 j = (j + 1) & (KEY_SLOTS - 1);
             key_slot[t][j] = (signed char)k;
@@ -1071,9 +1074,9 @@ static int key_find(int t, const struct field *fl, const char *key, size_t n)
     if (n == 0)
         return -1;
     for (unsigned j = key_hash(key, n); key_slot[t][j] >= 0; j = (j + 1) & (KEY_SLOTS - 1)) {
-        const char *name = fl[key_slot[t][j]].key;
-        if (name[0] == key[0] && strncmp(name, key, n) == 0 && name[n] == '\0')
-            return key_slot[t][j];
+        int k = key_slot[t][j];
+        if (key_len[t][k] == n && memcmp(fl[k].key, key, n) == 0)
+            return k;
     }
     return -1;
 }
@@ -1186,9 +1189,13 @@ static int fast_set(part *pt, const struct field *f, const qc_flat_member *m, qc
         if (m->kind != QC_FLAT_STR || m->esc)
             return QC_EINVAL; /* an escaped op: jansson decodes it */
         rc = QC_OP_NONE;
-        for (int op = QC_OP_ENQUEUE; op <= QC_OP_DEDUP; op++)
-            if (span_is(m->s, m->slen, qc_op_name((qc_op)op)))
+        for (int op = QC_OP_ENQUEUE; op <= QC_OP_DEDUP; op++) {
+            const char *name = qc_op_name((qc_op)op); /* the names differ: one matches */
+            if (m->slen > 0 && name[0] == m->s[0] && span_is(m->s, m->slen, name)) {
                 rc = op;
+                break;
+            }
+        }
         *(uint8_t *)(void *)dst = (uint8_t)rc;
         return 0;
     }

@@ -252,8 +252,14 @@ const qc_event *qc__report_find_seq(const qc_history *h, int64_t seq);
  * are shown as "server +X ms" = time - origin: an estimate of where on the
  * run's clock the server read its time, exact in the differences between
  * two server times (the same origin is subtracted).  QC_NO_TIME when no
- * request carries a server time.  O(n log n). */
+ * request carries a server time.  O(n) expected (qc__select_kth). */
 double qc__report_server_origin(const qc_history *h);
+
+/* The k-th smallest of a[0..n) (k < n; a holds no NaN): the value a[k]
+ * would hold were a sorted; reorders a in place.  Hoare's selection with
+ * median-of-three pivots, O(n) expected.  No allocation; not thread-safe
+ * on one array. */
+double qc__select_kth(double *a, size_t n, size_t k);
 
 /* Copies a checker's explanation s into buf (size n, NUL-terminated) with
  * every raw server epoch in it (a number of 12 or more integer digits, as

@@ -1004,6 +1004,62 @@ static int cmp_ref_test(const void *pa, const void *pb)
     return a->ev < b->ev ? -1 : a->ev > b->ev;
 }
 
+/* qc__actor_sort orders refs collected in ev order as qsort by (file,
+ * worker, inc, ev) does: few and many actors, negative workers, one actor,
+ * already sorted, and a buffer of elements bigger than the actor. */
+typedef struct actor_ref_test {
+    int file, worker, inc;
+    size_t ev;
+    char pad[9];
+} actor_ref_test;
+
+static int cmp_actor_ref_test(const void *pa, const void *pb)
+{
+    const actor_ref_test *a = pa, *b = pb;
+    if (a->file != b->file)
+        return a->file < b->file ? -1 : 1;
+    if (a->worker != b->worker)
+        return a->worker < b->worker ? -1 : 1;
+    if (a->inc != b->inc)
+        return a->inc < b->inc ? -1 : 1;
+    return (a->ev > b->ev) - (a->ev < b->ev);
+}
+
+START_TEST(test_actor_sort_as_qsort)
+{
+    enum { N = 5000 };
+    static actor_ref_test a[N], b[N];
+    uint64_t x = 2463534242ull;
+    const int nworkers[] = {1, 2, 16, 300, 4000};
+
+    for (int round = 0; round < 30; round++) {
+        size_t n = round % 6 == 0 ? (size_t)round : N - (size_t)round * 11;
+        int nw = nworkers[round % 5];
+        memset(a, 0, sizeof a);
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            a[i].file = round % 4 == 1 ? (int)(x % 3) : 0;
+            a[i].worker = (int)((x >> 8) % (uint64_t)nw) - 3; /* -3 .. nw - 4 */
+            a[i].inc = round % 3 == 0 ? (int)((x >> 20) % 4) : 0;
+            if (round % 7 == 5) { /* already sorted */
+                a[i].file = 0;
+                a[i].worker = (int)(i * (size_t)nw / n);
+                a[i].inc = 0;
+            }
+            a[i].ev = i * 2 + 1; /* collected in ev order */
+            memset(a[i].pad, (int)(x >> 32) & 0x7f, sizeof a[i].pad);
+        }
+        memcpy(b, a, n * sizeof *a);
+        qsort(b, n, sizeof *b, cmp_actor_ref_test);
+        ck_assert_int_eq(qc__actor_sort(a, n, sizeof *a), 0);
+        ck_assert_msg(memcmp(a, b, n * sizeof *a) == 0, "round %d (n %zu, %d workers) differs from qsort",
+                      round, n, nw);
+    }
+}
+END_TEST
+
 /* qc__jobrefs_sort (a radix sort where it can) orders refs as qsort by
  * (job, ev) does: random jobs over small, large, negative and full 64-bit
  * ranges (QC_NO_JOB among them), sorted and reversed input, refs in
@@ -1723,6 +1779,7 @@ static Suite *checkers_suite(void)
     tcase_add_test(tc, test_check_all_large_correct_ledger_passes);
     tcase_add_test(tc, test_check_all_threads_same_results);
     tcase_add_test(tc, test_jobrefs_sort_as_qsort);
+    tcase_add_test(tc, test_actor_sort_as_qsort);
     suite_add_tcase(s, tc);
     return s;
 }

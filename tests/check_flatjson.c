@@ -119,6 +119,18 @@ static const char *const lines[] = {
     "{\"type\":\"info\",\"error\":\"raw\ttab\",\"seq\":45}",
     "{\"type\":\"info\",\"error\":\"\\u001b[31m\",\"seq\":46}",
     "{\"type\":\"info\",\"error\":\"bad \\x escape\",\"seq\":47}",
+    /* long strings: what the 8-byte word scan must stop at, at several
+     * offsets in a word (a quote, an escape, a control byte, UTF-8, DEL) */
+    "{\"type\":\"info\",\"error\":\"0123456789abcdef\",\"seq\":140}",
+    "{\"type\":\"info\",\"error\":\"0123456789abc\\\"def0123456\",\"seq\":141}",
+    "{\"type\":\"info\",\"error\":\"01234567\\n89abcdefghijklmnop\",\"seq\":142}",
+    "{\"type\":\"info\",\"error\":\"0123456789\tx0123456789\",\"seq\":143}",
+    "{\"type\":\"info\",\"error\":\"01234567890123\xc3\xa9 and more\",\"seq\":144}",
+    "{\"type\":\"info\",\"error\":\"0123456789ab\x7f" "0123456789\",\"seq\":145}",
+    "{\"type\":\"info\",\"error\":\"0123456\x1f\",\"seq\":146}",
+    "{\"type\":\"info\",\"error\":\"012345678901234\\u00e9\",\"seq\":147}",
+    "{\"type\":\"info\",\"error\":\"0123456789abcdefABCDEFGH!#$%&'()*+,-./:;<=>?@[]^_`{|}~\",\"seq\":148}",
+    "{\"type\":\"info\",\"error\":\"0123456789abcdef\\\\\",\"seq\":149}",
     "{\"s\\u0065q\":48,\"type\":\"ok\"}",
     "{\"seq\":49,\"type\":\"o\\u006b\",\"op\":\"cl\\u0061im\"}",
     "{\"seq\":50,\"type\":\"ok\",\"op\":\"claim\\n\"}",

@@ -397,6 +397,45 @@ static void assert_junit_wellformed(const char *dir)
 
 /* ---- junit.xml ------------------------------------------------------------- */
 
+/* qc__select_kth gives what a sort would put at k: sizes 1..2000, many
+ * equal values, sorted and reversed input, every k of small arrays. */
+static int cmp_double_test(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+START_TEST(test_select_kth_as_sort)
+{
+    enum { N = 2000 };
+    static double a[N], s[N];
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+
+    for (int round = 0; round < 60; round++) {
+        size_t n = round < 20 ? (size_t)round + 1 : (size_t)(x % N) + 1;
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            a[i] = round % 3 == 0 ? (double)(x % 4) : (double)(int64_t)(x >> 11) / 1e3;
+            if (round % 5 == 1)
+                a[i] = (double)i; /* sorted */
+            if (round % 5 == 2)
+                a[i] = -(double)i; /* reversed */
+        }
+        memcpy(s, a, n * sizeof *a);
+        qsort(s, n, sizeof *s, cmp_double_test);
+        size_t ks[3] = {0, n / 2, n - 1};
+        for (size_t q = 0; q < (n <= 20 ? n : 3); q++) {
+            size_t k = n <= 20 ? q : ks[q];
+            double b[N];
+            memcpy(b, a, n * sizeof *a);
+            ck_assert_msg(qc__select_kth(b, n, k) == s[k], "round %d n %zu k %zu", round, n, k);
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_junit_fixture_run_wellformed_one_testcase_per_checker)
 {
     char dir[64];
@@ -1402,6 +1441,7 @@ static Suite *reports_suite(void)
     tc = tcase_create("size");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_report_200k_events_fast);
+    tcase_add_test(tc, test_select_kth_as_sort);
     suite_add_tcase(s, tc);
     return s;
 }
