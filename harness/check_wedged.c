@@ -59,7 +59,10 @@
  *     session whose worker's published id changed while it ran, and the
  *     note must name the same pid.
  *   Opportunities: session samples mapped to an incarnation between
- *   requests and not excused.
+ *   requests and not excused, sent more than B after the session's
+ *   connect (its "session" note): an earlier one cannot show a
+ *   transaction older than B, so a run shorter than B is INCONCLUSIVE,
+ *   never PASS (decision 1141).
  *
  * Each wedged incarnation is reported once per rule, with the ledger seqs
  * of the first and last failed requests (a), or of the request the
@@ -378,6 +381,18 @@ int qc_check_worker_progress(const qc_history *h, qc_check *out)
         int in_txn = 0;
         if (!view_sample(h, si, r + lo, end - lo, txn_model, st, &in_txn))
             continue;
+        /* an opportunity only when the session had been connected longer
+         * than the bound when the sample was sent: before, no transaction
+         * on it can be older than the bound (b1), and no run of samples
+         * in one can span it (b2) */
+        double sent = qc__has_time(qc_x(s->x)->sent_t) ? qc_x(s->x)->sent_t : s->t;
+        if (!qc__has_time(note->t) || !qc__has_time(sent) || sent - note->t <= bound) {
+            if (!in_txn)
+                st->run_first = NULL;
+            else if (st->run_first == NULL || st->last_ok > st->run_first->seq)
+                st->run_first = s;
+            continue;
+        }
         out->opportunities++;
         if (!in_txn) {
             st->run_first = NULL;

@@ -982,11 +982,18 @@ typedef struct server_count {
     char stats_reset[64]; /* pg_stat_statements_info.stats_reset, "" unknown */
 } server_count;
 
-/* The claim step's first statement that is not SET / RESET (the one that
- * runs on every claim; a later one may be skipped by an empty result),
- * with :name parameters already rewritten to $n; NULL when none. */
+/* The claim step's first statement that is not a setting (SET, RESET)
+ * or transaction control (BEGIN, START TRANSACTION, COMMIT, END,
+ * ROLLBACK, SAVEPOINT, RELEASE): the one that runs on every claim (a later
+ * one may be skipped by an empty result).  A claim that sends its own
+ * BEGIN would otherwise be counted by its BEGIN, which pg_stat_statements
+ * counts apart from the claims (a false "server counted" violation of
+ * bounded_idle_polling, decision 1141).  With :name parameters already
+ * rewritten to $n; NULL when none. */
 static const char *claim_sql(const qc_protocol *proto)
 {
+    static const char *skip[] = {"set",   "reset",    "begin",     "start", "commit",
+                                 "end",   "rollback", "savepoint", "release", "abort"};
     const qc_step *st = &proto->steps[QC_STEP_CLAIM];
     if (!st->present)
         return NULL;
@@ -994,7 +1001,13 @@ static const char *claim_sql(const qc_protocol *proto)
         const char *q = st->stmts[k].sql;
         while (isspace((unsigned char)*q))
             q++;
-        if (strncasecmp(q, "SET ", 4) && strncasecmp(q, "RESET ", 6))
+        size_t w = 0;
+        while (isalpha((unsigned char)q[w]))
+            w++;
+        int control = 0;
+        for (size_t j = 0; j < sizeof skip / sizeof *skip && !control; j++)
+            control = w == strlen(skip[j]) && !strncasecmp(q, skip[j], w);
+        if (!control)
             return st->stmts[k].sql;
     }
     return NULL;

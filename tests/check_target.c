@@ -288,6 +288,36 @@ START_TEST(test_server_count_leaves_other_statements_alone)
 }
 END_TEST
 
+/* A claim that sends its own BEGIN (claim_no_rollback, C20) is counted
+ * by its first statement that is not transaction control: counted by its
+ * BEGIN, the server's count was 8 for 616 answered claims, a false
+ * "server counted" violation of bounded_idle_polling (decision 1141). */
+START_TEST(test_server_count_skips_transaction_control)
+{
+    char cmd[3000], v[64];
+    char *err = NULL;
+    PGconn *c = connect_test_db();
+    sql1(c, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements", v, sizeof v);
+    snprintf(cmd, sizeof cmd,
+             "./qchaos run scenarios/cases/c20_wedged.ini --protocol "
+             "backends/postgres/mutants/claim_no_rollback.sql --jobs 200 --seed 1 --dsn '%s' "
+             "--out %s/pgss-begin --no-progress",
+             dsn, outdir);
+    int code = run(cmd, &err);
+    ck_assert_msg(code == 1, "exit %d: %s", code, err); /* the mutant fails worker_progress */
+    free(err);
+    snprintf(cmd, sizeof cmd,
+             "jq -e '[.checkers[] | select(.name == \"bounded_idle_polling\") | "
+             ".violations[]? | select(.explanation | test(\"server counted\"))] | length == 0' "
+             "%s/pgss-begin/results.json >/dev/null && "
+             "jq -r '.checkers[] | select(.name == \"bounded_idle_polling\") | .summary' "
+             "%s/pgss-begin/results.json | grep -Eq '\\(([0-9]+) answered\\), server [0-9]+$'",
+             outdir, outdir);
+    ck_assert_int_eq(run(cmd, NULL), 0);
+    PQfinish(c);
+}
+END_TEST
+
 /* MariaDB: a user's qchaos_jobs table is refused the same way. */
 START_TEST(test_owner_mariadb_user_table_refused_with_exit_2)
 {
@@ -346,6 +376,7 @@ static Suite *suite(void)
         TCase *pgss = tcase_create("server_count");
         tcase_set_timeout(pgss, 300);
         tcase_add_test(pgss, test_server_count_leaves_other_statements_alone);
+        tcase_add_test(pgss, test_server_count_skips_transaction_control);
         suite_add_tcase(s, pgss);
     }
     if (odbc) {

@@ -153,7 +153,10 @@ START_TEST(test_worker_progress_aborted_session_between_requests_fail)
 
     run(qc_check_worker_progress, HEADER ABORTED, &c);
     ck_assert_int_eq(c.verdict, QC_FAIL);
-    ck_assert_int_eq(c.opportunities, 2); /* two samples; the incarnation is short */
+    /* two samples; the incarnation's requests are short; the first was
+     * sent 200 ms after the connect, too early to show a transaction
+     * older than the bound: one opportunity */
+    ck_assert_int_eq(c.opportunities, 1);
     ck_assert_int_eq(c.nviolations, 1);
     ASSERT_VIOLATION(&c, 0, QC_NO_JOB, 1, 4, 5, 6, 7);
     ck_assert_ptr_nonnull(strstr(c.v[0].msg, "session 77 was 'idle in transaction (aborted)' "
@@ -174,7 +177,30 @@ START_TEST(test_worker_progress_ok_between_samples_passes)
     memcpy(p, "'type':'ok',  ", 14); /* same length: 'type':'fail', */
     run(qc_check_worker_progress, text, &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
-    ck_assert_int_eq(c.opportunities, 2);
+    ck_assert_int_eq(c.opportunities, 1);
+    free(c.v);
+    free(text);
+}
+END_TEST
+
+/* A run shorter than the bound (decision 1141): the C20 mutant's wedged
+ * session, sampled "idle in transaction (aborted)" 200 and 3,400 ms after
+ * its connect, bound 4,000 ms.  No sample could show a transaction older
+ * than the bound and no incarnation's requests span it: INCONCLUSIVE,
+ * never PASS.  The same samples past the bound FAIL (above). */
+START_TEST(test_worker_progress_run_shorter_than_bound_inconclusive)
+{
+    qc_check c;
+    char *text = strdup(HEADER ABORTED);
+
+    ck_assert_ptr_nonnull(text);
+    char *p = strstr(text, "'t':5401,'type':'session','worker':1,'pid':77,'sent_t':5400");
+    ck_assert_ptr_nonnull(p);
+    memcpy(p, "'t':3401,'type':'session','worker':1,'pid':77,'sent_t':3400", 59);
+    run(qc_check_worker_progress, text, &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    ck_assert_int_eq(c.nviolations, 0);
     free(c.v);
     free(text);
 }
@@ -364,6 +390,7 @@ static Suite *wedged_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_worker_progress_aborted_session_between_requests_fail);
     tcase_add_test(tc, test_worker_progress_ok_between_samples_passes);
+    tcase_add_test(tc, test_worker_progress_run_shorter_than_bound_inconclusive);
     tcase_add_test(tc, test_worker_progress_open_transaction_fail);
     tcase_add_test(tc, test_worker_progress_transaction_after_request_passes);
     tcase_add_test(tc, test_worker_progress_request_in_flight_not_judged);
