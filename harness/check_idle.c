@@ -628,10 +628,13 @@ static int check_wakeups(const qc_history *h, qc_check *c, const bounds *b, long
                 continue; /* sent before this LISTEN registered */
             if (x->notify_t <= prev_claim)
                 continue; /* may have been read by an earlier wait of W's */
+            if (!poll)
+                continue; /* a wait a notification ended cannot show one that never
+                             came: no opportunity (decision 1142) */
             x->judged = 1;
             if (x->first_sent <= x->t_e + B)
                 continue; /* picked up within the bound: fine */
-            if (!poll || x->violated)
+            if (x->violated)
                 continue;
             double silence = end - x->t_e;
             if (silence > *max_silence)

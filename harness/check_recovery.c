@@ -795,7 +795,8 @@ int qc_check_recovery(const qc_history *h, qc_check *out)
     }
     for (size_t i = 0; i < n; i++) {
         const rec *x = &rs[i];
-        out->opportunities++;
+        long judged_before = judged;
+        size_t lived_before = within_lease;
         judge_window(out, h, x, passes, np, pjobs, res, slack, &judged);
         switch (x->kind) {
         case REC_TIMED:
@@ -828,6 +829,11 @@ int qc_check_recovery(const qc_history *h, qc_check *out)
             unknown++;
             break;
         }
+        /* an opportunity, unless the job was never recovered within a
+         * lease that outlived the run and no reap pass or claim was
+         * judged against it: nothing could have failed (decision 1142) */
+        if (within_lease == lived_before || judged > judged_before)
+            out->opportunities++;
     }
     if (nt > 0) {
         qsort(ms, nt, sizeof *ms, cmp_double);

@@ -28,7 +28,9 @@
  *     time is judged only from 3 failures up, and no failure is inferred
  *     from a missing answer.
  *   Opportunities: worker incarnations whose requests span more than B
- *   (first invoke to last answer): only they could show such a streak.
+ *   (first invoke to last answer) with a stretch longer than B that no
+ *   fault window (plus B) cuts: only they could show such a streak
+ *   (decision 1142).
  *
  * Rule (b), a transaction left open between requests: a session sample
  * (type "session", sessions.h: pg_stat_activity / INNODB_TRX) of the
@@ -128,6 +130,44 @@ static double fault_cut(const window *w, size_t nw, int file, double from, doubl
     return cut;
 }
 
+static int cmp_span(const void *pa, const void *pb)
+{
+    const double *a = pa, *b = pb;
+    return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/* Whether [from, to] (client ms) holds a stretch longer than bound that no
+ * fault window of file, with bound after its end, covers: only there can a
+ * failing streak outlast the bound (the streak rule cuts at every window).
+ * Out of memory: assumes it does. */
+static int uncut_stretch(const window *w, size_t nw, int file, double from, double to,
+                         double bound)
+{
+    double *sp = malloc((nw > 0 ? nw : 1) * 2 * sizeof *sp);
+    size_t m = 0;
+    if (sp == NULL)
+        return to - from > bound;
+    for (size_t i = 0; i < nw; i++)
+        if (w[i].file == file && w[i].s <= to && w[i].e + bound >= from) {
+            sp[2 * m] = w[i].s;
+            sp[2 * m + 1] = w[i].e + bound;
+            m++;
+        }
+    qsort(sp, m, 2 * sizeof *sp, cmp_span);
+    double cur = from;
+    int found = 0;
+    for (size_t i = 0; i < m && !found; i++) {
+        if (sp[2 * i] - cur > bound)
+            found = 1;
+        if (sp[2 * i + 1] > cur)
+            cur = sp[2 * i + 1];
+    }
+    if (!found && to - cur > bound)
+        found = 1;
+    free(sp);
+    return found;
+}
+
 static double request_t0(const qc_history *h, const qc_event *e)
 {
     const qc_event *inv = qc__invoke_of(h, e);
@@ -150,7 +190,8 @@ static void judge_streaks(const qc_history *h, const incref *r, size_t n, const 
         if (is_completion(e) && qc__has_time(e->t))
             last_any = e;
     }
-    if (first_any != NULL && last_any != NULL && last_any->t - first_any->t > bound)
+    if (first_any != NULL && last_any != NULL && last_any->t - first_any->t > bound &&
+        uncut_stretch(w, nw, first_any->file, first_any->t, last_any->t, bound))
         c->opportunities++;
     for (size_t k = 0; k < n; k++) {
         const qc_event *e = &h->ev[r[k].ev];

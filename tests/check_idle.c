@@ -375,6 +375,25 @@ START_TEST(test_idle_listen_job_picked_up_by_another_passes)
 }
 END_TEST
 
+/* A wait that a notification ended (wake "notify") cannot show one that
+ * never came: worker 0, woken at 2,000 ms, past job 7's bound (100 +
+ * 1,500 ms), is no opportunity for the pickup rule (decision 1142; it
+ * counted one and could not fail). */
+START_TEST(test_idle_listen_notify_wait_not_judged)
+{
+    qc_check c;
+    check(HEADER LISTEN_OPEN ENQ7
+          "{'seq':5,'t':2000,'type':'invoke','op':'claim','worker':0,'inc':0,'req':2,"
+          "'wake':'notify','wait_t':22,'wait_ms':6000}\n"
+          "{'seq':6,'t':2001,'type':'ok','op':'claim','worker':0,'inc':0,'req':2,'rows':1,"
+          "'job':7,'token':'a'}\n",
+          &c);
+    ck_assert_int_eq(c.nviolations, 0);
+    ck_assert_msg(strstr(c.summary, "0 notified jobs judged"), "%s", c.summary);
+    free(c.v);
+}
+END_TEST
+
 /* The listen connection was lost and opened again after the notify was
  * sent: the notification could not reach it, so the long wait is not
  * judged (the fallback is the only path then). */
@@ -506,6 +525,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_idle_listen_timer_without_notification_fails);
     tcase_add_test(tc, test_idle_listen_job_picked_up_by_another_passes);
     tcase_add_test(tc, test_idle_listen_relisten_after_notify_not_judged);
+    tcase_add_test(tc, test_idle_listen_notify_wait_not_judged);
     tcase_add_test(tc, test_idle_listen_dead_connection_hot_loop_fails);
     tcase_add_test(tc, test_idle_listen_notify_before_previous_claim_not_judged);
     tcase_add_test(tc, test_idle_listen_wait_cut_by_end_of_run_fails);

@@ -89,7 +89,24 @@ START_TEST(test_worker_progress_streak_in_fault_window_passes)
         HEADER "{'seq':0,'t':50,'type':'fault','fault':'server_pause','worker':-1,"
                "'until_t':2500}\n" STREAK,
         &c);
+    /* the window plus the bound (50 .. 6500 ms) covers all but 50 ms of
+     * the incarnation (0 .. 4601): no streak could outlast the bound
+     * there, so no opportunity (decision 1142; it said PASS) */
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    ck_assert_int_eq(c.nviolations, 0);
+    free(c.v);
+    /* the same incarnation working on to 11,000 ms: 4,500 ms past the cut,
+     * longer than the bound: judged, and it passes */
+    run(qc_check_worker_progress,
+        HEADER "{'seq':0,'t':50,'type':'fault','fault':'server_pause','worker':-1,"
+               "'until_t':2500}\n" STREAK
+               "{'seq':11,'t':10999,'type':'invoke','op':'claim','worker':0,'inc':0,'req':6}\n"
+               "{'seq':12,'t':11000,'type':'ok','op':'claim','worker':0,'inc':0,'req':6,"
+               "'rows':0}\n",
+        &c);
     ck_assert_int_eq(c.verdict, QC_PASS);
+    ck_assert_int_eq(c.opportunities, 1);
     ck_assert_int_eq(c.nviolations, 0);
     free(c.v);
 }
