@@ -130,11 +130,12 @@ int qc_check_retry_delay(const qc_history *h, qc_check *out)
                     if (qc__is_claim(e) && e->file == f->file && qc__has_time(e->t))
                         c = e;
                 }
-                if (c == NULL)
-                    continue;
+                double d = (double)f->delay_ms, margin = 1.0 + res + 1e-3 * d;
+                if (c == NULL || d <= margin)
+                    continue; /* no claim, or a delay within the clocks' margin: no claim
+                                 could be shown early (decision 1142) */
                 out->opportunities++;
                 enq_opps++;
-                double d = (double)f->delay_ms, margin = 1.0 + res + 1e-3 * d;
                 double gap = c->t - sent;
                 if (!(gap < d - margin))
                     continue;
@@ -166,11 +167,11 @@ int qc_check_retry_delay(const qc_history *h, qc_check *out)
                 if (qc__is_claim(e) && e->file == fi->file && e->seq > fi->seq)
                     c = e;
             }
-            if (c == NULL)
-                continue;
-            out->opportunities++;
             double d = (double)f->delay_ms;
             double margin = 1.0 + res + 1e-3 * d;
+            if (c == NULL || d <= margin)
+                continue; /* as above */
+            out->opportunities++;
             double gap = c->t - fi->t;
             if (!(gap < d - margin))
                 continue;

@@ -113,6 +113,31 @@ START_TEST(test_retry_delay_without_server_times_judged_on_client_clock)
 }
 END_TEST
 
+/* Whole-second server times make the margin 1 s: a 50 ms retry delay
+ * cannot be shown broken (a claim cannot come less than -950 ms after the
+ * fail): no opportunity, INCONCLUSIVE (decision 1142; it said PASS). */
+START_TEST(test_retry_delay_delay_within_the_margin_not_judged)
+{
+    qc_check c;
+
+    run(qc_check_retry_delay,
+        HEADER "{'seq':1,'t':0,'type':'invoke','op':'claim','worker':1,'inc':0,'req':1}\n"
+               "{'seq':2,'t':1,'type':'invoke','op':'claim','worker':0,'inc':0,'req':2}\n"
+               "{'seq':3,'t':2,'type':'ok','op':'claim','worker':0,'inc':0,'req':2,'rows':1,"
+               "'job':1,'token':'a','now':1000,'lease_until':6000}\n"
+               "{'seq':4,'t':10,'type':'invoke','op':'fail','worker':0,'inc':0,'req':3,"
+               "'job':1,'token':'a'}\n"
+               "{'seq':5,'t':11,'type':'ok','op':'fail','worker':0,'inc':0,'req':3,'job':1,"
+               "'rows':1,'now':1000,'delay_ms':50}\n"
+               "{'seq':6,'t':12,'type':'ok','op':'claim','worker':1,'inc':0,'req':1,"
+               "'rows':1,'job':1,'token':'b','now':1000,'lease_until':6000}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_INCONCLUSIVE);
+    ck_assert_int_eq(c.opportunities, 0);
+    free(c.v);
+}
+END_TEST
+
 START_TEST(test_retry_delay_coarse_server_clock_margin_passes)
 {
     qc_check c;
@@ -375,6 +400,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_retry_delay_server_clock_step_forward_passes);
     tcase_add_test(tc, test_retry_delay_without_server_times_judged_on_client_clock);
     tcase_add_test(tc, test_retry_delay_coarse_server_clock_margin_passes);
+    tcase_add_test(tc, test_retry_delay_delay_within_the_margin_not_judged);
     tcase_add_test(tc, test_retry_delay_fail_to_dead_not_judged);
     tcase_add_test(tc, test_retry_delay_fail_without_delay_not_judged);
     tcase_add_test(tc, test_retry_delay_refused_fail_not_judged);
