@@ -1020,6 +1020,17 @@ static int cmd_run(int argc, char **argv)
                 }
             }
             int again = qc_replay_search_next(search, ledger, same && faithful, why, sizeof why);
+            if (again && same_att > 0 &&
+                qc_replay_search_stale(search) >= QC_REPLAY_STALE_AFTER_SAME) {
+                /* the violation came back at attempt same_att; the search
+                 * for the run's order has got no further in the last
+                 * attempts: stop (decision 1140) */
+                again = 0;
+                snprintf(why, sizeof why,
+                         "attempt %d failed the same way, and the last %d attempts got no "
+                         "further in the run's order",
+                         same_att, qc_replay_search_stale(search));
+            }
             if (again) {
                 printf("qchaos: replay search: %s\n", why);
                 k--; /* the same run again, in the new order */

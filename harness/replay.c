@@ -19,7 +19,10 @@
  * into the order without it).  A taker move (taker = 1, to < from): every
  * entry of from's actor at to..from goes, in its order, to just before the
  * entry at `to` (the action that took, in the earlier run, the job the
- * actor at `to` got in the replay, with its request's earlier points). */
+ * actor at `to` got in the replay, with its request's earlier points).  An
+ * early-read move (taker = 2, to < from) puts from, and the first points of
+ * the other requests that got the same job in the same way, right before
+ * to (apply_early_reads; decision 1140). */
 typedef struct move {
     int from, to;
     int taker;
@@ -52,6 +55,8 @@ struct qc_replay_search {
     int *place;            /* per attempt: the entry it diverged at (0-based), n: it did
                               not diverge, -1: not known */
     int reproduced;        /* the attempt (1-based) that reproduced the run, 0: none */
+    double best_rank;      /* the highest rank of an attempt so far */
+    int stale;             /* attempts since the best rank last rose */
 };
 
 qc_replay_search *qc_replay_search_new(const qc_sched_entry *e, int n, int max_attempts)
@@ -71,7 +76,13 @@ qc_replay_search *qc_replay_search_new(const qc_sched_entry *e, int n, int max_a
     if (n > 0)
         memcpy(rs->cur, e, (size_t)n * sizeof *e);
     rs->parent = -1;
+    rs->best_rank = -1e300;
     return rs;
+}
+
+int qc_replay_search_stale(const qc_replay_search *rs)
+{
+    return rs->stale;
 }
 
 void qc_replay_search_free(qc_replay_search *rs)
@@ -159,10 +170,58 @@ int qc_replay_divergence(const char *ledger, long *seq, long *consumed, char *po
     return found;
 }
 
+static int is_before_point(const char *point)
+{
+    size_t pl = strlen(point);
+    return pl > 7 && !strcmp(point + pl - 7, ".before");
+}
+
+/* An early-read move (decision 1140): src[m.to] is the earlier run's first
+ * taker of a job at its point; every request that got that job at the
+ * same point later, begun (its `.before`) before the taker and with its
+ * first point after it, has that first point put right before the taker,
+ * in their order (m.from is one of them).  Returns 0, or -1 when out of
+ * memory (dst untouched). */
+static int apply_early_reads(qc_sched_entry *dst, const qc_sched_entry *src, int n, move m)
+{
+    int k = m.to, o = 0;
+    unsigned char *mv = calloc((size_t)n, 1);
+    if (mv == NULL)
+        return -1;
+    mv[m.from] = 1;
+    for (int d = k + 1; d < n; d++) {
+        if (src[d].actor == src[k].actor || src[d].job != src[k].job ||
+            strcmp(src[d].point, src[k].point))
+            continue;
+        int inv = -1, first = -1;
+        for (int i = d - 1; i >= 0 && inv < 0; i--)
+            if (src[i].actor == src[d].actor) {
+                if (is_before_point(src[i].point))
+                    inv = i;
+                else
+                    first = i;
+            }
+        if (inv >= 0 && inv < k && first > k)
+            mv[first] = 1;
+    }
+    for (int i = 0; i < k; i++)
+        dst[o++] = src[i];
+    for (int i = k; i < n; i++)
+        if (mv[i])
+            dst[o++] = src[i];
+    for (int i = k; i < n; i++)
+        if (!mv[i])
+            dst[o++] = src[i];
+    free(mv);
+    return 0;
+}
+
 static void apply(qc_sched_entry *dst, const qc_sched_entry *src, int n, move m)
 {
     int o = 0, w = 0;
-    if (m.taker) {
+    if (m.taker == 2 && apply_early_reads(dst, src, n, m) == 0)
+        return;
+    if (m.taker == 1) {
         int actor = src[m.from].actor;
         for (int i = 0; i < m.to; i++)
             dst[o++] = src[i];
@@ -193,6 +252,15 @@ static void describe(const qc_sched_entry *b, int n, move m, char *buf, size_t l
     const qc_sched_entry *x = &b[m.from];
     char who[16], other[16];
     qc_actor_name(x->actor, who, sizeof who);
+    if (m.taker == 2) {
+        const qc_sched_entry *y = &b[m.to];
+        qc_actor_name(y->actor, other, sizeof other);
+        snprintf(buf, len,
+                 "%s %s (seq %ld) now before %s %s (seq %ld): its read ran before the earlier "
+                 "run's first taker of the job it was to get",
+                 who, x->point, x->where, other, y->point, y->where);
+        return;
+    }
     if (m.taker) {
         const qc_sched_entry *y = &b[m.to];
         qc_actor_name(y->actor, other, sizeof other);
@@ -231,6 +299,34 @@ static void candidates(state *t, int n, int d)
      * claim answered on the server in one order and at the client in
      * another (answers queued behind a slow link, decision 1131) is put
      * back in the server's order one taker at a time. */
+    /* the actor's read ran too late (decision 1140): the earlier run's
+     * answer gave it job A, the replay's another, and another actor's same
+     * point took A after the actor's request began (its `.before`) and
+     * before d.  In the run the actor's read (a claim's SELECT) ran on the
+     * server before that taker's write committed, although its point was
+     * recorded after it (a client thread late to record the answer: a
+     * loaded machine); replayed in the recorded order it reads after the
+     * write and picks the next job.  The request's first point after the
+     * earliest such taker goes right before it, with those of the other
+     * requests that got the same job later in the same way (a read that
+     * ran early is seldom alone on a loaded machine). */
+    if (t->got_job != INT64_MIN && !strcmp(t->got_point, b[d].point) && b[d].job != t->got_job &&
+        b[d].job > QC_SCHED_NO_JOB) {
+        int inv = -1;
+        for (int k = d - 1; k >= 0 && inv < 0; k--)
+            if (b[k].actor == actor && is_before_point(b[k].point))
+                inv = k;
+        for (int k = inv + 1; inv >= 0 && k < d; k++) {
+            if (b[k].actor == actor || b[k].job != b[d].job || strcmp(b[k].point, b[d].point))
+                continue;
+            for (int i = k + 1; i < d; i++)
+                if (b[i].actor == actor) {
+                    t->cand[t->ncand++] = (move){i, k, 2};
+                    break;
+                }
+            break;
+        }
+    }
     if (t->got_job != INT64_MIN && !strcmp(t->got_point, b[d].point) && b[d].job != t->got_job)
         for (int k = d + 1; k < n; k++) {
             if (b[k].actor == actor || b[k].job != t->got_job || strcmp(b[k].point, b[d].point))
@@ -353,6 +449,12 @@ int qc_replay_search_next(qc_replay_search *rs, const char *ledger, int reproduc
                 t->rank = p->rank - 0.5; /* the same entry moved: not further */
         }
         rs->nst++;
+        if (t->rank > rs->best_rank) {
+            rs->best_rank = t->rank;
+            rs->stale = 0;
+        } else {
+            rs->stale++;
+        }
     }
     if (rs->attempts >= rs->max_attempts) {
         snprintf(msg, msgn, "%d attempts made", rs->attempts);

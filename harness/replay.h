@@ -80,6 +80,19 @@ int qc_replay_search_next(qc_replay_search *rs, const char *ledger, int reproduc
 /* Attempts run so far. */
 int qc_replay_search_attempts(const qc_replay_search *rs);
 
+/* How many attempts in a row, up to the latest, got no further in the
+ * run's order than the furthest before them (by the rank the search
+ * orders its states by: a later diverging entry, or the same entry
+ * answering with another job after a taker move); 0 when the latest got
+ * further.  The caller's stop rule after a same-way attempt (decision
+ * 1140). */
+int qc_replay_search_stale(const qc_replay_search *rs);
+
+/* After an attempt that failed the same way (the violation came back on
+ * the same job, but out of the run's order), the search for the order
+ * goes on only while an attempt in the last this many got further. */
+#define QC_REPLAY_STALE_AFTER_SAME 4
+
 /* Where attempt (1-based) diverged: the 0-based entry of its order, the
  * order's length when it did not, -1 when not known. */
 int qc_replay_search_place(const qc_replay_search *rs, int attempt);

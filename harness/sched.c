@@ -1171,23 +1171,26 @@ static int slow_lost_answers(qc_sched_entry **v, int cnt, const double *t,
     return m;
 }
 
-/* The server's order, for the workers behind a latency or bandwidth
- * toxic (wire[worker]; decision 1132).  The entries are the order in which
- * actions ENDED at the client: an answer that spent its time on the wire
- * (a slow link, latency) ends long after the server ran its statement,
- * behind actions the server ran later; replayed in that order, a claim
- * sent when its answer's entry comes up runs after them and sees another
- * queue (a reap since, a complete since).  Each such answer (an ok or
- * fail with the server's `now`, N) moves ahead, never past its own
- * invoke or another point of its actor, past every entry whose request
- * the server provably ran later: an answer whose now is above N + 0.1 ms,
- * an answer without a now whose request was sent (client t of its
- * invoke, less the smallest answer delay seen, client t - now: the
- * clocks' offset) above N + 0.1 ms on the server's clock, an invoke whose
- * request's answer says the same (its now, else its send), or a point of
- * the client's alone (an effect, a fault).  It stops at anything else:
- * an invoke of a request the server ran before it stays ahead of it, so
- * claims answered in a burst go in the order the server ran them.  Under a
+/* The server's order (decisions 1132, 1140).  The entries are the order
+ * in which actions ENDED at the client: an answer that spent its time on
+ * the wire (a slow link, latency) or waiting for its thread to run again
+ * (a loaded machine) ends after the server ran its statement, behind
+ * actions the server ran later; replayed in that order, a claim sent when
+ * its answer's entry comes up runs after them and sees another queue (a
+ * reap since, a complete since, another claim's row taken).  Each
+ * worker's answer (an ok or fail with the server's `now`, N) moves
+ * ahead, never past its own invoke or another point of its actor, past
+ * every entry whose request the server provably ran later: an answer
+ * whose now is above N + 0.1 ms, an answer without a now whose request
+ * was sent (client t of its invoke, less the smallest answer delay seen,
+ * client t - now: the clocks' offset) above N + 0.1 ms on the server's
+ * clock, an invoke whose request's answer says the same (its now, else
+ * its send), or a point of the client's alone (an effect, a fault).  It
+ * stops at anything else: an invoke of a request the server ran before it
+ * stays ahead of it, so claims answered in a burst go in the order the
+ * server ran them.  Until decision 1140 only the workers behind a latency
+ * or bandwidth toxic were ordered so; the replay search then found the
+ * others' order one "taker" move, one whole run, at a time.  Under a
  * replay the proxy lets an action go at its server answer
  * (qc_sched_server_answered), so its answer's time on the wire overlaps
  * the next actions as in the run.  The side arrays move with the
@@ -1198,12 +1201,12 @@ static int slow_lost_answers(qc_sched_entry **v, int cnt, const double *t,
 #define QC_SCHED_SERVER_MARGIN_MS 0.1
 
 static void server_order(qc_sched_entry *v, int cnt, double *t, long long *req,
-                         unsigned char *kind, double *now, const unsigned char *wire)
+                         unsigned char *kind, double *now)
 {
     double off = 0;
     int have_off = 0, any = 0;
     for (int k = 0; k < cnt; k++) {
-        if (v[k].actor >= 0 && v[k].actor < QC_SCHED_WIRE_MAX && wire[v[k].actor])
+        if (v[k].actor >= 0)
             any = 1;
         if (kind[k] == 3 && now[k] > 0 && (!have_off || t[k] - now[k] < off)) {
             off = t[k] - now[k];
@@ -1229,8 +1232,7 @@ static void server_order(qc_sched_entry *v, int cnt, double *t, long long *req,
     }
     for (int a = 0; a < cnt; a++) {
         int x = v[a].actor;
-        if (kind[a] != 3 || now[a] <= 0 || req[a] < 0 || x < 0 || x >= QC_SCHED_WIRE_MAX ||
-            !wire[x])
+        if (kind[a] != 3 || now[a] <= 0 || req[a] < 0 || x < 0)
             continue;
         double na = now[a];
         int p = a;
@@ -1394,8 +1396,6 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
     long long *ev_req = NULL;
     unsigned char *ev_kind = NULL;
     double *ev_now = NULL;
-    /* workers behind a latency or bandwidth toxic of the proxy */
-    unsigned char wire[QC_SCHED_WIRE_MAX] = {0};
     /* per actor (index actor + 1), the t of its last point: when its next
      * action began; the first point's t is the zero */
     double *last_t = NULL;
@@ -1413,15 +1413,6 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
         if (stop_seq >= 0 && json_integer_value(json_object_get(e, "seq")) > stop_seq)
             break; /* sorted by seq: the rest came after the stop */
         actor = (int)json_integer_value(w);
-        if (!strcmp(type, "fault")) {
-            /* the proxy's toxics: its fault events name their worker */
-            const char *fk = json_string_value(json_object_get(e, "fault"));
-            json_t *tg = json_object_get(e, "target");
-            if (fk != NULL && (!strcmp(fk, "latency") || !strcmp(fk, "bandwidth")) &&
-                json_is_integer(tg) && json_integer_value(tg) >= 0 &&
-                json_integer_value(tg) < QC_SCHED_WIRE_MAX)
-                wire[json_integer_value(tg)] = 1;
-        }
         if (actor < QC_SCHED_REAPER)
             continue; /* the nemesis, the feeder, the schedule */
         if (!strcmp(type, "blocked")) {
@@ -1568,7 +1559,7 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
     free(evs);
     free(lasts);
     if (v != NULL && ev_t != NULL)
-        server_order(v, cnt, ev_t, ev_req, ev_kind, ev_now, wire);
+        server_order(v, cnt, ev_t, ev_req, ev_kind, ev_now);
     if (v != NULL && ev_t != NULL)
         cnt = slow_lost_answers(&v, cnt, ev_t, ev_req, ev_kind);
     free(ev_now);

@@ -73,10 +73,6 @@ typedef enum { QC_SCHED_SCRIPT = 1, QC_SCHED_REPLAY = 2, QC_SCHED_PCT = 3 } qc_s
 /* A replay entry that must be passed for no job (an empty reap) */
 #define QC_SCHED_NO_JOB (INT64_MIN + 2)
 
-/* The workers a replay's loader knows the proxy's toxics of (worker ids
- * below it; decision 1132). */
-#define QC_SCHED_WIRE_MAX 1024
-
 /* The reaper's actor number (workers are 0..workers-1). */
 #define QC_SCHED_REAPER (-1)
 

@@ -426,7 +426,12 @@ static void bind_actor(qc_worker *w, actor_params *b, qc_params *p)
     /* :client_now_ms: the application's clock (epoch ms, CLOCK_REALTIME)
      * plus this worker's [faults] clock_skew_ms (the reaper's:
      * reaper_skew_ms), read when the step is bound, as an application
-     * server stamps a time it computes. */
+     * server stamps a time it computes.  Under a replay the step's turn
+     * comes first (a no-op otherwise): read before the wait for it, the
+     * clock was stale by that wait when the statement went out, and a
+     * lease stamped on it came out shorter than the run's (a renew
+     * granted 924 ms of 2,000 where the run had 1,999: decision 1140). */
+    qc_sched_turn(w->sh->sched, w->id);
     /* rint: the nearest integer, ties to even, as "%.0f" rounds */
     qc_fmt_i64(b->client_now,
                (int64_t)rint(qc_clock_epoch_ms() + (double)qc_scenario_actor_skew_ms(sc, w->id)));

@@ -105,6 +105,32 @@ START_TEST(test_moves_the_diverging_action_ahead_then_later)
 }
 END_TEST
 
+/* qc_replay_search_stale: attempts in a row that got no further than the
+ * furthest before them (the stop rule after a same-way attempt, decision
+ * 1140) */
+START_TEST(test_stale_counts_attempts_that_got_no_further)
+{
+    char msg[600];
+    mkpath();
+    qc_replay_search *rs = qc_replay_search_new(ents, 5, 10);
+    ck_assert_int_eq(qc_replay_search_stale(rs), 0);
+    ledger(path, 3, 2); /* attempt 1: the first, the furthest so far */
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_int_eq(qc_replay_search_stale(rs), 0);
+    ledger(path, 3, 1); /* attempt 2: the same entry moved: no further */
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_int_eq(qc_replay_search_stale(rs), 1);
+    ledger(path, 2, 1); /* attempt 3: an earlier entry: no further */
+    qc_replay_search_next(rs, path, 0, msg, sizeof msg);
+    ck_assert_int_eq(qc_replay_search_stale(rs), 2);
+    ledger(path, 5, 4); /* attempt 4: further than any: back to 0 */
+    qc_replay_search_next(rs, path, 0, msg, sizeof msg);
+    ck_assert_int_eq(qc_replay_search_stale(rs), 0);
+    qc_replay_search_free(rs);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(test_moves_an_earlier_action_of_the_same_request)
 {
     char msg[600];
@@ -263,6 +289,64 @@ START_TEST(test_the_taker_of_the_job_goes_first)
     ledger_got(path, 2, "complete.before", 1);
     ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
     ck_assert_ptr_null(strstr(msg, "taker"));
+    qc_replay_search_free(rs);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_an_early_read_goes_before_the_first_taker)
+{
+    /* A claim that reads, then writes (select_then_update), on a loaded
+     * machine: w1's and w2's SELECTs ran before w0's claim of job 5
+     * committed, but their claim.1 points were recorded after it.  w1
+     * claim.before (1), w2 claim.before (2), w0 claim.before (3), w0
+     * claim.1 (4), w0 claim.after job 5 (5), w0 complete.before (6), w2
+     * claim.1 (7), w1 claim.1 (8), w2 claim.after job 5 (9), w1
+     * claim.after job 5 (10), w3 claim.before (11), w3 claim.1 (12), w3
+     * claim.after job 5 (13).  Replayed in that order w2 reads after w0's
+     * write and gets job 6: both early reads go right before w0's answer
+     * (decision 1140), w3's (begun after it) stays. */
+    static const int actor[13] = {1, 2, 0, 0, 0, 0, 2, 1, 2, 1, 3, 3, 3};
+    static const char *point[13] = {"claim.before", "claim.before",    "claim.before",
+                                    "claim.1",      "claim.after",     "complete.before",
+                                    "claim.1",      "claim.1",         "claim.after",
+                                    "claim.after",  "claim.before",    "claim.1",
+                                    "claim.after"};
+    static const long long job[13] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN, 5,
+                                      5,         INT64_MIN, INT64_MIN, 5,         5,
+                                      INT64_MIN, INT64_MIN, 5};
+    qc_sched_entry e[13];
+    char msg[600];
+    memset(e, 0, sizeof e);
+    for (int i = 0; i < 13; i++) {
+        e[i].actor = actor[i];
+        snprintf(e[i].point, sizeof e[i].point, "%s", point[i]);
+        e[i].job = job[i];
+        e[i].where = i + 1;
+    }
+    mkpath();
+    qc_replay_search *rs = qc_replay_search_new(e, 13, 10);
+    ledger_got(path, 9, "claim.after", 6);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_str_eq(seqs(rs), "1 2 3 4 7 8 5 6 9 10 11 12 13");
+    ck_assert_msg(strstr(msg, "w2 claim.1 (seq 7) now before w0 claim.after (seq 5)") != NULL &&
+                      strstr(msg, "its read ran before") != NULL,
+                  "%s", msg);
+    qc_replay_search_free(rs);
+
+    /* no early read when no other actor took the job after the request
+     * began: w0 got job 6 where the run had 5 at seq 5 */
+    rs = qc_replay_search_new(e, 13, 10);
+    ledger_got(path, 5, "claim.after", 6);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_ptr_null(strstr(msg, "its read ran before"));
+    qc_replay_search_free(rs);
+
+    /* nor when the actor passed another point than the run's */
+    rs = qc_replay_search_new(e, 13, 10);
+    ledger_got(path, 9, "claim.1", 6);
+    ck_assert_int_eq(qc_replay_search_next(rs, path, 0, msg, sizeof msg), 1);
+    ck_assert_ptr_null(strstr(msg, "its read ran before"));
     qc_replay_search_free(rs);
     unlink(path);
 }
@@ -477,7 +561,10 @@ static const char slow_link[] =
      * not of its own invoke */
     "{\"type\":\"ok\",\"worker\":0,\"op\":\"claim\",\"req\":1,\"job\":9,\"rows\":1,"
     "\"now\":100102.0,\"lease_until\":100902.0,\"seq\":7,\"t\":400.0}\n"
-    /* w1 without a toxic: its slow answer stays where it came */
+    /* w1 without a toxic, answered late all the same (a thread slow to
+     * run again): its claim ran at 100411, before w0's complete was sent
+     * (420 - its offset), so its answer goes ahead of that invoke too
+     * (decision 1140) */
     "{\"type\":\"invoke\",\"worker\":1,\"op\":\"claim\",\"req\":2,\"seq\":8,\"t\":410.0}\n"
     "{\"type\":\"invoke\",\"worker\":0,\"op\":\"complete\",\"req\":2,\"job\":9,\"seq\":9,"
     "\"t\":420.0}\n"
@@ -494,7 +581,7 @@ START_TEST(test_slow_link_answers_go_in_the_servers_order)
     qc_err err = {0};
     write_lines(slow_link);
     ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
-    ck_assert_str_eq(order_of(v, n), "2 7 3 4 5 6 8 9 10 11");
+    ck_assert_str_eq(order_of(v, n), "2 7 3 4 5 6 8 10 9 11");
     free(v);
     /* three claims in flight at once, answered C, A, B, run by the server
      * B (100), C (102), A (104): B's answer goes ahead of C's and A's and
@@ -538,10 +625,12 @@ START_TEST(test_slow_link_answers_go_in_the_servers_order)
     ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
     ck_assert_str_eq(order_of(v, n), "201 202 204 203");
     free(v);
-    /* without the toxic, the order the answers came in */
+    /* without the toxic, the same: every worker's answers go in the
+     * order the server ran them (decision 1140; before, only those behind
+     * a toxic: "2 3 4 5 6 7 8 9 10 11") */
     write_lines(strstr(slow_link, "\n") + 1);
     ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
-    ck_assert_str_eq(order_of(v, n), "2 3 4 5 6 7 8 9 10 11");
+    ck_assert_str_eq(order_of(v, n), "2 7 3 4 5 6 8 10 9 11");
     free(v);
     unlink(path);
 }
@@ -784,6 +873,8 @@ static Suite *suite(void)
     tcase_add_test(t, test_moves_an_earlier_action_one_place_later);
     tcase_add_test(t, test_moves_an_earlier_action_as_late_as_it_goes);
     tcase_add_test(t, test_the_taker_of_the_job_goes_first);
+    tcase_add_test(t, test_an_early_read_goes_before_the_first_taker);
+    tcase_add_test(t, test_stale_counts_attempts_that_got_no_further);
     tcase_add_test(t, test_slow_link_answers_go_in_the_servers_order);
     tcase_add_test(t, test_entries_that_found_a_lease_run_out_wait_for_it);
     tcase_add_test(t, test_an_edited_ledger_is_refused_with_its_line);

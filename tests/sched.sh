@@ -221,6 +221,35 @@ else
     tail -n 5 "$work/rand-r.log"
   fi
 fi
+# a replay reads :client_now_ms after its turn (decision 1140): a renew of
+# renew_on_client_clock stamps its lease on that clock, and a clock read
+# before the wait for the turn made the replay's leases shorter than the
+# run's by the wait (924 ms of 2,000 seen), so reaps took jobs the run's
+# did not.  Each worker's shortest renew grant in the replay must be within
+# 150 ms of its longest in the run.  The whole scenario (48 jobs): in a
+# small run the replay keeps up with the heartbeats and hides it (the old
+# read gave 785 ms of 2,000 here, the run's grants 1,998-2,000).
+run scenarios/clock_skew.ini --protocol $P/mutants/renew_on_client_clock.sql --seed 1 \
+  --out "$work/skew" >"$work/skew.log" 2>&1
+"$q" run --replay "$work/skew" --replay-attempts 1 --dsn "$dsn" --no-progress \
+  --out "$work/skew-r" >"$work/skew-r.log" 2>&1
+grants() { # LEDGER MIN|MAX: per worker, the shortest / longest renew grant (ms)
+  jq -s -c --arg f "$2" '[.[] | select(.type=="ok" and .op=="renew" and (.rows // 0) > 0
+      and .lease_until != null and .now != null) | {w: .worker, g: (.lease_until - .now)}]
+    | group_by(.w) | map({key: (.[0].w | tostring),
+      value: (if $f == "MIN" then (map(.g) | min) else (map(.g) | max) end)}) | from_entries' "$1"
+}
+g_run=$(grants "$work/skew/ledger.jsonl" MAX)
+g_rep=$(grants "$work/skew-r/ledger.jsonl" MIN)
+short=$(jq -n -r --argjson a "$g_run" --argjson b "$g_rep" \
+  '[$b | to_entries[] | select($a[.key] != null and .value < $a[.key] - 150) | .key] | join(",")')
+if [ "$g_run" = "{}" ] || [ "$g_rep" = "{}" ]; then
+  bad "renew_on_client_clock: no renew granted in the run ($g_run) or its replay ($g_rep)"
+elif [ -n "$short" ]; then
+  bad "replay of renew_on_client_clock: workers $short renewed shorter than in the run (run $g_run, replay $g_rep)"
+else
+  ok "replay of renew_on_client_clock: renew grants as in the run (run $g_run, replay $g_rep)"
+fi
 expect "--replay-attempts without --replay is refused" 2 "goes with --replay" \
   "$q" run scenarios/default.ini --replay-attempts 3 --dsn "$dsn" --no-progress
 expect "replay with another protocol is refused" 2 "the ledger was recorded with protocol" \
