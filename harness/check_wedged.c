@@ -423,11 +423,12 @@ int qc_check_worker_progress(const qc_history *h, qc_check *out)
         if (!view_sample(h, si, r + lo, end - lo, txn_model, st, &in_txn))
             continue;
         /* an opportunity only when the session had been connected longer
-         * than the bound when the sample was sent: before, no transaction
-         * on it can be older than the bound (b1), and no run of samples
-         * in one can span it (b2) */
-        double sent = qc__has_time(qc_x(s->x)->sent_t) ? qc_x(s->x)->sent_t : s->t;
-        if (!qc__has_time(note->t) || !qc__has_time(sent) || sent - note->t <= bound) {
+         * than the bound when the sample was answered (its xact_ms may have
+         * grown until then): before, no transaction on it can be older
+         * than the bound (b1), and no run of samples in one can span it
+         * (b2) */
+        double seen = qc__has_time(s->t) ? s->t : qc_x(s->x)->sent_t;
+        if (!qc__has_time(note->t) || !qc__has_time(seen) || seen - note->t <= bound) {
             if (!in_txn)
                 st->run_first = NULL;
             else if (st->run_first == NULL || st->last_ok > st->run_first->seq)

@@ -249,6 +249,32 @@ START_TEST(test_worker_progress_open_transaction_fail)
 }
 END_TEST
 
+/* The sample was sent 3,990 ms after the connect and answered at 4,030:
+ * its transaction, open since 10 ms, was 4,020 ms old when it was read,
+ * past the 4,000 ms bound.  The opportunity rule of decision 1141 looks
+ * at the answer, not the send (sent: the sample was skipped, the leak
+ * missed). */
+START_TEST(test_worker_progress_sample_answered_past_the_bound_judged)
+{
+    qc_check c;
+
+    run(qc_check_worker_progress,
+        HEADER
+        "{'seq':1,'t':0,'type':'note','note':'session','worker':2,'inc':1,'pid':88}\n"
+        "{'seq':2,'t':20,'type':'invoke','op':'complete','worker':2,'inc':1,'req':9,'job':5,"
+        "'token':'a'}\n"
+        "{'seq':3,'t':21,'type':'ok','op':'complete','worker':2,'inc':1,'req':9,'job':5,"
+        "'rows':1}\n"
+        "{'seq':4,'t':4030,'type':'session','worker':2,'pid':88,'sent_t':3990,"
+        "'state':'idle in transaction','xact_ms':4020,'state_ms':4000}\n",
+        &c);
+    ck_assert_int_eq(c.verdict, QC_FAIL);
+    ck_assert_int_eq(c.opportunities, 1);
+    ck_assert_int_eq(c.nviolations, 1);
+    free(c.v);
+}
+END_TEST
+
 /* The transaction began after the latest request was sent (5601 - 4000 >
  * 1000): not proven to be a step's leftover (the transaction model opens
  * one just before its claim is logged). */
@@ -408,6 +434,7 @@ static Suite *wedged_suite(void)
     tcase_add_test(tc, test_worker_progress_aborted_session_between_requests_fail);
     tcase_add_test(tc, test_worker_progress_ok_between_samples_passes);
     tcase_add_test(tc, test_worker_progress_run_shorter_than_bound_inconclusive);
+    tcase_add_test(tc, test_worker_progress_sample_answered_past_the_bound_judged);
     tcase_add_test(tc, test_worker_progress_open_transaction_fail);
     tcase_add_test(tc, test_worker_progress_transaction_after_request_passes);
     tcase_add_test(tc, test_worker_progress_request_in_flight_not_judged);
