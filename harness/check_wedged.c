@@ -428,21 +428,16 @@ int qc_check_worker_progress(const qc_history *h, qc_check *out)
          * than the bound (b1), and no run of samples in one can span it
          * (b2) */
         double seen = qc__has_time(s->t) ? s->t : qc_x(s->x)->sent_t;
-        if (!qc__has_time(note->t) || !qc__has_time(seen) || seen - note->t <= bound) {
-            if (!in_txn)
-                st->run_first = NULL;
-            else if (st->run_first == NULL || st->last_ok > st->run_first->seq)
-                st->run_first = s;
-            continue;
-        }
-        out->opportunities++;
+        int early = !qc__has_time(note->t) || !qc__has_time(seen) || seen - note->t <= bound;
+        if (!early)
+            out->opportunities++;
         if (!in_txn) {
             st->run_first = NULL;
             continue;
         }
         if (st->run_first == NULL || st->last_ok > st->run_first->seq)
             st->run_first = s; /* an answer that worked since: a new run */
-        if (st->reported)
+        if (early || st->reported)
             continue;
         /* (b1) the transaction's own age, when the server gives it (an
          * aborted one has no xact_start in pg_stat_activity) */

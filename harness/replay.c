@@ -176,6 +176,26 @@ static int is_before_point(const char *point)
     return pl > 7 && !strcmp(point + pl - 7, ".before");
 }
 
+/* The request of b[d]'s actor that d belongs to: its `.before` entry
+ * (the return; -1 when none before d), and in *first the actor's first
+ * entry after it (-1 when d is the only one; may be NULL). */
+static int request_start(const qc_sched_entry *b, int d, int *first)
+{
+    int f = -1;
+    for (int i = d - 1; i >= 0; i--)
+        if (b[i].actor == b[d].actor) {
+            if (is_before_point(b[i].point)) {
+                if (first != NULL)
+                    *first = f;
+                return i;
+            }
+            f = i;
+        }
+    if (first != NULL)
+        *first = f;
+    return -1;
+}
+
 /* An early-read move (decision 1140): src[m.to] is the earlier run's first
  * taker of a job at its point; every request that got that job at the
  * same point later, begun (its `.before`) before the taker and with its
@@ -193,14 +213,7 @@ static int apply_early_reads(qc_sched_entry *dst, const qc_sched_entry *src, int
         if (src[d].actor == src[k].actor || src[d].job != src[k].job ||
             strcmp(src[d].point, src[k].point))
             continue;
-        int inv = -1, first = -1;
-        for (int i = d - 1; i >= 0 && inv < 0; i--)
-            if (src[i].actor == src[d].actor) {
-                if (is_before_point(src[i].point))
-                    inv = i;
-                else
-                    first = i;
-            }
+        int first, inv = request_start(src, d, &first);
         if (inv >= 0 && inv < k && first > k)
             mv[first] = 1;
     }
@@ -312,10 +325,7 @@ static void candidates(state *t, int n, int d)
      * ran early is seldom alone on a loaded machine). */
     if (t->got_job != INT64_MIN && !strcmp(t->got_point, b[d].point) && b[d].job != t->got_job &&
         b[d].job > QC_SCHED_NO_JOB) {
-        int inv = -1;
-        for (int k = d - 1; k >= 0 && inv < 0; k--)
-            if (b[k].actor == actor && is_before_point(b[k].point))
-                inv = k;
+        int inv = request_start(b, d, NULL);
         for (int k = inv + 1; inv >= 0 && k < d; k++) {
             if (b[k].actor == actor || b[k].job != b[d].job || strcmp(b[k].point, b[d].point))
                 continue;

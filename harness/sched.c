@@ -1204,16 +1204,14 @@ static void server_order(qc_sched_entry *v, int cnt, double *t, long long *req,
                          unsigned char *kind, double *now)
 {
     double off = 0;
-    int have_off = 0, any = 0;
+    int have_off = 0;
     for (int k = 0; k < cnt; k++) {
-        if (v[k].actor >= 0)
-            any = 1;
         if (kind[k] == 3 && now[k] > 0 && (!have_off || t[k] - now[k] < off)) {
             off = t[k] - now[k];
             have_off = 1;
         }
     }
-    if (!any || !have_off)
+    if (!have_off)
         return;
     /* per invoke: the now of its request's answer, -1 none (an answer
      * moved below stays after its invoke, so the pairing holds) */
