@@ -1255,9 +1255,13 @@ static int process(qc_worker *w, claimed *c)
     qc_shared *sh = w->sh;
     const qc_scenario *sc = sh->sc;
     qc_fault_kind f = qc_fault_plan_get(sh->plan, c->job);
-    if (f != QC_FAULT_NONE)
-        qc_sched_turn(sh->sched, w->id); /* a replay: the fault taken, the claims counted
-                                            in its turn */
+    /* A replay: the fault taken, the claims counted, in its turn.  Poison
+     * takes nothing (every attempt fails, the claims are not read), so it
+     * waits for no turn here: its work's sleep begins at the claim's
+     * answer, as in the run, not when the cursor reaches its next entry
+     * (a wait of a whole renew period per poison claim, decision 1143). */
+    if (f != QC_FAULT_NONE && f != QC_FAULT_POISON)
+        qc_sched_turn(sh->sched, w->id);
     int seen = qc_fault_plan_claims(sh->plan, c->job);
     /* Poison is a property of the job and fails every attempt; the other
      * faults fire once, and only during the chaos phase. */
