@@ -2442,8 +2442,16 @@ setup_done:
     printf("qchaos: results in %s/ (ledger.jsonl, results.json, junit.xml, report.html, "
            "report.md)\n",
            o->out_dir);
-    if (code == 1 && o->argv_line)
+    if (code == 1 && o->argv_line) {
         printf("qchaos: repeat with: %s\n", o->argv_line);
+        /* its --out is this run's folder, which a run refuses (exit 2)
+         * without --force: say so where the command is (a newcomer's
+         * reading) */
+        const char *fw = strstr(o->argv_line, " --force");
+        if (fw == NULL || (fw[8] != ' ' && fw[8] != '\0'))
+            printf("qchaos: (its --out is this run's folder: add --force to overwrite it, or "
+                   "give another --out to keep it)\n");
+    }
     if (verdict_line[0])
         printf("%s\n", verdict_line); /* the last line, whatever came before */
 

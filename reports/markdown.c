@@ -248,8 +248,11 @@ int qc__markdown_write(const char *dir, const qc__results *r, const qc_history *
     fputs("\n\n| checker | verdict | opportunities | violations | summary |\n"
           "|---|---|---:|---:|---|\n",
           f);
-    for (size_t i = 0; i < r->nc; i++) {
-        const qc__rcheck *c = &r->c[i];
+    /* judged checkers first, as the terminal's table (audit.c) */
+    for (size_t k = 0; k < 2 * r->nc; k++) {
+        const qc__rcheck *c = &r->c[k % r->nc];
+        if ((c->judged != 0) != (k < r->nc))
+            continue;
         const char *cls = verdict_class(c->verdict);
         /* What the scenario does not judge is information, not a
          * finding (only a FAIL of it counts): no bold, marked "(info)". */
@@ -602,8 +605,10 @@ int qc__html_write(const char *dir, const qc__results *r, const qc_history *hist
     fputs("<table id=\"verdicts\">\n<tr><th>checker</th><th>verdict</th><th>opportunities</th>"
           "<th>violations</th><th>summary</th></tr>\n",
           f);
-    for (size_t i = 0; i < r->nc; i++) {
-        const qc__rcheck *c = &r->c[i];
+    for (size_t k = 0; k < 2 * r->nc; k++) { /* judged first, as report.md's */
+        const qc__rcheck *c = &r->c[k % r->nc];
+        if ((c->judged != 0) != (k < r->nc))
+            continue;
         fputs("<tr>", f);
         html_cell(f, NULL, c->name);
         fprintf(f, "<td class=\"v\"><span class=\"badge %s\">", verdict_class(c->verdict));

@@ -579,9 +579,15 @@ START_TEST(test_markdown_unjudged_inconclusive_is_info)
     ck_assert_ptr_nonnull(md);
     ck_assert_msg(strstr(md, "| no_lost_jobs | INCONCLUSIVE (info) | 0 |") != NULL, "%s", md);
     ck_assert_ptr_null(strstr(md, "**no_lost_jobs** is INCONCLUSIVE"));
+    /* the judged checkers first, as in the terminal's table: no_lost_jobs
+     * (third in results.json) comes after acked_durable (the last) */
+    ck_assert_msg(strstr(md, "| acked_durable |") < strstr(md, "| no_lost_jobs |"), "%s", md);
+    ck_assert(strstr(md, "| exclusive_claim |") < strstr(md, "| double_complete |"));
     char *html = slurp(dir, "report.html");
     ck_assert_ptr_nonnull(html);
     ck_assert_ptr_nonnull(strstr(html, "INCONCLUSIVE</span> (info)</td>"));
+    ck_assert(strstr(html, "<td>acked_durable</td>") != NULL &&
+              strstr(html, "<td>acked_durable</td>") < strstr(html, "<td>no_lost_jobs</td>"));
     free(html);
     free(md);
     free(edited);

@@ -326,6 +326,10 @@ START_TEST(test_cli_real_run_records_no_secret)
     out = run_capture(cmd, &st);
     ck_assert_msg(strstr(out, "repeat with:") != NULL, "no repeat command (exit %d): %s", st,
                   out);
+    /* its --out is this run's folder: the line under it says --force */
+    ck_assert_msg(strstr(out, "(its --out is this run's folder: add --force to overwrite it") !=
+                      NULL,
+                  "no --force hint under the repeat command: %s", out);
     ck_assert_msg(strstr(out, "Xq11realRunSecret") == NULL, "leaked on the terminal: %s", out);
     free(out);
     snprintf(cmd, sizeof cmd, "grep -rl Xq11realRunSecret %s", dir);
