@@ -1274,6 +1274,21 @@ int qc_protocol_run_batch(const qc_driver *d, qc_conn *c, const qc_protocol *p, 
             h->wire(h->ctx, in_);                                                          \
     } while (0)
 
+/* hooks->abort (decision 1144): 1 with err set to the error it gave, the
+ * statement not sent. */
+static int hook_abort(const qc_step_hooks *h, qc_err *err)
+{
+    char msg[256];
+    if (h == NULL || h->abort == NULL || !h->abort(h->ctx, msg, sizeof msg))
+        return 0;
+    qc_err_set(err, QC_EDB, "%s", msg);
+    if (err != NULL) {
+        size_t sl = strcspn(msg, " ");
+        snprintf(err->sqlstate, sizeof err->sqlstate, "%.*s", (int)(sl < 7 ? sl : 7), msg);
+    }
+    return 1;
+}
+
 static void hook_point(const qc_step_hooks *h, qc_step_id step, const char *what)
 {
     char name[40];
@@ -1291,7 +1306,7 @@ static int run_step(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_ste
     qc_result *res = NULL;
     const char **vals = NULL;
     qc_err ignored;
-    int rc = 0, i, k, last = 0, began = 0, prepare, maxp = 1;
+    int rc = 0, i, k, last = 0, began = 0, prepare, maxp = 1, aborted = 0;
 
     qc_result_clear(out);
     if ((int)step < 0 || step >= QC_STEP_COUNT || !p->steps[step].present) {
@@ -1328,7 +1343,10 @@ static int run_step(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_ste
         /* 2: a leading setting, whose answer ends no action (no point
          * follows it: the action goes on to the next statement) */
         WIRE(i < st->nsettings ? 2 : 1);
-        rc = d->exec(c, s->id, prepare, s->sql, s->nparams, vals, &res[i], err);
+        if (i >= st->nsettings && hook_abort(h, err))
+            rc = aborted = QC_EDB; /* the replayed server's abort, the statement not sent */
+        else
+            rc = d->exec(c, s->id, prepare, s->sql, s->nparams, vals, &res[i], err);
         WIRE(0);
         if (rc != 0)
             goto fail;
@@ -1346,7 +1364,7 @@ static int run_step(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_ste
     if (began) {
         hook_point(h, step, "commit");
         WIRE(1);
-        rc = d->commit(c, err);
+        rc = hook_abort(h, err) ? (aborted = QC_EDB) : d->commit(c, err);
         WIRE(0);
         if (rc != 0)
             goto fail;
@@ -1354,7 +1372,11 @@ static int run_step(const qc_driver *d, qc_conn *c, const qc_protocol *p, qc_ste
     qc_result_move(out, &res[last]);
     goto out;
 fail:
-    if (began && rc != QC_ECONN)
+    /* a replayed abort rolls back whatever transaction is open, the
+     * worker's own (the transaction model) too: the server rolled back
+     * its victim's (MariaDB, SQL Server); PostgreSQL left it aborted,
+     * which ends the same once rolled back (decision 1144) */
+    if ((began || aborted) && rc != QC_ECONN)
         d->rollback(c, &ignored);
     if (rc == QC_EDB || rc == QC_ECONN)
         qc_err_prefix(err, "%s", step_names[step]);

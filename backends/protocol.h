@@ -253,6 +253,13 @@ typedef struct qc_step_hooks {
     void (*wire)(void *ctx, int in);
     void (*point)(void *ctx, const char *name);
     void *ctx;
+    /* NULL, or asked right after wire(ctx, 1) before a statement (not a
+     * leading setting) or the COMMIT: 1 with an error "STATE message" in
+     * msg (size n) answers that statement with it (QC_EDB, sqlstate
+     * STATE) instead of sending it, and the step fails there as if the
+     * server had (its transaction rolled back); 0 sends it.  A replay's
+     * server-side abort (decision 1144). */
+    int (*abort)(void *ctx, char *msg, size_t n);
 } qc_step_hooks;
 
 /* qc_protocol_run (manage_txn = 1) or qc_protocol_run_in_txn (0) with

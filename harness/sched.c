@@ -721,6 +721,27 @@ int qc_sched_replay_next(qc_sched *s, int actor, char *point, size_t n, int64_t 
     return found;
 }
 
+int qc_sched_replay_abort(qc_sched *s, int actor, char *msg, size_t n)
+{
+    int i, k, hit = -1;
+    if (s == NULL || s->mode != QC_SCHED_REPLAY || (i = idx(s, actor)) == NONE)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    /* its next entry, as qc_sched_point finds it: one it owes (passed by
+     * the cursor, blocked or on the wire) first, else its next open one */
+    for (k = 0; k < s->cursor && k < s->n && hit < 0; k++)
+        if ((s->state[k] == 2 || s->state[k] == 3) && idx(s, s->e[k].actor) == i)
+            hit = k;
+    for (k = s->cursor; k < s->n && hit < 0; k++)
+        if (s->state[k] == 0 && idx(s, s->e[k].actor) == i)
+            hit = k;
+    int r = !s->free && hit >= 0 && s->e[hit].abort_err[0] != '\0';
+    if (r)
+        snprintf(msg, n, "%s", s->e[hit].abort_err);
+    pthread_mutex_unlock(&s->mu);
+    return r;
+}
+
 int qc_sched_replay_reached(qc_sched *s, long seq)
 {
     int r = 1;
@@ -1296,6 +1317,22 @@ static void server_order(qc_sched_entry *v, int cnt, double *t, long long *req,
     free(srv);
 }
 
+/* A fail answer's error (the ledger's "error": "op: STATE message") when
+ * its SQLSTATE says the server aborted the transaction by its own choice:
+ * 40001 (serialization failure; MariaDB's and SQL Server's deadlock
+ * victim through ODBC) or 40P01 (PostgreSQL's deadlock).  Copies
+ * "STATE message" to out (size n), else leaves out "" (decision 1144). */
+static void server_abort(const char *error, const char *op, char *out, size_t n)
+{
+    size_t ol = strlen(op);
+    out[0] = '\0';
+    if (error == NULL || strncmp(error, op, ol) != 0 || strncmp(error + ol, ": ", 2) != 0)
+        return;
+    const char *m = error + ol + 2;
+    if ((!strncmp(m, "40001 ", 6) || !strncmp(m, "40P01 ", 6)))
+        snprintf(out, n, "%s", m);
+}
+
 int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err *err)
 {
     FILE *f = fopen(path, "r");
@@ -1548,6 +1585,9 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
             v[cnt].expired_job = ejob;
             v[cnt].start_lease = found_lease;
         }
+        if (!strcmp(type, "fail") && op != NULL)
+            server_abort(json_string_value(json_object_get(e, "error")), op, v[cnt].abort_err,
+                         sizeof v[cnt].abort_err);
         cnt++;
     }
     jobmap_fini(&run_leases);

@@ -94,7 +94,23 @@ typedef struct qc_sched_entry {
     int64_t expired_job;
     double start_lease; /* replay loader: that lease's end in the earlier run (server epoch
                            ms), to keep the one that ran out last */
+    char abort_err[200]; /* replay, a step's `.after`: the error the earlier run's server
+                            answered it with when it aborted the request's transaction
+                            itself (SQLSTATE 40001 serialization failure / deadlock victim,
+                            40P01 deadlock), without the step's "op: " prefix, e.g. "40001
+                            Deadlock found ..."; "" none (decision 1144) */
 } qc_sched_entry;
+
+/* Replay (decision 1144): whether the statement actor is about to send
+ * (after qc_sched_request's turn) is where the earlier run's server
+ * aborted the request (a deadlock victim, a serialization failure: the
+ * server's own choice, which no client-side order can make it repeat).
+ * 1 when the actor's next entry is that request's `.after` with
+ * abort_err set: the error is copied to msg (size n) and the caller
+ * answers the statement with it instead of sending it (and rolls back
+ * the transaction it began, as the server did); 0 else, also outside a
+ * replay (s NULL or another mode).  Thread-safe. */
+int qc_sched_replay_abort(qc_sched *s, int actor, char *msg, size_t n);
 
 /* Checks a point name's grammar (see above).  Returns 0 when it is one,
  * else -1 with what was expected in msg (size n). */

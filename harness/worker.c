@@ -115,6 +115,28 @@ static void hook_point(void *ctx, const char *name)
     emit(w, e, w->cur_job);
 }
 
+/* A replay: the earlier run's server aborted this request here (a
+ * deadlock victim, a serialization failure); the statement is answered
+ * with its error, not sent, and a note says so (decision 1144). */
+static int hook_abort(void *ctx, char *msg, size_t n)
+{
+    qc_worker *w = ctx;
+    if (!qc_sched_replay_abort(w->sh->sched, w->id, msg, n))
+        return 0;
+    qc_ev ev, *e = &ev;
+    qc_ev_init(e);
+    qc_ev_str(e, "type", "note");
+    qc_ev_str(e, "note", "server abort replayed");
+    qc_ev_int(e, "worker", w->id);
+    qc_ev_int(e, "inc", w->inc);
+    qc_ev_int(e, "req", w->cur_req);
+    if (w->cur_job != INT64_MIN)
+        qc_ev_int(e, "job", w->cur_job);
+    qc_ev_str(e, "error", msg);
+    qc_ev_append(w->lb, e);
+    return 1;
+}
+
 static int parse_i64(const char *s, int64_t *out)
 {
     if (!s || !*s)
@@ -309,7 +331,7 @@ static int request(qc_worker *w, qc_step_id step, const qc_params *in, int64_t j
     emit(w, e, job);
 
     qc_err err = {0};
-    qc_step_hooks hooks = {hook_wire, hook_point, w};
+    qc_step_hooks hooks = {hook_wire, hook_point, w, hook_abort};
     w->cur_req = *req;
     w->cur_job = job;
     /* the points between statements are recorded in every run, so that

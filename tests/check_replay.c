@@ -467,6 +467,63 @@ START_TEST(test_entries_carry_when_their_action_began)
 }
 END_TEST
 
+/* A fail whose SQLSTATE says the server aborted the transaction itself
+ * (40001 serialization failure / deadlock victim, 40P01 deadlock) carries
+ * its error on its `.after` entry, without the step's prefix; other
+ * failures carry none.  A replay hands it to the actor when that entry is
+ * its next, never before (decision 1144). */
+START_TEST(test_a_server_abort_is_replayed_at_its_request)
+{
+    qc_sched_entry *v = NULL;
+    int n = 0;
+    qc_err err = {0};
+    char msg[256] = "";
+    mkpath();
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"type\":\"header\",\"seed\":1}\n"
+          "{\"type\":\"invoke\",\"worker\":1,\"op\":\"complete\",\"req\":1,\"job\":3,"
+          "\"seq\":1,\"t\":1.0}\n"
+          "{\"type\":\"fail\",\"worker\":1,\"op\":\"complete\",\"req\":1,\"job\":3,"
+          "\"error\":\"complete: 40001 Deadlock found when trying to get lock\",\"seq\":2,"
+          "\"t\":2.0}\n"
+          "{\"type\":\"invoke\",\"worker\":0,\"op\":\"claim\",\"req\":1,\"seq\":3,\"t\":3.0}\n"
+          "{\"type\":\"fail\",\"worker\":0,\"op\":\"claim\",\"req\":1,"
+          "\"error\":\"claim: 23505 duplicate key value\",\"seq\":4,\"t\":4.0}\n"
+          "{\"type\":\"invoke\",\"worker\":0,\"op\":\"renew\",\"req\":2,\"job\":5,"
+          "\"seq\":5,\"t\":5.0}\n"
+          "{\"type\":\"fail\",\"worker\":0,\"op\":\"renew\",\"req\":2,\"job\":5,"
+          "\"error\":\"renew: 40P01 deadlock detected\",\"seq\":6,\"t\":6.0}\n"
+          "{\"type\":\"fail\",\"worker\":0,\"op\":\"complete\",\"req\":3,\"job\":5,"
+          "\"error\":\"claim: 40001 mislabelled\",\"seq\":7,\"t\":7.0}\n",
+          f);
+    fclose(f);
+    ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
+    ck_assert_int_eq(n, 7);
+    ck_assert_str_eq(v[1].point, "complete.after");
+    ck_assert_str_eq(v[1].abort_err, "40001 Deadlock found when trying to get lock");
+    ck_assert_str_eq(v[3].abort_err, "");         /* 23505: the protocol's, not the server's choice */
+    ck_assert_str_eq(v[5].abort_err, "40P01 deadlock detected");
+    ck_assert_str_eq(v[6].abort_err, "");         /* the error of another step */
+    ck_assert_str_eq(v[0].abort_err, "");         /* an invoke */
+    qc_sched *s = qc_sched_new(QC_SCHED_REPLAY, v, n, 2, 1, 3, 200, 5000, NULL, "ledger");
+    ck_assert_ptr_nonnull(s);
+    qc_sched_begin(s, 1);
+    /* before its invoke its next entry is the invoke: nothing to replay */
+    ck_assert_int_eq(qc_sched_replay_abort(s, 1, msg, sizeof msg), 0);
+    qc_sched_point(s, 1, "complete.before", 3);
+    ck_assert_int_eq(qc_sched_replay_abort(s, 1, msg, sizeof msg), 1);
+    ck_assert_str_eq(msg, "40001 Deadlock found when trying to get lock");
+    /* w0's next entry is its claim's invoke */
+    ck_assert_int_eq(qc_sched_replay_abort(s, 0, msg, sizeof msg), 0);
+    ck_assert_int_eq(qc_sched_replay_abort(NULL, 1, msg, sizeof msg), 0);
+    qc_sched_release(s);
+    qc_sched_free(s);
+    free(v);
+    unlink(path);
+}
+END_TEST
+
 /* A request answered `info` more than 100 ms after its invoke, with another
  * actor's points between (a partition's TCP timeout): a nowait entry right
  * after its invoke, so that a replay sends it in its turn and grants the
@@ -883,6 +940,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_stops_at_max_attempts_and_when_no_move_is_left);
     tcase_add_test(t, test_divergence_of_a_missing_or_clean_ledger);
     tcase_add_test(t, test_entries_carry_when_their_action_began);
+    tcase_add_test(t, test_a_server_abort_is_replayed_at_its_request);
     tcase_add_test(t, test_a_slow_lost_answer_does_not_hold_the_others);
     tcase_add_test(t, test_kept_attempt_is_the_one_that_reproduced_else_the_furthest);
     tcase_add_test(t, test_the_folder_keeps_the_kept_attempt);

@@ -281,6 +281,52 @@ elif [ -n "$late" ]; then
 else
   ok "replay of renew_on_client_clock: $both renews a renew period after their claims, as in the run"
 fi
+# A transaction the server aborted by its own choice (a deadlock victim, a
+# serialization failure: 40001, 40P01) is replayed as recorded, since no
+# client-side order makes the server choose it again (decision 1144).  A
+# run's first acknowledged complete of w0, rewritten as the server's 40001:
+# the replay answers that request with the same error without sending it,
+# notes so, and goes on in the ledger's order past it.
+cat >"$work/abort.ini" <<'INI'
+[scenario]
+name = abort_replay
+protocol = backends/postgres/skip_locked.sql
+[workload]
+workers = 2
+jobs = 20
+work_ms = 1-3
+[lease]
+lease_ms = 1000
+reaper_interval_ms = 100
+[checks]
+judge = exclusive_claim, no_lost_jobs
+INI
+run "$work/abort.ini" --seed 3 --out "$work/abort" >"$work/abort.log" 2>&1
+areq=$(jq -s -r '[.[] | select(.type == "ok" and .op == "complete" and .worker == 0)][0].req // empty' \
+  "$work/abort/ledger.jsonl")
+mkdir -p "$work/abort-e"
+jq -c --argjson r "${areq:-0}" 'if .type == "ok" and .op == "complete" and .worker == 0 and .req == $r
+  then del(.rows, .now, .counted) | .type = "fail"
+     | .error = "complete: 40001 could not serialize access due to concurrent update"
+  else . end' "$work/abort/ledger.jsonl" >"$work/abort-e/ledger.jsonl"
+aseq=$(jq -s -r --argjson r "${areq:-0}" '[.[] | select(.type == "fail" and .worker == 0 and .req == $r)][0].seq // empty' \
+  "$work/abort-e/ledger.jsonl")
+"$q" run --replay "$work/abort-e" --replay-attempts 1 --dsn "$dsn" --no-progress \
+  --out "$work/abort-r" >"$work/abort-r.log" 2>&1
+noted=$(jq -s --argjson r "${areq:-0}" '[.[] | select(.type == "note" and .note == "server abort replayed"
+  and .worker == 0 and .req == $r)] | length' "$work/abort-r/ledger.jsonl" 2>/dev/null)
+failed=$(jq -s -r --argjson r "${areq:-0}" '[.[] | select(.type == "fail" and .op == "complete" and .worker == 0
+  and .req == $r)][0].error // ""' "$work/abort-r/ledger.jsonl" 2>/dev/null)
+div=$(jq -s -r '[.[] | select(.note == "schedule abandoned")][0].replay_seq // 999999999' \
+  "$work/abort-r/ledger.jsonl" 2>/dev/null)
+if [ -z "$areq" ] || [ -z "$aseq" ]; then
+  bad "server abort replay: no acknowledged complete of w0 to rewrite ($(tail -n 1 "$work/abort.log"))"
+elif [ "$noted" = 1 ] && [ "$failed" = "complete: 40001 could not serialize access due to concurrent update" ] &&
+  [ "$div" -gt "$aseq" ]; then
+  ok "replay answers w0's complete (req $areq) with the run's server abort, and goes on past it"
+else
+  bad "server abort replay: note $noted, w0 req $areq answered '$failed', diverged at seq $div (the abort at $aseq): $(grep -E 'diverged|verdict' "$work/abort-r.log" | head -2)"
+fi
 expect "--replay-attempts without --replay is refused" 2 "goes with --replay" \
   "$q" run scenarios/default.ini --replay-attempts 3 --dsn "$dsn" --no-progress
 expect "replay with another protocol is refused" 2 "the ledger was recorded with protocol" \
