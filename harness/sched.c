@@ -705,6 +705,20 @@ void qc_sched_turn(qc_sched *s, int actor)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* Replay: actor index i's next entry, as qc_sched_point finds it: one it
+ * owes (passed by the cursor, blocked or on the wire) first, else its next
+ * open one; -1 none (mutex held). */
+static int next_entry(const qc_sched *s, int i)
+{
+    for (int k = 0; k < s->cursor && k < s->n; k++)
+        if ((s->state[k] == 2 || s->state[k] == 3) && idx(s, s->e[k].actor) == i)
+            return k;
+    for (int k = s->cursor; k < s->n; k++)
+        if (s->state[k] == 0 && idx(s, s->e[k].actor) == i)
+            return k;
+    return -1;
+}
+
 int qc_sched_replay_next(qc_sched *s, int actor, char *point, size_t n, int64_t *job)
 {
     int i, found = 0;
@@ -723,18 +737,11 @@ int qc_sched_replay_next(qc_sched *s, int actor, char *point, size_t n, int64_t 
 
 int qc_sched_replay_abort(qc_sched *s, int actor, char *msg, size_t n)
 {
-    int i, k, hit = -1;
+    int i;
     if (s == NULL || s->mode != QC_SCHED_REPLAY || (i = idx(s, actor)) == NONE)
         return 0;
     pthread_mutex_lock(&s->mu);
-    /* its next entry, as qc_sched_point finds it: one it owes (passed by
-     * the cursor, blocked or on the wire) first, else its next open one */
-    for (k = 0; k < s->cursor && k < s->n && hit < 0; k++)
-        if ((s->state[k] == 2 || s->state[k] == 3) && idx(s, s->e[k].actor) == i)
-            hit = k;
-    for (k = s->cursor; k < s->n && hit < 0; k++)
-        if (s->state[k] == 0 && idx(s, s->e[k].actor) == i)
-            hit = k;
+    int hit = next_entry(s, i);
     int r = !s->free && hit >= 0 && s->e[hit].abort_err[0] != '\0';
     if (r)
         snprintf(msg, n, "%s", s->e[hit].abort_err);
@@ -929,7 +936,20 @@ void qc_sched_request(qc_sched *s, int actor, int in)
         return;
     if (in && s->mode == QC_SCHED_REPLAY) {
         pthread_mutex_lock(&s->mu);
-        take_turn(s, i); /* a statement goes out only in its turn */
+        /* A statement goes out only in its turn, but a COMMIT right after
+         * its `.commit` point, as in the run: it releases the locks its
+         * transaction holds, and held back until its answer's turn it
+         * made another actor's statement that the run's server answered
+         * in between wait for them (a lock wait the run did not have, the
+         * blocked rule, and the order lost; decision 1145).  Its answer
+         * waits for its turn as every event does. */
+        size_t al = strlen(s->a[i].at);
+        int k = next_entry(s, i);
+        if (!(in == 1 && al > 7 && !strcmp(s->a[i].at + al - 7, ".commit")) ||
+            (k >= 0 && s->e[k].expiry))
+            take_turn(s, i); /* an answer that found a lease run out waits for
+                                the replay's to run out first, before the
+                                answer's own lease is known (decision 1133) */
         pthread_mutex_unlock(&s->mu);
     }
     atomic_store(&s->a[i].req_ends, in == 1);
@@ -1596,6 +1616,31 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
         json_decref(evs[i]);
     free(evs);
     free(lasts);
+    /* a claim or reap of several statements read the lease it found run
+     * out at its first statement (a SELECT ... FOR UPDATE, then its
+     * UPDATE): that statement's answer waits for it too, not only the
+     * request's (decision 1145) */
+    for (int k = 0; v != NULL && k < cnt; k++) {
+        if (!v[k].expiry)
+            continue;
+        /* its request's earlier entries: the points between its
+         * statements, of the same step, back to its invoke */
+        const char *dot = strchr(v[k].point, '.');
+        size_t sl = dot != NULL ? (size_t)(dot - v[k].point) + 1 : 0;
+        int first = -1;
+        for (int j = k - 1; j >= 0 && sl > 0; j--) {
+            if (v[j].actor != v[k].actor)
+                continue;
+            if (strncmp(v[j].point, v[k].point, sl) != 0 || !mid_step(v[j].point))
+                break;
+            first = j;
+        }
+        if (first >= 0 && !v[first].expiry) {
+            v[first].expiry = 1;
+            v[first].expired_job = v[k].expired_job;
+            v[first].start_lease = v[k].start_lease;
+        }
+    }
     if (v != NULL && ev_t != NULL)
         server_order(v, cnt, ev_t, ev_req, ev_kind, ev_now);
     if (v != NULL && ev_t != NULL)

@@ -734,6 +734,17 @@ START_TEST(test_entries_that_found_a_lease_run_out_wait_for_it)
         /* the enqueuer's fault (worker -1, as the reaper): no reaper's point */
         "{\"type\":\"fault\",\"fault\":\"notify_lost\",\"worker\":-1,\"job\":4,"
         "\"seq\":74,\"t\":7.3}\n"
+        /* a claim of two statements and a COMMIT that took job 5's run
+         * out lease over: its first statement's answer (claim.1) waits
+         * for it too, not its invoke, nor w0's earlier entries */
+        "{\"type\":\"ok\",\"worker\":0,\"op\":\"claim\",\"req\":5,\"job\":5,\"rows\":1,"
+        "\"now\":1000.0,\"lease_until\":1200.0,\"seq\":75,\"t\":7.5}\n"
+        "{\"type\":\"invoke\",\"worker\":0,\"op\":\"claim\",\"req\":6,\"seq\":76,\"t\":7.6}\n"
+        "{\"type\":\"point\",\"point\":\"claim.1\",\"worker\":0,\"req\":6,\"seq\":77,\"t\":7.7}\n"
+        "{\"type\":\"point\",\"point\":\"claim.commit\",\"worker\":0,\"req\":6,\"seq\":78,"
+        "\"t\":7.8}\n"
+        "{\"type\":\"ok\",\"worker\":0,\"op\":\"claim\",\"req\":6,\"job\":5,\"rows\":1,"
+        "\"now\":1300.0,\"lease_until\":2100.0,\"seq\":79,\"t\":7.9}\n"
         /* an empty reap: replayed as one (no job), not as "any" */
         "{\"type\":\"ok\",\"worker\":-1,\"op\":\"reap\",\"req\":3,\"rows\":0,"
         "\"seq\":11,\"t\":11.0}\n"
@@ -742,11 +753,11 @@ START_TEST(test_entries_that_found_a_lease_run_out_wait_for_it)
         "{\"type\":\"info\",\"worker\":2,\"op\":\"complete\",\"req\":9,\"job\":3,"
         "\"seq\":81,\"t\":13.0}\n");
     ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
-    ck_assert_int_eq(n, 12);
+    ck_assert_int_eq(n, 17);
     ck_assert_int_eq(v[9].where, 11);
     ck_assert(v[9].job == QC_SCHED_NO_JOB);
     for (int k = 0; k < n; k++) {
-        int want = v[k].where == 6 || v[k].where == 10;
+        int want = v[k].where == 6 || v[k].where == 10 || v[k].where == 77 || v[k].where == 79;
         ck_assert_int_ne(v[k].where, 81);
         ck_assert_msg(v[k].expiry == want, "entry seq %ld: expiry %d", v[k].where, v[k].expiry);
     }
@@ -754,6 +765,12 @@ START_TEST(test_entries_that_found_a_lease_run_out_wait_for_it)
     ck_assert_int_eq(v[5].expired_job, 2);
     ck_assert_int_eq(v[8].where, 10);
     ck_assert_int_eq(v[8].expired_job, 3);
+    for (int k = 0; k < n; k++)
+        if (v[k].where == 77) {
+            ck_assert_str_eq(v[k].point, "claim.1");
+            ck_assert_int_eq(v[k].expired_job, 5);
+            ck_assert(v[k].start_lease == 1200.0);
+        }
     free(v);
     unlink(path);
 }
