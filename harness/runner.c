@@ -1413,7 +1413,8 @@ static int make_schedule(const qc_run_opts *o, const qc_protocol *proto, int txn
             if (qc_actor_parse(s->steps[i].actor, &actor) != 0)
                 continue; /* checked at load */
             int hold = (s->hold_claim_commit ? QC_HOLD_CLAIM_COMMIT : 0) |
-                       (s->hold_complete_commit ? QC_HOLD_COMPLETE_COMMIT : 0);
+                       (s->hold_complete_commit ? QC_HOLD_COMPLETE_COMMIT : 0) |
+                       (s->hold_reap_commit ? QC_HOLD_REAP_COMMIT : 0);
             if (!qc_point_in_protocol(s->steps[i].point, proto, txn_model, hold)) {
                 char msg[1400];
                 snprintf(msg, sizeof msg,

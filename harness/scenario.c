@@ -614,9 +614,11 @@ static int handler(void *user, const char *section, const char *name, const char
         LONGKEY("schedule", "hold_timeout_ms", hold_timeout_ms, 100)
         BOOLKEY("hold_claim_commit", hold_claim_commit)
         BOOLKEY("hold_complete_commit", hold_complete_commit)
+        BOOLKEY("hold_reap_commit", hold_reap_commit)
         return fail(c,
                     "unknown key '%s' in [%s] (expected step, explore, pct_depth, block_ms, "
-                    "hold_timeout_ms, hold_claim_commit, hold_complete_commit)",
+                    "hold_timeout_ms, hold_claim_commit, hold_complete_commit, "
+                    "hold_reap_commit)",
                     name, section);
     }
     if (!strcmp(section, "adapter")) {

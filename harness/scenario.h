@@ -202,6 +202,9 @@ typedef struct qc_scenario {
                                 COMMIT (sched.h, qc_claim_commit_held) */
     int hold_complete_commit; /* hold_complete_commit = yes: the same for a complete of one
                                 statement, point "complete.commit" (qc_complete_commit_held) */
+    int hold_reap_commit;    /* hold_reap_commit = yes: the same for the reaper's reap of one
+                                statement, point "reap.commit" (qc_reap_commit_held,
+                                decision 1146) */
     int worker_name_kept;    /* [policy] worker_name: QC_WORKER_NAME_INCARNATION (0) :worker
                                 is "w3.1"; QC_WORKER_NAME_KEPT (1) "w3" in every incarnation
                                 (a pod name); QC_WORKER_NAME_HOST (2) "h1" ... "h<hosts>":

@@ -211,6 +211,12 @@ int qc_complete_commit_held(const qc_protocol *p, int txn_model, int hold_comple
     return hold_complete_commit && !txn_model && st->present && st->nstmts == 1;
 }
 
+int qc_reap_commit_held(const qc_protocol *p, int hold_reap_commit)
+{
+    const qc_step *st = &p->steps[QC_STEP_REAP];
+    return hold_reap_commit && st->present && st->nstmts == 1;
+}
+
 int qc_point_in_protocol(const char *point, const qc_protocol *p, int txn_model, int hold)
 {
     const char *dot = strchr(point, '.');
@@ -233,6 +239,7 @@ int qc_point_in_protocol(const char *point, const qc_protocol *p, int txn_model,
                 qc_claim_commit_held(p, txn_model, (hold & QC_HOLD_CLAIM_COMMIT) != 0)) ||
                (id == QC_STEP_COMPLETE &&
                 qc_complete_commit_held(p, txn_model, (hold & QC_HOLD_COMPLETE_COMMIT) != 0)) ||
+               (id == QC_STEP_REAP && qc_reap_commit_held(p, (hold & QC_HOLD_REAP_COMMIT) != 0)) ||
                (txn_model && (id == QC_STEP_COMPLETE || id == QC_STEP_FAIL));
     return atoi(dot) >= 1 && atoi(dot) < st->nstmts - st->nsettings;
 }

@@ -127,6 +127,7 @@ int qc_point_in_protocol(const char *point, const qc_protocol *p, int txn_model,
 
 #define QC_HOLD_CLAIM_COMMIT 1
 #define QC_HOLD_COMPLETE_COMMIT 2
+#define QC_HOLD_REAP_COMMIT 4
 
 /* Whether the worker runs p's claim in an explicit transaction of its own
  * (driver begin, the statement, point "claim.commit", driver commit), so
@@ -150,6 +151,18 @@ int qc_claim_commit_held(const qc_protocol *p, int txn_model, int hold_claim_com
  * can make another actor (the reaper) meet that row lock, as it does when
  * a one-statement complete's own commit is slow.  Pure; thread-safe. */
 int qc_complete_commit_held(const qc_protocol *p, int txn_model, int hold_complete_commit);
+
+/* The same for p's reap under [schedule] hold_reap_commit (decision 1146):
+ * 1 when hold_reap_commit is set and the reap is one statement (a reap of
+ * several has its own reap.commit, or is autocommit by design).  The
+ * reaper then sends BEGIN, the reap, passes "reap.commit" (with the first
+ * row's job; not at all when it found nothing) with the rows it returned
+ * changed and locked but not yet visible, and sends COMMIT: a script can
+ * make the owner's renew or complete meet that row lock, as it does when
+ * a one-statement reap's own commit is slow.  The reaper works outside
+ * the claims' transactions, so the transaction model wraps it too.
+ * Pure; thread-safe. */
+int qc_reap_commit_held(const qc_protocol *p, int hold_reap_commit);
 
 /* Parses "w3", "reaper" into *actor.  Returns 0, or -1. */
 int qc_actor_parse(const char *name, int *actor);

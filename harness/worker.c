@@ -1704,8 +1704,48 @@ static void *reaper_main(void *arg)
         bind_actor(w, &ap, &p);
         qc_result r = {0};
         int64_t req;
-        if (request(w, QC_STEP_REAP, &p, INT64_MIN, NULL, &r, &req) != 0)
+        /* [schedule] hold_reap_commit: the reap's one statement in a
+         * transaction of the reaper's own, with a "reap.commit" point
+         * before its COMMIT (sched.h qc_reap_commit_held, decision 1146) */
+        int held = qc_reap_commit_held(sh->proto, sh->sc->hold_reap_commit);
+        if (held && begin_txn(w) != 0)
             continue;
+        if (request(w, QC_STEP_REAP, &p, INT64_MIN, NULL, &r, &req) != 0) {
+            if (held && w->in_txn) {
+                qc_err ignore = {0};
+                sh->drv->rollback(w->conn, &ignore);
+                w->in_txn = 0;
+            }
+            continue;
+        }
+        if (held && w->in_txn) {
+            /* after the statement, before its COMMIT: the rows it took
+             * back are locked and their new state not yet visible */
+            qc_err cerr = {0};
+            int64_t j0 = INT64_MIN;
+            if (r.nrows > 0 && parse_i64(qc_result_get(&r, 0, "job_id"), &j0) != 0)
+                j0 = INT64_MIN;
+            w->cur_req = req;
+            w->cur_job = j0;
+            if (r.nrows > 0)
+                hook_point(w, "reap.commit"); /* an empty pass holds nothing */
+            qc_sched_request(sh->sched, w->id, 1);
+            int crc = sh->drv->commit(w->conn, &cerr);
+            qc_sched_request(sh->sched, w->id, 0);
+            w->in_txn = 0;
+            w->cur_job = INT64_MIN;
+            if (crc != 0) {
+                /* rolled back (QC_EDB) or unknown (a lost connection) */
+                qc_ev f_ev, *f = event(w, &f_ev, crc == QC_EDB ? "fail" : "info", "reap", req);
+                qc_ev_str(f, "error", (cerr.msg));
+                emit(w, f, INT64_MIN);
+                atomic_fetch_add(&sh->errors, 1);
+                if (crc != QC_EDB)
+                    drop_conn(w, 1);
+                qc_result_clear(&r);
+                continue;
+            }
+        }
         int64_t job, first = INT64_MIN;
         for (int i = 0; i < r.nrows; i++) {
             qc_ev e_ev, *e = event(w, &e_ev, "ok", "reap", req);

@@ -185,6 +185,27 @@ START_TEST(test_hold_claim_commit_point)
     ck_assert_int_eq(qc_complete_commit_held(p, 0, 0), 0);
     ck_assert_int_eq(qc_complete_commit_held(p, 1, 1), 0);
     ck_assert_int_eq(qc_point_in_protocol("complete.commit", a, 0, QC_HOLD_COMPLETE_COMMIT), 1);
+    /* hold_reap_commit (decision 1146): reap.commit on a reap of one
+     * statement, only with its flag, the transaction model too (the
+     * reaper works outside the claims' transactions); no reap, no point */
+    qc_protocol *r = NULL;
+    char *txt = malloc(strlen(one_step_claim) + 200);
+    ck_assert_ptr_nonnull(txt);
+    snprintf(txt, strlen(one_step_claim) + 200,
+             "%s-- name: reap\nUPDATE t SET x = 0 WHERE x = 1 RETURNING id AS job_id, "
+             "'t' AS token, 'ready' AS state;\n",
+             one_step_claim);
+    ck_assert_int_eq(qc_protocol_parse("reap.sql", txt, QC_PARAM_DOLLAR, &r, &err), 0);
+    ck_assert_int_eq(qc_point_in_protocol("reap.commit", r, 0, 0), 0);
+    ck_assert_int_eq(qc_point_in_protocol("reap.commit", r, 0, QC_HOLD_REAP_COMMIT), 1);
+    ck_assert_int_eq(qc_point_in_protocol("reap.commit", r, 1, QC_HOLD_REAP_COMMIT), 1);
+    ck_assert_int_eq(qc_point_in_protocol("claim.commit", r, 0, QC_HOLD_REAP_COMMIT), 0);
+    ck_assert_int_eq(qc_point_in_protocol("reap.commit", p, 0, QC_HOLD_REAP_COMMIT), 0);
+    ck_assert_int_eq(qc_reap_commit_held(r, 1), 1);
+    ck_assert_int_eq(qc_reap_commit_held(r, 0), 0);
+    ck_assert_int_eq(qc_reap_commit_held(p, 1), 0);
+    qc_protocol_destroy(r);
+    free(txt);
     qc_protocol_destroy(p);
     qc_protocol_destroy(a);
 }

@@ -18,6 +18,12 @@
 # bad_fixed_lease was INCONCLUSIVE (exit 4).  The first two are caught since
 # decisions 1105 (scripts/reap_snapshot_race.ini) and 1106
 # (gate/late_renew.ini), bad_fixed_lease since 1107 (gate/lease_granted.ini).
+# Added 2026-12-08 by a reviewer (seed 1): bad_complete_check_then_write and
+# bad_reap_dead_session FAILed; bad_renew_cte_unlocked and
+# bad_reap_keeps_token_renew_no_state PASSed (escapes), caught since decision
+# 1146 (scripts/renew_meets_reap_commit.ini with hold_reap_commit,
+# scripts/renew_after_reap.ini); ok_fence_counter and ok_array_claim_kept_token
+# PASSed.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 

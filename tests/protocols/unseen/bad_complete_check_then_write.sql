@@ -1,0 +1,152 @@
+-- Job queue: SKIP LOCKED claim; the complete first checks that the caller
+-- still owns the job (a SELECT, so a stale worker gets a clear "not yours"
+-- answer from the application), then marks it done by id.  The SELECT takes
+-- no row lock: between it and the UPDATE the lease can run out, the reaper
+-- can return the job and another worker can claim it; the UPDATE by id then
+-- marks the NEW owner's job done (the stale complete is accepted, the new
+-- owner's complete is refused, the job's effect runs twice).
+-- engine: postgres
+-- model: lease
+-- description: complete checks ownership with an unlocked SELECT, then UPDATEs by id
+
+-- name: setup
+CREATE SCHEMA IF NOT EXISTS qchaos;
+DROP TABLE IF EXISTS qchaos.jobs;
+CREATE TABLE qchaos.jobs (
+    id           bigserial PRIMARY KEY,
+    state        text NOT NULL DEFAULT 'ready'
+                 CHECK (state IN ('ready', 'inflight', 'done', 'dead')),
+    run_after    timestamptz NOT NULL DEFAULT now(),
+    attempt      int NOT NULL DEFAULT 0,
+    max_attempts int NOT NULL DEFAULT 3,
+    token        uuid,
+    lease_until  timestamptz,
+    locked_by    text,
+    payload      text,
+    group_key    text,
+    last_error   text,
+    created_at   timestamptz NOT NULL DEFAULT now()
+) WITH (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 200,
+        autovacuum_vacuum_cost_delay = 0, fillfactor = 70);
+-- Partial index in the exact shape of the claim: done rows never enter it.
+CREATE INDEX jobs_ready ON qchaos.jobs (run_after, id) WHERE state = 'ready';
+CREATE INDEX jobs_inflight ON qchaos.jobs (lease_until) WHERE state = 'inflight';
+-- Dead jobs are few; this index lets monitor_live count them without
+-- reading the done rows (issue 16).  state is already in the other
+-- indexes' predicates, so it costs no HOT update.
+CREATE INDEX jobs_dead ON qchaos.jobs (id) WHERE state = 'dead';
+
+-- name: teardown
+DROP TABLE IF EXISTS qchaos.jobs;
+
+-- name: enqueue
+INSERT INTO qchaos.jobs (payload, group_key, max_attempts, run_after)
+VALUES (:payload, :group_key, :max_attempts::int,
+        now() + make_interval(secs => :delay_ms::int / 1000.0))
+RETURNING id AS job_id;
+
+-- name: claim
+WITH picked AS (
+    SELECT id
+    FROM qchaos.jobs
+    WHERE state = 'ready' AND run_after <= now()
+    ORDER BY run_after, id
+    FOR UPDATE SKIP LOCKED
+    LIMIT :batch::int
+)
+UPDATE qchaos.jobs j
+SET state = 'inflight',
+    token = gen_random_uuid(),
+    attempt = j.attempt + 1,
+    lease_until = clock_timestamp() + make_interval(secs => :lease_ms::int / 1000.0),
+    locked_by = :worker
+FROM picked
+WHERE j.id = picked.id
+RETURNING j.id AS job_id,
+          j.token::text AS token,
+          (extract(epoch FROM j.lease_until) * 1000)::float8 AS lease_until_ms,
+          (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms,
+          j.attempt,
+          j.id::text AS op_key,
+          j.payload,
+          j.group_key;
+
+-- name: complete
+SELECT id AS job_id
+FROM qchaos.jobs
+WHERE id = :job_id::bigint AND token = :token::uuid AND state = 'inflight';
+UPDATE qchaos.jobs
+SET state = 'done', lease_until = NULL, locked_by = NULL
+WHERE id = :job_id::bigint
+RETURNING (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms;
+
+-- name: renew
+UPDATE qchaos.jobs
+SET lease_until = clock_timestamp() + make_interval(secs => :lease_ms::int / 1000.0)
+WHERE id = :job_id::bigint AND token = :token::uuid AND state = 'inflight'
+RETURNING token::text AS token,
+          (extract(epoch FROM lease_until) * 1000)::float8 AS lease_until_ms,
+          (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms;
+
+-- name: fail
+UPDATE qchaos.jobs
+SET state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'ready' END,
+    run_after = clock_timestamp() + make_interval(secs => :delay_ms::int / 1000.0),
+    token = NULL, lease_until = NULL, locked_by = NULL, last_error = :error
+WHERE id = :job_id::bigint AND token = :token::uuid AND state = 'inflight'
+RETURNING state, (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms;
+
+-- name: reap
+-- run_after is left alone: a recovered job keeps its place at the head of
+-- the queue instead of waiting behind the whole backlog.
+WITH expired AS (
+    SELECT id, token
+    FROM qchaos.jobs
+    WHERE state = 'inflight' AND lease_until < now()
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE qchaos.jobs j
+SET state = CASE WHEN j.attempt >= j.max_attempts THEN 'dead' ELSE 'ready' END,
+    last_error = CASE WHEN j.attempt >= j.max_attempts
+                      THEN 'lease expired on attempt ' || j.attempt ELSE j.last_error END,
+    token = NULL, lease_until = NULL, locked_by = NULL
+FROM expired e
+WHERE j.id = e.id
+RETURNING j.id AS job_id, e.token::text AS token, j.state,
+          (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms;
+
+-- name: snapshot
+SELECT id AS job_id, state, attempt, token::text AS token, last_error AS error
+FROM qchaos.jobs
+ORDER BY id;
+
+-- name: monitor
+SELECT count(*) FILTER (WHERE state = 'ready') AS ready,
+       count(*) FILTER (WHERE state = 'inflight') AS inflight,
+       count(*) FILTER (WHERE state = 'inflight' AND lease_until < now()) AS expired,
+       count(*) FILTER (WHERE state = 'dead') AS dead,
+       count(*) FILTER (WHERE state = 'done') AS done,
+       coalesce((extract(epoch FROM now() - min(run_after)
+                 FILTER (WHERE state = 'ready' AND run_after <= now())) * 1000)::bigint, 0)
+           AS oldest_ready_age_ms
+FROM qchaos.jobs;
+
+-- name: monitor_live
+-- The live states only, each through its partial index: O(live rows),
+-- whatever the number of done rows (issue 16).  The harness samples this
+-- every monitor_interval_ms and the full monitor above (which counts done
+-- by reading the whole table) every monitor_full_interval_ms.
+SELECT (SELECT count(*) FROM qchaos.jobs WHERE state = 'ready') AS ready,
+       (SELECT count(*) FROM qchaos.jobs WHERE state = 'inflight') AS inflight,
+       (SELECT count(*) FROM qchaos.jobs
+        WHERE state = 'inflight' AND lease_until < now()) AS expired,
+       (SELECT count(*) FROM qchaos.jobs WHERE state = 'dead') AS dead,
+       coalesce((extract(epoch FROM now() - (SELECT min(run_after) FROM qchaos.jobs
+                                              WHERE state = 'ready' AND run_after <= now()))
+                 * 1000)::bigint, 0) AS oldest_ready_age_ms;
+
+-- name: server_pid
+SELECT pg_backend_pid() AS pid;
+
+-- name: kill_session
+SELECT pg_terminate_backend(:pid::int) AS killed;
