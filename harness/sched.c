@@ -952,8 +952,14 @@ void qc_sched_request(qc_sched *s, int actor, int in)
          * waits for its turn as every event does. */
         size_t al = strlen(s->a[i].at);
         int k = next_entry(s, i);
-        if (!(in == 1 && al > 7 && !strcmp(s->a[i].at + al - 7, ".commit")) ||
-            (k >= 0 && s->e[k].expiry))
+        /* Nor a statement the run's server aborted (decision 1144): the
+         * server rolled its victim back when it found the deadlock, before
+         * the survivor's answer, not at the victim's answer; the replay
+         * answers it at once (hook_abort) and its `fail` event waits for
+         * its turn. */
+        int aborted = in == 1 && k >= 0 && s->e[k].abort_err[0] != '\0';
+        if (!aborted && (!(in == 1 && al > 7 && !strcmp(s->a[i].at + al - 7, ".commit")) ||
+                         (k >= 0 && s->e[k].expiry)))
             take_turn(s, i); /* an answer that found a lease run out waits for
                                 the replay's to run out first, before the
                                 answer's own lease is known (decision 1133) */
