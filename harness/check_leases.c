@@ -352,8 +352,9 @@ static void judge_reap(qc_check *c, const qc_history *h, job_scan *js, lease *l,
         snprintf(by, sizeof by, "claim seq %lld", (long long)cl->seq);
     if (qc__has_time(cl->now))
         qc__check_violation(c, cl->job, seqs, ns,
-                            "job %lld: reaped with %s at seq %lld (server +%.0f ms at the latest) "
-                            "while its lease ran until +%.0f ms (%s): %.0f ms early",
+                            "job %lld: reaped with %s at seq %lld (at the latest +%.0f ms after "
+                            "the claim's server time) while its lease ran until +%.0f ms (%s): "
+                            "%.0f ms early",
                             (long long)cl->job, tok, (long long)e->seq, rel(h, l, ub),
                             rel(h, l, until), by, until - ub);
     else

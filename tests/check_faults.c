@@ -1574,9 +1574,9 @@ START_TEST(test_no_early_reap_reap_before_renewed_lease_end_fails)
     ck_assert_int_eq(c.opportunities, 2); /* the renew and the reap */
     ck_assert_int_eq(c.nviolations, 1);
     ASSERT_VIOLATION(&c, 0, 17, 2, 4, 6);
-    ck_assert_str_eq(c.v[0].msg, "job 17: reaped with token a at seq 6 (server +5001 ms at the "
-                                 "latest) while its lease ran until +8000 ms (renew seq 4): 2999 ms "
-                                 "early");
+    ck_assert_str_eq(c.v[0].msg, "job 17: reaped with token a at seq 6 (at the latest +5001 ms "
+                                 "after the claim's server time) while its lease ran until "
+                                 "+8000 ms (renew seq 4): 2999 ms early");
     free(c.v);
 }
 END_TEST
