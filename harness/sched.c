@@ -35,6 +35,7 @@ typedef struct actor_state {
                                 granted its next action: it waits for the grant at its next
                                 event or statement (qc_sched_turn), not at the point */
     int prio;                /* pct */
+    int last;                /* replay: index of the entry it consumed last; -1 none */
     char at[40];             /* the last point passed, for messages */
     _Atomic double req_since;/* ms (qc_clock_ms) a statement was sent, 0: none in flight */
     atomic_int req_ends;     /* the statement in flight ends the actor's action (not a
@@ -350,8 +351,10 @@ qc_sched *qc_sched_new(qc_sched_mode mode, const qc_sched_entry *entries, int n,
         s->a[k].named = 1;
         s->n++;
     }
-    for (int i = 0; i < s->nact; i++)
+    for (int i = 0; i < s->nact; i++) {
         snprintf(s->a[i].at, sizeof s->a[i].at, "its start");
+        s->a[i].last = -1;
+    }
     if (mode == QC_SCHED_PCT) {
         qc_rng_init(&s->rng, seed, 0x5c4ed);
         /* priorities depth .. depth+nact-1, a random permutation */
@@ -480,8 +483,10 @@ static void consume(qc_sched *s, int k)
         s->anchor = qc_clock_ms(); /* the replay's clock starts at its first point */
     s->state[k] = 1;
     s->consumed++;
-    if (i != NONE)
+    if (i != NONE) {
         s->a[i].remaining--;
+        s->a[i].last = k;
+    }
 }
 
 /* Whether actor index i has an entry it passed the cursor of without
@@ -952,14 +957,18 @@ void qc_sched_request(qc_sched *s, int actor, int in)
          * waits for its turn as every event does. */
         size_t al = strlen(s->a[i].at);
         int k = next_entry(s, i);
+        /* only where the earlier run sent it right after the point: a
+         * script or PCT held the actor there (decision 1148) */
+        int at_once = s->a[i].last >= 0 && s->e[s->a[i].last].at_once;
         /* Nor a statement the run's server aborted (decision 1144): the
          * server rolled its victim back when it found the deadlock, before
          * the survivor's answer, not at the victim's answer; the replay
          * answers it at once (hook_abort) and its `fail` event waits for
          * its turn. */
-        int aborted = in == 1 && k >= 0 && s->e[k].abort_err[0] != '\0';
-        if (!aborted && (!(in == 1 && al > 7 && !strcmp(s->a[i].at + al - 7, ".commit")) ||
-                         (k >= 0 && s->e[k].expiry)))
+        int aborted = at_once && in == 1 && k >= 0 && s->e[k].abort_err[0] != '\0';
+        if (!aborted &&
+            (!(at_once && in == 1 && al > 7 && !strcmp(s->a[i].at + al - 7, ".commit")) ||
+             (k >= 0 && s->e[k].expiry)))
             take_turn(s, i); /* an answer that found a lease run out waits for
                                 the replay's to run out first, before the
                                 answer's own lease is known (decision 1133) */
@@ -1392,6 +1401,7 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
     json_t **evs = NULL;
     size_t nev = 0, evcap = 0;
     long workers = -1; /* the header's, -1 unknown */
+    int free_run = 0;  /* the header has no "schedule" (decision 1148) */
     while ((len = getline(&line, &cap, f)) > 0) {
         json_error_t je;
         char bad[200] = "";
@@ -1409,6 +1419,8 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
             json_t *hw = json_object_get(e, "workers");
             if (json_is_integer(hw))
                 workers = (long)json_integer_value(hw);
+            /* a run with a schedule held its actors at their points */
+            free_run = json_object_get(e, "schedule") == NULL;
             json_decref(e);
             continue;
         } else {
@@ -1618,6 +1630,7 @@ int qc_sched_load_replay(const char *path, qc_sched_entry **out, int *n, qc_err 
             v[cnt].expired_job = ejob;
             v[cnt].start_lease = found_lease;
         }
+        v[cnt].at_once = free_run;
         if (!strcmp(type, "fail") && op != NULL)
             server_abort(json_string_value(json_object_get(e, "error")), op, v[cnt].abort_err,
                          sizeof v[cnt].abort_err);

@@ -99,6 +99,12 @@ typedef struct qc_sched_entry {
                             itself (SQLSTATE 40001 serialization failure / deadlock victim,
                             40P01 deadlock), without the step's "op: " prefix, e.g. "40001
                             Deadlock found ..."; "" none (decision 1144) */
+    int at_once;         /* replay: the earlier run held no actor at its points (no
+                            [schedule]), so the statement an actor sent after this point
+                            went out right after it: a COMMIT after `.commit` and a
+                            statement the server aborted go out at once (decisions 1145,
+                            1147, 1148); 0: a scripted or PCT run, where the actor may
+                            have been held here */
 } qc_sched_entry;
 
 /* Replay (decision 1144): whether the statement actor is about to send

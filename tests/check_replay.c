@@ -506,6 +506,10 @@ START_TEST(test_a_server_abort_is_replayed_at_its_request)
     ck_assert_str_eq(v[5].abort_err, "40P01 deadlock detected");
     ck_assert_str_eq(v[6].abort_err, "");         /* the error of another step */
     ck_assert_str_eq(v[0].abort_err, "");         /* an invoke */
+    /* a run without a [schedule]: its actors were never held at a point
+     * (decision 1148) */
+    for (int k = 0; k < n; k++)
+        ck_assert_int_eq(v[k].at_once, 1);
     qc_sched *s = qc_sched_new(QC_SCHED_REPLAY, v, n, 2, 1, 3, 200, 5000, NULL, "ledger");
     ck_assert_ptr_nonnull(s);
     qc_sched_begin(s, 1);
@@ -519,6 +523,17 @@ START_TEST(test_a_server_abort_is_replayed_at_its_request)
     ck_assert_int_eq(qc_sched_replay_abort(NULL, 1, msg, sizeof msg), 0);
     qc_sched_release(s);
     qc_sched_free(s);
+    free(v);
+    /* a scripted run held its actors at their points: nothing at once */
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"type\":\"header\",\"seed\":1,\"schedule\":\"script\"}\n"
+          "{\"type\":\"invoke\",\"worker\":0,\"op\":\"claim\",\"req\":1,\"seq\":1,\"t\":1.0}\n",
+          f);
+    fclose(f);
+    ck_assert_int_eq(qc_sched_load_replay(path, &v, &n, &err), 0);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(v[0].at_once, 0);
     free(v);
     unlink(path);
 }

@@ -331,10 +331,10 @@ START_TEST(test_script_order_is_enforced)
 {
     /* w0 starts slowly; without the schedule w1 would read and write
      * first.  The script: both read (claim.1), then both write. */
-    qc_sched_entry e[] = {{0, "claim.1", INT64_MIN, 0, 4, 0, 0, 0, 0, ""},
-                          {1, "claim.1", INT64_MIN, 0, 5, 0, 0, 0, 0, ""},
-                          {0, "claim.after", INT64_MIN, 0, 6, 0, 0, 0, 0, ""},
-                          {1, "claim.after", INT64_MIN, 0, 7, 0, 0, 0, 0, ""}};
+    qc_sched_entry e[] = {{0, "claim.1", INT64_MIN, 0, 4, 0, 0, 0, 0, "", 0},
+                          {1, "claim.1", INT64_MIN, 0, 5, 0, 0, 0, 0, "", 0},
+                          {0, "claim.after", INT64_MIN, 0, 6, 0, 0, 0, 0, "", 0},
+                          {1, "claim.after", INT64_MIN, 0, 7, 0, 0, 0, 0, "", 0}};
     qc_sched *s = qc_sched_new(QC_SCHED_SCRIPT, e, 4, 2, 1, 3, 200, 5000, NULL, "race.ini");
     actor_run a = {s, 0, claim_points, 100000, 0, 0}, b = {s, 1, claim_points, 0, 0, 0};
     run_two(&a, &b);
@@ -357,8 +357,8 @@ START_TEST(test_blocked_statement_lets_the_next_step_go)
 {
     /* w0's second statement gets no answer for 600 ms (a row lock); the
      * script's next step is w1's: it must not wait for w0's answer. */
-    qc_sched_entry e[] = {{0, "claim.after", INT64_MIN, 0, 4, 0, 0, 0, 0, ""},
-                          {1, "claim.after", INT64_MIN, 0, 5, 0, 0, 0, 0, ""}};
+    qc_sched_entry e[] = {{0, "claim.after", INT64_MIN, 0, 4, 0, 0, 0, 0, "", 0},
+                          {1, "claim.after", INT64_MIN, 0, 5, 0, 0, 0, 0, "", 0}};
     qc_sched *s = qc_sched_new(QC_SCHED_SCRIPT, e, 2, 2, 1, 3, 100, 5000, NULL, "lock.ini");
     actor_run a = {s, 0, claim_points, 0, 600000, 0}, b = {s, 1, claim_points, 0, 0, 0};
     run_two(&a, &b);
@@ -378,9 +378,9 @@ START_TEST(test_hold_that_never_comes_is_abandoned)
     /* w1 stops after its first point: the script's w1 claim.after can
      * never come.  The schedule gives up (naming the step's line) and w0
      * goes on: no hang. */
-    qc_sched_entry e[] = {{1, "claim.before", INT64_MIN, 0, 3, 0, 0, 0, 0, ""},
-                          {1, "claim.after", INT64_MIN, 0, 9, 0, 0, 0, 0, ""},
-                          {0, "claim.after", INT64_MIN, 0, 10, 0, 0, 0, 0, ""}};
+    qc_sched_entry e[] = {{1, "claim.before", INT64_MIN, 0, 3, 0, 0, 0, 0, "", 0},
+                          {1, "claim.after", INT64_MIN, 0, 9, 0, 0, 0, 0, "", 0},
+                          {0, "claim.after", INT64_MIN, 0, 10, 0, 0, 0, 0, "", 0}};
     qc_sched *s = qc_sched_new(QC_SCHED_SCRIPT, e, 3, 2, 1, 3, 100, 300, NULL, "hold.ini");
     actor_run a = {s, 0, claim_points, 0, 0, 0}, b = {s, 1, claim_points, 0, 0, 1};
     run_two(&a, &b);
@@ -392,8 +392,8 @@ START_TEST(test_hold_that_never_comes_is_abandoned)
     qc_sched_free(s);
 
     /* the same with an actor that is alive but never gets there in time */
-    qc_sched_entry f[] = {{0, "claim.after", INT64_MIN, 0, 4, 0, 0, 0, 0, ""},
-                          {1, "claim.after", INT64_MIN, 0, 5, 0, 0, 0, 0, ""}};
+    qc_sched_entry f[] = {{0, "claim.after", INT64_MIN, 0, 4, 0, 0, 0, 0, "", 0},
+                          {1, "claim.after", INT64_MIN, 0, 5, 0, 0, 0, 0, "", 0}};
     s = qc_sched_new(QC_SCHED_SCRIPT, f, 2, 2, 1, 3, 100, 200, NULL, "slow.ini");
     actor_run c = {s, 0, claim_points, 700000, 0, 0}, d = {s, 1, claim_points, 0, 0, 0};
     run_two(&c, &d);
@@ -469,9 +469,9 @@ START_TEST(test_empty_handed_reap_between_its_statements_releases)
 {
     const char *ab, *rel;
     qc_sched *s;
-    qc_sched_entry e[] = {{0, "renew.1", INT64_MIN, 0, 4, 0, 0, 0, 0, ""},
-                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0, 0, 0, 0, ""},
-                          {0, "renew.after", INT64_MIN, 0, 6, 0, 0, 0, 0, ""}};
+    qc_sched_entry e[] = {{0, "renew.1", INT64_MIN, 0, 4, 0, 0, 0, 0, "", 0},
+                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0, 0, 0, 0, "", 0},
+                          {0, "renew.after", INT64_MIN, 0, 6, 0, 0, 0, 0, "", 0}};
     held_and_empty_cycle(s_after_then_renew, s_reap_mid_step, e, 3, &ab, &rel, &s);
     ck_assert_msg(ab == NULL, "%s", ab);
     ck_assert_ptr_nonnull(rel);
@@ -479,9 +479,9 @@ START_TEST(test_empty_handed_reap_between_its_statements_releases)
                   rel);
     qc_sched_free(s);
     /* the same reaper with nobody held mid-step: abandoned, as before */
-    qc_sched_entry f[] = {{0, "claim.after", INT64_MIN, 0, 4, 0, 0, 0, 0, ""},
-                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0, 0, 0, 0, ""},
-                          {0, "complete.after", INT64_MIN, 0, 6, 0, 0, 0, 0, ""}};
+    qc_sched_entry f[] = {{0, "claim.after", INT64_MIN, 0, 4, 0, 0, 0, 0, "", 0},
+                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0, 0, 0, 0, "", 0},
+                          {0, "complete.after", INT64_MIN, 0, 6, 0, 0, 0, 0, "", 0}};
     held_and_empty_cycle(s_claim_only, s_reap_mid_step, f, 3, &ab, &rel, &s);
     ck_assert_ptr_null(rel);
     ck_assert_ptr_nonnull(ab);
@@ -495,9 +495,9 @@ START_TEST(test_empty_handed_step_while_another_is_held_mid_step_releases)
     qc_sched *s;
     /* w0 held at renew.1, "reaper reap.after job" never gets the job: the
      * script is released (judged as it ran), not abandoned */
-    qc_sched_entry e[] = {{0, "renew.1", INT64_MIN, 0, 4, 0, 0, 0, 0, ""},
-                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0, 0, 0, 0, ""},
-                          {0, "renew.after", INT64_MIN, 0, 6, 0, 0, 0, 0, ""}};
+    qc_sched_entry e[] = {{0, "renew.1", INT64_MIN, 0, 4, 0, 0, 0, 0, "", 0},
+                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0, 0, 0, 0, "", 0},
+                          {0, "renew.after", INT64_MIN, 0, 6, 0, 0, 0, 0, "", 0}};
     held_and_empty(s_after_then_renew, e, 3, &ab, &rel, &s);
     ck_assert_msg(ab == NULL, "%s", ab);
     ck_assert_ptr_nonnull(rel);
@@ -514,9 +514,9 @@ START_TEST(test_empty_handed_step_with_nobody_held_mid_step_is_abandoned)
     /* the same wait with w0 held between steps (claim.after), holding no
      * statement open: nothing keeps the job back but the queue, so the
      * script is abandoned (INCONCLUSIVE), as before */
-    qc_sched_entry e[] = {{0, "claim.after", INT64_MIN, 0, 4, 0, 0, 0, 0, ""},
-                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0, 0, 0, 0, ""},
-                          {0, "complete.after", INT64_MIN, 0, 6, 0, 0, 0, 0, ""}};
+    qc_sched_entry e[] = {{0, "claim.after", INT64_MIN, 0, 4, 0, 0, 0, 0, "", 0},
+                          {QC_SCHED_REAPER, "reap.after", QC_SCHED_ANY_JOB, 0, 5, 0, 0, 0, 0, "", 0},
+                          {0, "complete.after", INT64_MIN, 0, 6, 0, 0, 0, 0, "", 0}};
     held_and_empty(s_claim_only, e, 3, &ab, &rel, &s);
     ck_assert_ptr_null(rel);
     ck_assert_ptr_nonnull(ab);
@@ -544,10 +544,10 @@ static void *empty_after_first_statement(void *arg)
 
 START_TEST(test_claim_that_ends_before_its_scripted_statement_releases)
 {
-    qc_sched_entry e[] = {{0, "claim.1", INT64_MIN, 0, 4, 0, 0, 0, 0, ""},
-                          {1, "claim.1", INT64_MIN, 0, 5, 0, 0, 0, 0, ""},
-                          {0, "claim.after", INT64_MIN, 0, 6, 0, 0, 0, 0, ""},
-                          {1, "claim.after", INT64_MIN, 0, 7, 0, 0, 0, 0, ""}};
+    qc_sched_entry e[] = {{0, "claim.1", INT64_MIN, 0, 4, 0, 0, 0, 0, "", 0},
+                          {1, "claim.1", INT64_MIN, 0, 5, 0, 0, 0, 0, "", 0},
+                          {0, "claim.after", INT64_MIN, 0, 6, 0, 0, 0, 0, "", 0},
+                          {1, "claim.after", INT64_MIN, 0, 7, 0, 0, 0, 0, "", 0}};
     qc_sched *s = qc_sched_new(QC_SCHED_SCRIPT, e, 4, 2, 1, 3, 100, 2000, NULL, "naive.ini");
     qc_sched_exit(s, QC_SCHED_REAPER);
     actor_run a = {s, 0, claim_points, 0, 0, 0}, b = {s, 1, NULL, 0, 0, 0};
@@ -701,10 +701,10 @@ static void *lazy_main(void *arg)
 
 START_TEST(test_replay_lets_a_wait_run_before_its_grant)
 {
-    qc_sched_entry e[] = {{0, "claim.after", INT64_MIN, 0, 1, 0, 0, 0, 0, ""},
-                          {1, "claim.after", 1, 0, 2, 0, 0, 0, 0, ""},
-                          {1, "effect.after", 1, 0, 3, 0, 0, 0, 0, ""},
-                          {0, "claim.before", INT64_MIN, 0, 4, 0, 0, 0, 0, ""}};
+    qc_sched_entry e[] = {{0, "claim.after", INT64_MIN, 0, 1, 0, 0, 0, 0, "", 0},
+                          {1, "claim.after", 1, 0, 2, 0, 0, 0, 0, "", 0},
+                          {1, "effect.after", 1, 0, 3, 0, 0, 0, 0, "", 0},
+                          {0, "claim.before", INT64_MIN, 0, 4, 0, 0, 0, 0, "", 0}};
     qc_sched *s = qc_sched_new(QC_SCHED_REPLAY, e, 4, 2, 1, 3, 60000, 60000, NULL, "w.jsonl");
     qc_sched_exit(s, QC_SCHED_REAPER);
     lazy_run a = {s, 0, 0}, b = {s, 1, 0};
@@ -758,10 +758,10 @@ static void *wire_main(void *arg)
 
 START_TEST(test_replay_lets_an_answer_on_the_wire_overlap)
 {
-    qc_sched_entry e[] = {{0, "claim.before", INT64_MIN, 0, 1, 0, 0, 0, 0, ""},
-                          {0, "claim.after", 7, 0, 2, 0, 0, 0, 0, ""},
-                          {1, "claim.before", INT64_MIN, 0, 3, 0, 0, 0, 0, ""},
-                          {1, "claim.after", 8, 0, 4, 0, 0, 0, 0, ""}};
+    qc_sched_entry e[] = {{0, "claim.before", INT64_MIN, 0, 1, 0, 0, 0, 0, "", 0},
+                          {0, "claim.after", 7, 0, 2, 0, 0, 0, 0, "", 0},
+                          {1, "claim.before", INT64_MIN, 0, 3, 0, 0, 0, 0, "", 0},
+                          {1, "claim.after", 8, 0, 4, 0, 0, 0, 0, "", 0}};
     for (int proxy = 1; proxy >= 0; proxy--) {
         qc_sched *s = qc_sched_new(QC_SCHED_REPLAY, e, 4, 2, 1, 3, 60000, 60000, NULL, "w.jsonl");
         qc_sched_exit(s, QC_SCHED_REAPER);
@@ -793,7 +793,7 @@ END_TEST
  * until the replay's own lease of that job has run out (decision 1133). */
 START_TEST(test_replay_waits_for_the_lease_an_entry_found_run_out)
 {
-    qc_sched_entry e[] = {{QC_SCHED_REAPER, "reap.after", INT64_MIN, 0, 1, 0, 1, 5, 0, ""}};
+    qc_sched_entry e[] = {{QC_SCHED_REAPER, "reap.after", INT64_MIN, 0, 1, 0, 1, 5, 0, "", 0}};
     qc_sched *s = qc_sched_new(QC_SCHED_REPLAY, e, 1, 1, 1, 3, 60000, 60000, NULL, "w.jsonl");
     qc_sched_exit(s, 0);
     /* the server's clock is the client's plus 10 s; job 5's lease ends
@@ -813,27 +813,36 @@ START_TEST(test_replay_waits_for_the_lease_an_entry_found_run_out)
 END_TEST
 
 /* A COMMIT goes out right after its `.commit` point, not at its answer's
- * turn: held back, its transaction's locks made another actor's statement
- * that the run answered in between wait (decision 1145).  Here w1's entry
- * comes between w0's claim.commit and its answer, and w1 never acts: w0's
- * COMMIT is sent at once, the schedule still waiting at w1's entry (the
- * old rule held the send until the hold timeout abandoned the replay). */
+ * turn, when the earlier run was free (at_once): held back, its
+ * transaction's locks made another actor's statement that the run
+ * answered in between wait (decision 1145).  Here w1's entry comes between
+ * w0's claim.commit and its answer, and w1 never acts: w0's COMMIT is sent
+ * at once, the schedule still waiting at w1's entry.  Of a scripted run
+ * (at_once 0, decision 1148) the COMMIT waits for its answer's turn, as
+ * the script held it: the hold timeout abandons the replay. */
 START_TEST(test_replay_sends_a_commit_at_its_point)
 {
-    qc_sched_entry e[] = {{0, "claim.commit", INT64_MIN, 0, 1, 0, 0, 0, 0, ""},
-                          {1, "claim.before", INT64_MIN, 0, 2, 0, 0, 0, 0, ""},
-                          {0, "claim.after", 5, 0, 3, 0, 0, 0, 0, ""}};
-    qc_sched *s = qc_sched_new(QC_SCHED_REPLAY, e, 3, 2, 1, 3, 60000, 1500, NULL, "w.jsonl");
-    qc_sched_exit(s, QC_SCHED_REAPER);
-    qc_sched_begin(s, 0);
-    qc_sched_point(s, 0, "claim.commit", INT64_MIN);
-    qc_sched_request(s, 0, 1);
-    ck_assert_int_eq(qc_sched_replay_reached(s, 2), 1);  /* claim.commit passed */
-    ck_assert_int_eq(qc_sched_replay_reached(s, 3), 0);  /* w1's entry still open */
-    ck_assert_ptr_null(qc_sched_abandoned(s));
-    qc_sched_request(s, 0, 0);
-    qc_sched_release(s);
-    qc_sched_free(s);
+    for (int once = 1; once >= 0; once--) {
+        qc_sched_entry e[] = {{0, "claim.commit", INT64_MIN, 0, 1, 0, 0, 0, 0, "", once},
+                              {1, "claim.before", INT64_MIN, 0, 2, 0, 0, 0, 0, "", once},
+                              {0, "claim.after", 5, 0, 3, 0, 0, 0, 0, "", once}};
+        qc_sched *s =
+            qc_sched_new(QC_SCHED_REPLAY, e, 3, 2, 1, 3, 60000, 1000, NULL, "w.jsonl");
+        qc_sched_exit(s, QC_SCHED_REAPER);
+        qc_sched_begin(s, 0);
+        qc_sched_point(s, 0, "claim.commit", INT64_MIN);
+        qc_sched_request(s, 0, 1);
+        if (once) {
+            ck_assert_int_eq(qc_sched_replay_reached(s, 2), 1); /* claim.commit passed */
+            ck_assert_int_eq(qc_sched_replay_reached(s, 3), 0); /* w1's entry still open */
+            ck_assert_ptr_null(qc_sched_abandoned(s));
+        } else {
+            ck_assert_ptr_nonnull(qc_sched_abandoned(s)); /* held until the timeout */
+        }
+        qc_sched_request(s, 0, 0);
+        qc_sched_release(s);
+        qc_sched_free(s);
+    }
 }
 END_TEST
 
@@ -841,7 +850,7 @@ END_TEST
  * takes a job there diverges at once (decision 1135). */
 START_TEST(test_replay_empty_reap_is_no_job)
 {
-    qc_sched_entry e[] = {{QC_SCHED_REAPER, "reap.after", QC_SCHED_NO_JOB, 0, 7, 0, 0, 0, 0, ""}};
+    qc_sched_entry e[] = {{QC_SCHED_REAPER, "reap.after", QC_SCHED_NO_JOB, 0, 7, 0, 0, 0, 0, "", 0}};
     qc_sched *s = qc_sched_new(QC_SCHED_REPLAY, e, 1, 1, 1, 3, 60000, 60000, NULL, "w.jsonl");
     qc_sched_exit(s, 0);
     qc_sched_begin(s, QC_SCHED_REAPER);
@@ -870,10 +879,10 @@ END_TEST
  * the worker's own-lease test follows in a replay (decision 1111). */
 START_TEST(test_replay_next_is_the_actors_next_entry)
 {
-    qc_sched_entry e[] = {{1, "claim.after", 6, 0, 1, 0, 0, 0, 0, ""},
-                          {0, "claim.after", 5, 0, 2, 0, 0, 0, 0, ""},
-                          {1, "effect.after", 6, 0, 3, 0, 0, 0, 0, ""},
-                          {0, "claim.before", INT64_MIN, 0, 4, 0, 0, 0, 0, ""}};
+    qc_sched_entry e[] = {{1, "claim.after", 6, 0, 1, 0, 0, 0, 0, "", 0},
+                          {0, "claim.after", 5, 0, 2, 0, 0, 0, 0, "", 0},
+                          {1, "effect.after", 6, 0, 3, 0, 0, 0, 0, "", 0},
+                          {0, "claim.before", INT64_MIN, 0, 4, 0, 0, 0, 0, "", 0}};
     char point[40];
     int64_t job = 0;
     qc_sched *s = qc_sched_new(QC_SCHED_REPLAY, e, 4, 2, 1, 3, 60000, 60000, NULL, "w.jsonl");
