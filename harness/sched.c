@@ -941,6 +941,34 @@ void qc_sched_point(qc_sched *s, int actor, const char *point, int64_t job)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* Replay: whether actor index i's statement (in: qc_sched_request's)
+ * goes out without waiting for its answer's turn, because the earlier run
+ * sent it right after the point the actor passed last (an entry of a run
+ * without a schedule, decision 1148; a script or PCT held the actor
+ * there) and holding it back changes what the server does (mutex held):
+ *  - a statement the run's server aborted (decisions 1144, 1147): the
+ *    server rolled its victim back when it found the deadlock, before the
+ *    survivor's answer; hook_abort answers it at once and its `fail`
+ *    event waits for its turn;
+ *  - a COMMIT right after its `.commit` point (decision 1145): held until
+ *    its answer's turn, its locks made another actor's statement that the
+ *    run's server answered in between wait (a lock wait the run did not
+ *    have, the blocked rule, the order lost); its answer waits for its
+ *    turn.  Not when that answer found a lease run out: its turn waits for
+ *    the replay's lease to run out first, while it is still the old one
+ *    (decision 1133). */
+static int send_at_once(const qc_sched *s, int i, int in)
+{
+    int last = s->a[i].last;
+    if (in != 1 || last < 0 || !s->e[last].at_once)
+        return 0;
+    int k = next_entry(s, i);
+    if (k >= 0 && s->e[k].abort_err[0] != '\0')
+        return 1;
+    const char *dot = strrchr(s->a[i].at, '.');
+    return dot != NULL && !strcmp(dot, ".commit") && !(k >= 0 && s->e[k].expiry);
+}
+
 void qc_sched_request(qc_sched *s, int actor, int in)
 {
     int i;
@@ -948,30 +976,8 @@ void qc_sched_request(qc_sched *s, int actor, int in)
         return;
     if (in && s->mode == QC_SCHED_REPLAY) {
         pthread_mutex_lock(&s->mu);
-        /* A statement goes out only in its turn, but a COMMIT right after
-         * its `.commit` point, as in the run: it releases the locks its
-         * transaction holds, and held back until its answer's turn it
-         * made another actor's statement that the run's server answered
-         * in between wait for them (a lock wait the run did not have, the
-         * blocked rule, and the order lost; decision 1145).  Its answer
-         * waits for its turn as every event does. */
-        size_t al = strlen(s->a[i].at);
-        int k = next_entry(s, i);
-        /* only where the earlier run sent it right after the point: a
-         * script or PCT held the actor there (decision 1148) */
-        int at_once = s->a[i].last >= 0 && s->e[s->a[i].last].at_once;
-        /* Nor a statement the run's server aborted (decision 1144): the
-         * server rolled its victim back when it found the deadlock, before
-         * the survivor's answer, not at the victim's answer; the replay
-         * answers it at once (hook_abort) and its `fail` event waits for
-         * its turn. */
-        int aborted = at_once && in == 1 && k >= 0 && s->e[k].abort_err[0] != '\0';
-        if (!aborted &&
-            (!(at_once && in == 1 && al > 7 && !strcmp(s->a[i].at + al - 7, ".commit")) ||
-             (k >= 0 && s->e[k].expiry)))
-            take_turn(s, i); /* an answer that found a lease run out waits for
-                                the replay's to run out first, before the
-                                answer's own lease is known (decision 1133) */
+        if (!send_at_once(s, i, in))
+            take_turn(s, i); /* a statement goes out only in its turn */
         pthread_mutex_unlock(&s->mu);
     }
     atomic_store(&s->a[i].req_ends, in == 1);

@@ -290,6 +290,16 @@ static int ensure_conn(qc_worker *w)
     return -1;
 }
 
+/* Rolls back the transaction the worker holds open (the transaction
+ * model's claim, a [schedule] hold_*_commit wrap); errors are ignored (a
+ * dead connection is noticed at the next request). */
+static void rollback_open_txn(qc_worker *w)
+{
+    qc_err ignore = {0};
+    w->sh->drv->rollback(w->conn, &ignore);
+    w->in_txn = 0;
+}
+
 /* Sends one step: invoke event, run, and on error the fail/info event.
  * On success the caller writes the ok event(s) (they carry step results).
  * Returns the qc_protocol_run code; *req gets the request id. */
@@ -340,12 +350,8 @@ static int request(qc_worker *w, qc_step_id step, const qc_params *in, int64_t j
                                     &hooks);
     if (rc == 0)
         return 0;
-    if (w->in_txn && rc == QC_EDB) {
-        /* the statement error aborted the claim's transaction */
-        qc_err ignore = {0};
-        sh->drv->rollback(w->conn, &ignore);
-        w->in_txn = 0;
-    }
+    if (w->in_txn && rc == QC_EDB)
+        rollback_open_txn(w); /* the statement error aborted the claim's transaction */
     if (atomic_fetch_add(&sh->errors, 1) == 0) {
         pthread_mutex_lock(&sh->fatal_mu);
         size_t ol = strlen(op);
@@ -490,6 +496,36 @@ static int begin_txn(qc_worker *w)
     return 0;
 }
 
+/* Commits the transaction the worker holds open after op's request req:
+ * passes point pt first (NULL: none; w->cur_req / cur_job name it), then
+ * sends COMMIT on the schedule's wire.  When the COMMIT fails it records
+ * op's `fail` (QC_EDB: rolled back) or `info` (the connection lost: the
+ * outcome unknown) with job and token (job INT64_MIN: none), counts the
+ * error and drops a lost connection.  Returns 0, or the driver's code. */
+static int commit_open_txn(qc_worker *w, const char *pt, const char *op, int64_t req,
+                           int64_t job, const char *token)
+{
+    qc_shared *sh = w->sh;
+    qc_err cerr = {0};
+    if (pt != NULL)
+        hook_point(w, pt);
+    qc_sched_request(sh->sched, w->id, 1);
+    int crc = sh->drv->commit(w->conn, &cerr);
+    qc_sched_request(sh->sched, w->id, 0);
+    w->in_txn = 0;
+    if (crc != 0) {
+        qc_ev f_ev, *f = event(w, &f_ev, crc == QC_EDB ? "fail" : "info", op, req);
+        if (job != INT64_MIN)
+            set_job(f, job, token);
+        qc_ev_str(f, "error", (cerr.msg));
+        emit(w, f, job);
+        atomic_fetch_add(&sh->errors, 1);
+        if (crc != QC_EDB)
+            drop_conn(w, 1);
+    }
+    return crc;
+}
+
 /* One claim; fills up to max jobs into out.  Returns the number claimed, or
  * -1 when the request failed. */
 static int do_claim(qc_worker *w, claimed *out, int max)
@@ -515,11 +551,8 @@ static int do_claim(qc_worker *w, claimed *out, int max)
     if (held && begin_txn(w) != 0)
         return -1;
     if (request(w, QC_STEP_CLAIM, &p, INT64_MIN, NULL, &r, &req) != 0) {
-        if (held && w->in_txn) {
-            qc_err ignore = {0};
-            sh->drv->rollback(w->conn, &ignore);
-            w->in_txn = 0;
-        }
+        if (held && w->in_txn)
+            rollback_open_txn(w);
         return -1;
     }
     /* the claim's send (request), or, for the mutant lease_deadline =
@@ -528,33 +561,18 @@ static int do_claim(qc_worker *w, claimed *out, int max)
                                                                           : w->last_send_ms;
     if (held && w->in_txn) {
         /* after the statement, before its COMMIT: the claim's rows are
-         * locked and its new state is not yet visible to anyone else */
-        qc_err cerr = {0};
+         * locked and its new state is not yet visible to anyone else; a
+         * failed COMMIT: the claim did not take effect (rolled back) or
+         * may have (a lost connection) */
         w->cur_req = req;
         w->cur_job = INT64_MIN;
-        hook_point(w, "claim.commit");
-        qc_sched_request(sh->sched, w->id, 1);
-        int crc = sh->drv->commit(w->conn, &cerr);
-        qc_sched_request(sh->sched, w->id, 0);
-        w->in_txn = 0;
-        if (crc != 0) {
-            /* the claim did not take effect (QC_EDB: rolled back) or may
-             * have (a lost connection: unknown) */
-            qc_ev f_ev, *f = event(w, &f_ev, crc == QC_EDB ? "fail" : "info", "claim", req);
-            qc_ev_str(f, "error", (cerr.msg));
-            emit(w, f, INT64_MIN);
-            atomic_fetch_add(&sh->errors, 1);
-            if (crc != QC_EDB)
-                drop_conn(w, 1);
+        if (commit_open_txn(w, "claim.commit", "claim", req, INT64_MIN, NULL) != 0) {
             qc_result_clear(&r);
             return -1;
         }
     }
-    if (w->in_txn && r.nrows == 0) {
-        qc_err ignore = {0};
-        sh->drv->rollback(w->conn, &ignore);
-        w->in_txn = 0;
-    }
+    if (w->in_txn && r.nrows == 0)
+        rollback_open_txn(w);
     int n = 0;
     if (r.nrows > 0 && (qc_result_col(&r, "job_id") < 0 || qc_result_col(&r, "token") < 0)) {
         char msg[1100];
@@ -752,34 +770,18 @@ static long do_update(qc_worker *w, qc_step_id step, claimed *c, const char *err
     if (held && begin_txn(w) != 0)
         return -1;
     if (request(w, step, &p, c->job, c->token, &r, &req) != 0) {
-        if (held && w->in_txn) {
-            qc_err ignore = {0};
-            sh->drv->rollback(w->conn, &ignore);
-            w->in_txn = 0;
-        }
+        if (held && w->in_txn)
+            rollback_open_txn(w);
         return -1;
     }
     if (w->in_txn && step != QC_STEP_RENEW) {
         /* transaction model: the step is real only once the claim's
          * transaction commits (hold_complete_commit: the complete's own) */
-        qc_err cerr = {0};
         char pt[40];
         snprintf(pt, sizeof pt, "%s.commit", op);
         w->cur_req = req;
         w->cur_job = c->job;
-        hook_point(w, pt);
-        qc_sched_request(sh->sched, w->id, 1);
-        int crc = sh->drv->commit(w->conn, &cerr);
-        qc_sched_request(sh->sched, w->id, 0);
-        w->in_txn = 0;
-        if (crc != 0) {
-            qc_ev f_ev, *f = event(w, &f_ev, crc == QC_EDB ? "fail" : "info", op, req);
-            set_job(f, c->job, c->token);
-            qc_ev_str(f, "error", (cerr.msg));
-            emit(w, f, c->job);
-            atomic_fetch_add(&sh->errors, 1);
-            if (crc != QC_EDB)
-                drop_conn(w, 1);
+        if (commit_open_txn(w, pt, op, req, c->job, c->token) != 0) {
             qc_result_clear(&r);
             return -1;
         }
@@ -1711,37 +1713,23 @@ static void *reaper_main(void *arg)
         if (held && begin_txn(w) != 0)
             continue;
         if (request(w, QC_STEP_REAP, &p, INT64_MIN, NULL, &r, &req) != 0) {
-            if (held && w->in_txn) {
-                qc_err ignore = {0};
-                sh->drv->rollback(w->conn, &ignore);
-                w->in_txn = 0;
-            }
+            if (held && w->in_txn)
+                rollback_open_txn(w);
             continue;
         }
         if (held && w->in_txn) {
             /* after the statement, before its COMMIT: the rows it took
-             * back are locked and their new state not yet visible */
-            qc_err cerr = {0};
+             * back are locked and their new state not yet visible; an
+             * empty pass holds nothing and passes no point */
             int64_t j0 = INT64_MIN;
             if (r.nrows > 0 && parse_i64(qc_result_get(&r, 0, "job_id"), &j0) != 0)
                 j0 = INT64_MIN;
             w->cur_req = req;
             w->cur_job = j0;
-            if (r.nrows > 0)
-                hook_point(w, "reap.commit"); /* an empty pass holds nothing */
-            qc_sched_request(sh->sched, w->id, 1);
-            int crc = sh->drv->commit(w->conn, &cerr);
-            qc_sched_request(sh->sched, w->id, 0);
-            w->in_txn = 0;
+            int crc = commit_open_txn(w, r.nrows > 0 ? "reap.commit" : NULL, "reap", req,
+                                      INT64_MIN, NULL);
             w->cur_job = INT64_MIN;
             if (crc != 0) {
-                /* rolled back (QC_EDB) or unknown (a lost connection) */
-                qc_ev f_ev, *f = event(w, &f_ev, crc == QC_EDB ? "fail" : "info", "reap", req);
-                qc_ev_str(f, "error", (cerr.msg));
-                emit(w, f, INT64_MIN);
-                atomic_fetch_add(&sh->errors, 1);
-                if (crc != QC_EDB)
-                    drop_conn(w, 1);
                 qc_result_clear(&r);
                 continue;
             }
